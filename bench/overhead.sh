@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Whole-process overhead: wall time of a fixed-work CPU-bound program (bench/cpu_work.cpp,
+# two busy threads) unprofiled, under inprof at 99 Hz and 250 Hz, and under gperftools'
+# libprofiler at the same rates, run in interleaved order; reports medians and ratios.
+#   bench/overhead.sh [BUILD_DIR] [REPETITIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+reps=${2:-7}
+work="$build/bench/inprof_cpu_work"
+lib="$PWD/$build/sdk/libinprof.so"
+[ -x "$work" ] && [ -f "$lib" ] || { echo "overhead.sh: build first (cmake --build $build)" >&2; exit 1; }
+gperf=$(ls /usr/lib/*-linux-gnu/libprofiler.so.0 2>/dev/null | head -n 1 || true)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+modes=(base inprof99 inprof250)
+[ -n "$gperf" ] && modes+=(gperf99 gperf250) || echo "(gperftools not installed: scripts/install-deps bench)" >&2
+
+run() {
+  local mode=$1 start end
+  start=$(date +%s%N)
+  case $mode in
+    base) "$work" >/dev/null ;;
+    inprof99) LD_PRELOAD="$lib" INPROF_QUIET=1 INPROF_FREQUENCY=99 INPROF_OUTPUT="$tmp/p.folded" "$work" >/dev/null ;;
+    inprof250) LD_PRELOAD="$lib" INPROF_QUIET=1 INPROF_FREQUENCY=250 INPROF_OUTPUT="$tmp/p.folded" "$work" >/dev/null ;;
+    gperf99) LD_PRELOAD="$gperf" CPUPROFILE="$tmp/g.prof" CPUPROFILE_FREQUENCY=99 "$work" >/dev/null 2>&1 ;;
+    gperf250) LD_PRELOAD="$gperf" CPUPROFILE="$tmp/g.prof" CPUPROFILE_FREQUENCY=250 "$work" >/dev/null 2>&1 ;;
+  esac
+  end=$(date +%s%N)
+  echo $(( (end - start) / 1000000 ))
+}
+
+run base >/dev/null  # warm the page cache
+for ((r = 0; r < reps; r++)); do
+  for mode in "${modes[@]}"; do echo "$mode $(run "$mode")" >>"$tmp/times"; done
+done
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+base=$(awk '$1 == "base" { print $2 }' "$tmp/times" | median)
+printf '%-10s %10s %8s\n' mode median_ms ratio
+for mode in "${modes[@]}"; do
+  m=$(awk -v m="$mode" '$1 == m { print $2 }' "$tmp/times" | median)
+  printf '%-10s %10s %8.3f\n' "$mode" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN { print a / b }')"
+done

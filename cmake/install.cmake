@@ -1,0 +1,24 @@
+# Install rules: the runtime library, the public headers, a CMake package
+# (find_package(inprof) -> inprof::sdk) and a pkg-config file (pkg-config --libs inprof).
+include(CMakePackageConfigHelpers)
+
+install(TARGETS inprof EXPORT inprofTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES sdk/include/inprof/inprof.h sdk/include/inprof/inprof.hpp
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/inprof)
+
+set(INPROF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/inprof)
+install(EXPORT inprofTargets NAMESPACE inprof:: DESTINATION ${INPROF_CMAKE_DIR})
+configure_package_config_file(cmake/inprofConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/inprofConfig.cmake INSTALL_DESTINATION ${INPROF_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/inprofConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/inprofConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/inprofConfigVersion.cmake
+  DESTINATION ${INPROF_CMAKE_DIR})
+
+configure_file(cmake/inprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/inprof.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/inprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,82 @@
+/* inprof — in-process sampling profiler. C API.
+ *
+ * Start sampling every thread of the process, dump the profile so far to files, stop.
+ * The same library also starts by itself when INPROF_OUTPUT is set in the environment
+ * (preloaded with LD_PRELOAD or linked), and writes its outputs at exit.
+ *
+ * Configuration: a string of `key=value` items separated by commas, with the same keys as
+ * the INPROF_* environment variables in lower case without the prefix:
+ *
+ *   output     comma-separated output paths; the format comes from the name:
+ *              *.folded (flame-graph folded stacks), perf.log / *.log (perfanno.nvim)
+ *   frequency  samples per CPU-second per thread (default 99)
+ *   unwind     fp (frame pointers)
+ *   signal     signal number or name used for sampling (default SIGPROF)
+ *   quiet      1 to suppress the summary line printed on stderr at stop
+ *   max_depth  frames kept per stack, 1..128 (default 128); deeper stacks get [truncated]
+ *   max_memory bytes for the stack table (default 64M); past it samples go to [overflow]
+ *   max_threads threads sampled at once (default 4096)
+ *   path_map   OLD=NEW source-path prefix rewrites, separated by ':' (OLD=NEW:OLD2=NEW2)
+ *
+ * Because output lists contain commas, an item without '=' continues the previous value:
+ * "output=out.folded,perf.log,frequency=250" has two outputs.
+ *
+ * Errors: every function returns INPROF_OK (0) or a negative inprof_error code;
+ * inprof_strerror() names the code and inprof_last_error() gives the full message of the
+ * calling thread's most recent failure (which key, which path, what to do).
+ *
+ * Thread-safety: all functions may be called from any thread, concurrently.
+ * None of them is async-signal-safe.
+ */
+#ifndef INPROF_INPROF_H_
+#define INPROF_INPROF_H_
+
+#if defined(__GNUC__)
+#define INPROF_EXPORT __attribute__((visibility("default")))
+#else
+#define INPROF_EXPORT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum inprof_error {
+  INPROF_OK = 0,
+  INPROF_ERR_CONFIG = -1,          /* malformed configuration: unknown key, bad value */
+  INPROF_ERR_ALREADY_STARTED = -2, /* inprof_start while a profile is running */
+  INPROF_ERR_NOT_STARTED = -3,     /* inprof_dump/inprof_stop without a running profile */
+  INPROF_ERR_OUTPUT = -4,          /* an output could not be written */
+  INPROF_ERR_SYSTEM = -5,          /* the system refused a resource (timer, signal, thread) */
+  INPROF_ERR_INTERNAL = -6         /* a bug in inprof: please report it */
+};
+
+/* Starts profiling every thread of the process. `config` is a key=value list as described
+ * above, or NULL to read the INPROF_* environment variables. */
+INPROF_EXPORT int inprof_start(const char* config);
+
+/* Writes the profile collected so far to `outputs` (comma-separated paths, formats by
+ * name), or to the configured outputs when `outputs` is NULL. Profiling continues. Each
+ * output is written atomically; when one fails the others are still written and the call
+ * returns INPROF_ERR_OUTPUT. */
+INPROF_EXPORT int inprof_dump(const char* outputs);
+
+/* Stops profiling, writes the configured outputs (if any) and prints the summary line on
+ * stderr unless quiet. Everything the profiler installed is removed. */
+INPROF_EXPORT int inprof_stop(void);
+
+/* 1 while a profile is running, 0 otherwise. */
+INPROF_EXPORT int inprof_is_running(void);
+
+/* A short static description of an error code. Never NULL. */
+INPROF_EXPORT const char* inprof_strerror(int error);
+
+/* The full message of the calling thread's most recent failed call ("" if none). The
+ * pointer stays valid until the next inprof call on this thread. */
+INPROF_EXPORT const char* inprof_last_error(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* INPROF_INPROF_H_ */

@@ -1,0 +1,58 @@
+// inprof — C++ wrapper over the C API in <inprof/inprof.h>.
+//
+//   inprof::Profiler profiler("output=out.folded,perf.log,frequency=250");
+//   if (!profiler.ok()) std::cerr << profiler.error() << "\n";
+//   run_workload();
+//   profiler.Dump("partial.folded");
+//   // the destructor stops profiling and writes the configured outputs
+//
+// No exceptions: failures are reported through ok()/error() and return codes.
+// Thread-safety: as the C API; one Profiler object should be used from one thread.
+#ifndef INPROF_INPROF_HPP_
+#define INPROF_INPROF_HPP_
+
+#include <string>
+
+#include "inprof/inprof.h"
+
+namespace inprof {
+
+class Profiler {
+ public:
+  // Starts profiling with `config` (see inprof.h), or from the environment when null.
+  explicit Profiler(const char* config = nullptr) : status_(inprof_start(config)) {
+    if (status_ != INPROF_OK) error_ = inprof_last_error();
+  }
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+  ~Profiler() { Stop(); }
+
+  bool ok() const { return status_ == INPROF_OK; }
+  int status() const { return status_; }
+  const std::string& error() const { return error_; }
+
+  // Writes the profile so far; null writes the configured outputs.
+  int Dump(const char* outputs = nullptr) {
+    int rc = inprof_dump(outputs);
+    if (rc != INPROF_OK) error_ = inprof_last_error();
+    return rc;
+  }
+
+  // Stops profiling and writes the configured outputs. Idempotent.
+  int Stop() {
+    if (status_ != INPROF_OK || stopped_) return INPROF_OK;
+    stopped_ = true;
+    int rc = inprof_stop();
+    if (rc != INPROF_OK) error_ = inprof_last_error();
+    return rc;
+  }
+
+ private:
+  int status_;
+  bool stopped_ = false;
+  std::string error_;
+};
+
+}  // namespace inprof
+
+#endif  // INPROF_INPROF_HPP_

@@ -1,0 +1,113 @@
+// The C API: parse, dispatch to the runtime, turn results into codes and messages.
+// No exception crosses this boundary.
+#include <string>
+
+#include "inprof/inprof.h"
+#include "internal/config.h"
+#include "internal/runtime.h"
+
+namespace {
+
+using inprof::internal::RuntimeError;
+using inprof::internal::RuntimeResult;
+
+thread_local std::string t_last_error;
+
+int Report(const RuntimeResult& result) {
+  t_last_error = result.message;
+  switch (result.error) {
+    case RuntimeError::kOk:
+      return INPROF_OK;
+    case RuntimeError::kConfig:
+      return INPROF_ERR_CONFIG;
+    case RuntimeError::kAlreadyStarted:
+      return INPROF_ERR_ALREADY_STARTED;
+    case RuntimeError::kNotStarted:
+      return INPROF_ERR_NOT_STARTED;
+    case RuntimeError::kOutput:
+      return INPROF_ERR_OUTPUT;
+    case RuntimeError::kSystem:
+      return INPROF_ERR_SYSTEM;
+  }
+  return INPROF_ERR_INTERNAL;
+}
+
+template <typename F>
+int Guarded(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    t_last_error = std::string(what) + ": out of memory";
+    return INPROF_ERR_SYSTEM;
+  } catch (const std::exception& e) {
+    t_last_error = std::string(what) + ": internal error: " + e.what();
+    return INPROF_ERR_INTERNAL;
+  } catch (...) {
+    t_last_error = std::string(what) + ": internal error";
+    return INPROF_ERR_INTERNAL;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int inprof_start(const char* config_text) {
+  return Guarded("inprof_start", [&] {
+    inprof::internal::Config config;
+    inprof::Status s = config_text == nullptr
+                           ? inprof::internal::ConfigFromEnvironment(&config)
+                           : inprof::internal::ParseConfig(config_text, &config);
+    if (!s.ok()) return Report({RuntimeError::kConfig, "inprof_start: " + s.message()});
+    return Report(inprof::internal::RuntimeStart(std::move(config)));
+  });
+}
+
+int inprof_dump(const char* outputs) {
+  return Guarded("inprof_dump", [&] {
+    if (outputs == nullptr) return Report(inprof::internal::RuntimeDump(nullptr));
+    std::vector<std::string> list;
+    inprof::Status s = inprof::internal::ParseOutputs(outputs, &list,
+                                                         /*check_writable=*/false);
+    if (!s.ok()) return Report({RuntimeError::kConfig, "inprof_dump: " + s.message()});
+    if (list.empty()) return Report({RuntimeError::kConfig, "inprof_dump: empty output list"});
+    return Report(inprof::internal::RuntimeDump(&list));
+  });
+}
+
+int inprof_stop(void) {
+  return Guarded("inprof_stop", [&] { return Report(inprof::internal::RuntimeStop()); });
+}
+
+int inprof_is_running(void) {
+  try {
+    return inprof::internal::RuntimeRunning() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+const char* inprof_strerror(int error) {
+  switch (error) {
+    case INPROF_OK:
+      return "success";
+    case INPROF_ERR_CONFIG:
+      return "invalid configuration";
+    case INPROF_ERR_ALREADY_STARTED:
+      return "a profile is already running";
+    case INPROF_ERR_NOT_STARTED:
+      return "no profile is running";
+    case INPROF_ERR_OUTPUT:
+      return "an output could not be written";
+    case INPROF_ERR_SYSTEM:
+      return "the system refused a resource";
+    case INPROF_ERR_INTERNAL:
+      return "internal error";
+    default:
+      return "unknown error code";
+  }
+}
+
+const char* inprof_last_error(void) { return t_last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,132 @@
+// Autostart: with INPROF_OUTPUT set, profiling starts when the library loads (preloaded or
+// linked) and the outputs are written at exit — on return from main, exit(), and on
+// SIGTERM/SIGINT when the program has not installed its own handler for them.
+// Control path, except TerminationSignalHandler.
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "inprof/inprof.h"
+#include "internal/runtime.h"
+#include "internal/session.h"
+
+namespace inprof::internal {
+namespace {
+
+// The write end of a pipe the termination handler signals; a watcher thread does the
+// actual work (writing files is not async-signal-safe).
+int g_termination_pipe[2] = {-1, -1};
+std::atomic<bool> g_exit_done{false};
+
+void FinishProfile() {
+  if (g_exit_done.exchange(true)) return;
+  if (inprof_is_running()) {
+    if (inprof_stop() != INPROF_OK) {
+      // The summary line already names the failed output.
+    }
+  }
+}
+
+// Async-signal-safe: one write(2).
+void TerminationSignalHandler(int signal) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(signal);
+  [[maybe_unused]] ssize_t n = write(g_termination_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+void* TerminationWatcher(void*) {
+  pthread_setname_np(pthread_self(), "inprof-exit");
+  RuntimeExcludeThread(static_cast<pid_t>(syscall(SYS_gettid)));
+  unsigned char signal = 0;
+  while (read(g_termination_pipe[0], &signal, 1) < 0 && errno == EINTR) {
+  }
+  FinishProfile();
+  // Die of the signal as the program would have without us.
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(signal, &dfl, nullptr);
+  kill(getpid(), signal);
+  return nullptr;
+}
+
+void InstallTerminationHandlers() {
+  if (pipe2(g_termination_pipe, O_CLOEXEC) != 0) return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t watcher;
+  const int rc = RealPthreadCreate(&watcher, nullptr, &TerminationWatcher, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) return;
+  pthread_detach(watcher);
+  for (int signal : {SIGTERM, SIGINT}) {
+    struct sigaction current;
+    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_handler = &TerminationSignalHandler;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, nullptr);
+  }
+}
+
+// A process started by a profiled process inherits INPROF_OUTPUT; give it its own file
+// names (out.folded -> out.<pid>.folded) so it does not overwrite its parent's outputs.
+// The first profiled process of a tree records its pid for its descendants.
+void RenameOutputsForDescendant(std::vector<std::string>* outputs) {
+  const std::string pid = std::to_string(getpid());
+  const char* root = std::getenv("INPROF_ROOT_PID");
+  if (root == nullptr || *root == '\0') {
+    setenv("INPROF_ROOT_PID", pid.c_str(), 1);
+    return;
+  }
+  if (pid == root) return;
+  for (std::string& path : *outputs) {
+    const size_t slash = path.rfind('/');
+    const size_t dot = path.rfind('.');
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+      path += "." + pid;
+    } else {
+      path.insert(dot, "." + pid);
+    }
+  }
+}
+
+__attribute__((constructor)) void Autostart() {
+  const char* outputs = std::getenv("INPROF_OUTPUT");
+  if (outputs == nullptr || *outputs == '\0') return;
+  Config config;
+  Status parsed = ConfigFromEnvironment(&config);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "inprof: %s; the program runs without profiling\n",
+                 parsed.message().c_str());
+    return;
+  }
+  RenameOutputsForDescendant(&config.outputs);
+  RuntimeResult started = RuntimeStart(std::move(config));
+  if (started.error != RuntimeError::kOk) {
+    std::fprintf(stderr, "inprof: %s; the program runs without profiling\n",
+                 started.message.c_str());
+    return;
+  }
+  // Registered before main runs, so it runs after every atexit handler and static
+  // destructor the program registers later (they run in reverse order of registration).
+  std::atexit(&FinishProfile);
+  InstallTerminationHandlers();
+}
+
+}  // namespace
+}  // namespace inprof::internal

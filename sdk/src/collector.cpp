@@ -1,0 +1,125 @@
+// The collector thread: drains every thread's ring into the stack table, rescans threads,
+// and keeps the handler's code ranges current. Control path.
+#include <link.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "internal/session.h"
+
+namespace inprof::internal {
+namespace {
+
+constexpr int kDrainIntervalMs = 10;
+constexpr int kRescanEvery = 10;  // drains: 100 ms
+
+}  // namespace
+
+void* Session::CollectorEntry(void* self) {
+  static_cast<Session*>(self)->CollectorMain();
+  return nullptr;
+}
+
+void Session::CollectorMain() {
+  registry_->Exclude(static_cast<pid_t>(syscall(SYS_gettid)));
+  pthread_setname_np(pthread_self(), "inprof-collect");
+  int tick = 0;
+  while (!stop_requested_.load(std::memory_order_acquire)) {
+    struct pollfd pfd = {wake_fd_, POLLIN, 0};
+    poll(&pfd, 1, kDrainIntervalMs);
+    if (stop_requested_.load(std::memory_order_acquire)) break;
+    {
+      std::lock_guard<std::mutex> lock(data_mu_);
+      DrainLocked();
+      registry_->ReleaseRetired();
+    }
+    if (++tick % kRescanEvery == 0) {
+      registry_->Rescan();
+      RefreshCodeRanges(false);
+    }
+  }
+}
+
+void Session::DrainLocked() {
+  if (scratch_.size() < kMaxFrames + 1) scratch_.resize(kMaxFrames + 1);
+  for (uint32_t i = 0; i < sampler_.slot_count; ++i) {
+    ThreadSlot& slot = sampler_.slots[i];
+    const SlotState state = slot.state.load(std::memory_order_acquire);
+    if (state == SlotState::kFree) continue;
+    SampleRing* ring = slot.ring;
+    while (SampleRecord* record = ring->peek()) {
+      const uint32_t depth = std::min<uint32_t>(record->depth, kMaxFrames);
+      // Return addresses point after the call: look them up at -1 so the line is the
+      // call's, not the next statement's. frames[0] is the interrupted pc itself.
+      size_t n = 0;
+      for (uint32_t f = 0; f < depth; ++f) {
+        scratch_[n++] = f == 0 ? record->frames[0] : record->frames[f] - 1;
+      }
+      switch (record->stop) {
+        case WalkStop::kDepthLimit:
+          scratch_[n++] = kTruncatedMarker;
+          ++truncated_;
+          break;
+        case WalkStop::kNotIncreasing:
+        case WalkStop::kMisaligned:
+          ++broken_;
+          break;
+        case WalkStop::kNoBounds:
+          ++leaf_only_;
+          break;
+        default:
+          break;
+      }
+      if (record->recovered_leaf_caller) ++recovered_leaf_callers_;
+      table_.Add(std::span<const uintptr_t>(scratch_.data(), n), record->weight, 0);
+      ++samples_;
+      weight_ += record->weight;
+      ring->pop();
+    }
+  }
+}
+
+void Session::RefreshCodeRanges(bool force) {
+  // dl_iterate_phdr's adds/subs counters change whenever a module is loaded or unloaded.
+  unsigned long long stamp = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        *static_cast<unsigned long long*>(data) = info->dlpi_adds * 1000003ull + info->dlpi_subs;
+        return 1;
+      },
+      &stamp);
+  if (!force && stamp == modules_stamp_) return;
+  modules_stamp_ = stamp;
+  auto table = std::make_unique<std::vector<uintptr_t>>();
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto* out = static_cast<std::vector<uintptr_t>*>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+          out->push_back(info->dlpi_addr + ph.p_vaddr);
+          out->push_back(info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+        }
+        return 0;
+      },
+      table.get());
+  // Sort pairs by start address.
+  std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
+  for (size_t i = 0; i + 1 < table->size(); i += 2) pairs.emplace_back((*table)[i], (*table)[i + 1]);
+  std::sort(pairs.begin(), pairs.end());
+  table->clear();
+  for (const auto& [b, e] : pairs) {
+    table->push_back(b);
+    table->push_back(e);
+  }
+  auto view = std::make_unique<CodeRanges>();
+  view->ranges = reinterpret_cast<const uintptr_t(*)[2]>(table->data());
+  view->count = pairs.size();
+  sampler_.code.store(view.get(), std::memory_order_release);
+  code_tables_.push_back(std::move(table));
+  code_views_.push_back(std::move(view));
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,267 @@
+#include "internal/config.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace inprof::internal {
+namespace {
+
+std::string Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+Status BadValue(std::string_view key, std::string_view value, std::string_view expected) {
+  return Status::Error("invalid " + std::string(key) + "='" + std::string(value) + "': expected " +
+                       std::string(expected));
+}
+
+bool ParseUnsigned(std::string_view text, uint64_t* out) {
+  if (text.empty()) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+// "64M", "1G", "65536", "512K".
+bool ParseBytes(std::string_view text, uint64_t* out) {
+  if (text.empty()) return false;
+  uint64_t scale = 1;
+  char last = text.back();
+  if (last == 'k' || last == 'K') scale = uint64_t{1} << 10;
+  if (last == 'm' || last == 'M') scale = uint64_t{1} << 20;
+  if (last == 'g' || last == 'G') scale = uint64_t{1} << 30;
+  if (scale != 1) text.remove_suffix(1);
+  uint64_t v = 0;
+  if (!ParseUnsigned(text, &v) || v > UINT64_MAX / scale) return false;
+  *out = v * scale;
+  return true;
+}
+
+bool ParseBool(std::string_view text, bool* out) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") {
+    *out = true;
+    return true;
+  }
+  if (text == "0" || text == "false" || text == "no" || text == "off" || text.empty()) {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+constexpr const char* kKnownKeys =
+    "output, frequency, unwind, signal, quiet, max_depth, max_memory, max_threads, path_map";
+
+Status SetKey(const std::string& key, const std::string& value, Config* config) {
+  if (key == "output") return ParseOutputs(value, &config->outputs);
+  if (key == "frequency") {
+    char* end = nullptr;
+    errno = 0;
+    double hz = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(hz) || hz < 1 ||
+        hz > 100000) {
+      return BadValue(key, value, "a sampling rate in Hz between 1 and 100000, e.g. 99");
+    }
+    config->frequency = hz;
+    return Status::Ok();
+  }
+  if (key == "unwind") {
+    if (value != "fp") {
+      return BadValue(key, value, "'fp' (frame pointers; the only unwinder in this build)");
+    }
+    config->unwind = value;
+    return Status::Ok();
+  }
+  if (key == "signal") return ParseSignal(value, &config->signal);
+  if (key == "quiet") {
+    if (!ParseBool(value, &config->quiet)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "max_depth") {
+    uint64_t v = 0;
+    if (!ParseUnsigned(value, &v) || v < 1 || v > 128) {
+      return BadValue(key, value, "a number of frames between 1 and 128");
+    }
+    config->max_depth = static_cast<uint32_t>(v);
+    return Status::Ok();
+  }
+  if (key == "max_memory") {
+    uint64_t v = 0;
+    if (!ParseBytes(value, &v) || v < (uint64_t{1} << 16)) {
+      return BadValue(key, value, "a size of at least 64K, e.g. 64M");
+    }
+    config->max_memory = static_cast<size_t>(v);
+    return Status::Ok();
+  }
+  if (key == "max_threads") {
+    uint64_t v = 0;
+    if (!ParseUnsigned(value, &v) || v < 1 || v > 65536) {
+      return BadValue(key, value, "a thread count between 1 and 65536");
+    }
+    config->max_threads = static_cast<uint32_t>(v);
+    return Status::Ok();
+  }
+  if (key == "path_map") {
+    config->path_map.clear();
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t end = value.find(':', start);
+      if (end == std::string::npos) end = value.size();
+      std::string item = value.substr(start, end - start);
+      if (!item.empty()) {
+        size_t eq = item.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          return BadValue(key, value, "OLD=NEW prefixes separated by ':'");
+        }
+        config->path_map.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+      }
+      start = end + 1;
+    }
+    return Status::Ok();
+  }
+  return Status::Error("unknown configuration key '" + key + "' (known keys: " + kKnownKeys +
+                       ")");
+}
+
+}  // namespace
+
+Status ParseSignal(std::string_view text, int* signal) {
+  std::string s = Trim(text);
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (s.rfind("SIG", 0) == 0) s = s.substr(3);
+  int number = -1;
+  uint64_t v = 0;
+  if (ParseUnsigned(s, &v)) {
+    number = v < 1000 ? static_cast<int>(v) : -1;
+  } else if (s == "PROF") {
+    number = SIGPROF;
+  } else if (s == "VTALRM") {
+    number = SIGVTALRM;
+  } else if (s == "ALRM") {
+    number = SIGALRM;
+  } else if (s == "USR1") {
+    number = SIGUSR1;
+  } else if (s == "USR2") {
+    number = SIGUSR2;
+  } else if (s.rfind("RTMIN", 0) == 0) {
+    uint64_t off = 0;
+    if (s == "RTMIN") {
+      number = SIGRTMIN;
+    } else if (s[5] == '+' && ParseUnsigned(s.substr(6), &off) && off < 64) {
+      number = SIGRTMIN + static_cast<int>(off);
+    }
+  }
+  // Signals whose default meaning a profiler must never take over.
+  const bool reserved = number == SIGKILL || number == SIGSTOP || number == SIGSEGV ||
+                        number == SIGBUS || number == SIGILL || number == SIGFPE ||
+                        number == SIGABRT || number == SIGCHLD || number == SIGTERM ||
+                        number == SIGINT || number == SIGPIPE;
+  if (number < 1 || number > SIGRTMAX || reserved) {
+    return Status::Error("invalid signal='" + std::string(text) +
+                         "': expected PROF, VTALRM, USR1, USR2, RTMIN+N or a free signal number");
+  }
+  *signal = number;
+  return Status::Ok();
+}
+
+Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs,
+                    bool check_writable) {
+  std::vector<std::string> result;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string path = Trim(text.substr(start, end - start));
+    start = end + 1;
+    if (path.empty()) continue;
+    if (!FormatFromPath(path)) {
+      return Status::Error("unknown output format for '" + path +
+                           "': use a name ending in .folded (folded stacks) or .log / perf.log "
+                           "(perfanno.nvim)");
+    }
+    size_t slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    if (check_writable && access(dir.c_str(), W_OK | X_OK) != 0) {
+      return Status::Error("cannot write output '" + path + "': directory '" + dir +
+                           "': " + std::strerror(errno));
+    }
+    result.push_back(std::move(path));
+  }
+  *outputs = std::move(result);
+  return Status::Ok();
+}
+
+Status ParseConfig(std::string_view text, Config* config) {
+  // Items without '=' continue the previous value, so output lists keep their commas.
+  std::vector<std::pair<std::string, std::string>> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view item = text.substr(start, end - start);
+    start = end + 1;
+    if (Trim(item).empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      if (items.empty()) {
+        return Status::Error("invalid configuration item '" + std::string(item) +
+                             "': expected key=value");
+      }
+      items.back().second += "," + std::string(item);
+      continue;
+    }
+    std::string key = Trim(item.substr(0, eq));
+    if (key.empty()) {
+      return Status::Error("invalid configuration item '" + std::string(item) + "': empty key");
+    }
+    items.emplace_back(key, std::string(item.substr(eq + 1)));
+  }
+  for (auto& [key, value] : items) {
+    Status s = SetKey(key, Trim(value), config);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status ConfigFromEnvironment(Config* config) {
+  constexpr std::string_view kPrefix = "INPROF_";
+  for (char** env = environ; env != nullptr && *env != nullptr; ++env) {
+    std::string_view entry(*env);
+    if (entry.substr(0, kPrefix.size()) != kPrefix) continue;
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string key(entry.substr(kPrefix.size(), eq - kPrefix.size()));
+    // Variables the runtime sets for itself, not configuration.
+    if (key == "ROOT_PID") continue;
+    for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    Status s = SetKey(key, Trim(entry.substr(eq + 1)), config);
+    if (!s.ok()) {
+      std::string name(entry.substr(0, eq));
+      if (s.message().rfind("unknown configuration key", 0) == 0) {
+        return Status::Error("unknown environment variable " + name +
+                             " (known: INPROF_OUTPUT, INPROF_FREQUENCY, INPROF_UNWIND, "
+                             "INPROF_SIGNAL, INPROF_QUIET, INPROF_MAX_DEPTH, INPROF_MAX_MEMORY, "
+                             "INPROF_MAX_THREADS, INPROF_PATH_MAP)");
+      }
+      return Status::Error(name + ": " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,47 @@
+// Profiler configuration: parsed from "key=value,..." strings or INPROF_* variables.
+// Not async-signal-safe (control path only).
+#ifndef INPROF_SDK_CONFIG_H_
+#define INPROF_SDK_CONFIG_H_
+
+#include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "inprof/exporters.h"
+
+namespace inprof::internal {
+
+struct Config {
+  std::vector<std::string> outputs;
+  double frequency = 99;  // off-round so sampling does not lock step with periodic work
+  std::string unwind = "fp";
+  int signal = SIGPROF;
+  bool quiet = false;
+  uint32_t max_depth = 128;
+  size_t max_memory = size_t{64} << 20;
+  uint32_t max_threads = 4096;
+  std::vector<std::pair<std::string, std::string>> path_map;
+};
+
+// Parses "key=value,key=value". Unknown keys and bad values are errors naming the key.
+Status ParseConfig(std::string_view text, Config* config);
+
+// Reads every INPROF_* variable of the environment. Unknown INPROF_ variables are errors
+// (a mistyped name would otherwise be silently ignored).
+Status ConfigFromEnvironment(Config* config);
+
+// Splits a comma-separated output list and checks each output: known format by name and,
+// with `check_writable`, a directory that exists and is writable.
+Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs,
+                    bool check_writable = true);
+
+// Parses a signal given as a number or a name (PROF, SIGPROF, RTMIN+3, ...).
+Status ParseSignal(std::string_view text, int* signal);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_CONFIG_H_

@@ -1,0 +1,41 @@
+// The process-wide runtime: at most one Session, the lifecycle lock, and the hooks that
+// connect thread creation/exit and fork to it.
+//
+// Concurrency contract: Start/Stop take the lifecycle lock exclusively; Dump and the thread
+// hooks take it shared, so dumps run concurrently with each other and with thread creation.
+// Nothing here is async-signal-safe.
+#ifndef INPROF_SDK_RUNTIME_H_
+#define INPROF_SDK_RUNTIME_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "internal/config.h"
+
+namespace inprof::internal {
+
+enum class RuntimeError { kOk, kConfig, kAlreadyStarted, kNotStarted, kOutput, kSystem };
+
+struct RuntimeResult {
+  RuntimeError error = RuntimeError::kOk;
+  std::string message;
+};
+
+RuntimeResult RuntimeStart(Config config);
+RuntimeResult RuntimeDump(const std::vector<std::string>* outputs);
+RuntimeResult RuntimeStop();
+bool RuntimeRunning();
+
+// Threads of the profiler itself that no session may sample.
+void RuntimeExcludeThread(pid_t tid);
+
+// Called on every thread created through pthread_create, before its start routine, and
+// when it exits.
+void RuntimeOnThreadStart();
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_RUNTIME_H_

@@ -1,0 +1,113 @@
+// One profiling session: from inprof_start to inprof_stop.
+//
+// Owns everything the handler reaches (Sampler, thread slots and rings), the collector
+// thread that drains rings into the stack table every 10 ms and rescans threads every
+// 100 ms, and the symbolizer used at dump time.
+//
+// Concurrency contract: Start/Stop are called by the runtime under its exclusive lifecycle
+// lock; Dump, OnThreadStart/OnThreadExit under its shared lock, from any thread and
+// concurrently. data_mu_ guards draining and the stack table; symbolize_mu_ the symbolizer.
+// The handler touches only sampler_ (see sampler.h).
+#ifndef INPROF_SDK_SESSION_H_
+#define INPROF_SDK_SESSION_H_
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "inprof/symbolize.h"
+#include "internal/config.h"
+#include "internal/sampler.h"
+#include "internal/stack_table.h"
+#include "internal/thread_registry.h"
+
+namespace inprof::internal {
+
+// Raw profile: stacks of adjusted addresses with weights, before symbolization.
+struct RawStack {
+  std::vector<uintptr_t> frames;  // leaf first
+  std::vector<uint64_t> weights;
+};
+
+class Session {
+ public:
+  explicit Session(Config config);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts sampling every thread except `excluded` ones. Not async-signal-safe.
+  Status Start(const std::vector<pid_t>& excluded);
+  // Stops sampling and drains what is left; the profile stays available. Idempotent.
+  // Not async-signal-safe.
+  void Stop();
+  // Writes the profile so far to `outputs`. Every output is attempted; the status names
+  // the ones that failed. Not async-signal-safe.
+  Status Dump(const std::vector<std::string>& outputs);
+  // The symbolized profile so far. Not async-signal-safe.
+  Profile Snapshot();
+  // "inprof: engine=timer unwinder=fp ..." Not async-signal-safe.
+  std::string SummaryLine(const std::vector<std::string>& written);
+
+  void OnThreadStart() { registry_->RegisterCurrentThread(); }
+  void OnThreadExit() { registry_->UnregisterCurrentThread(); }
+  void ExcludeThread(pid_t tid) { registry_->Exclude(tid); }
+  const Config& config() const { return config_; }
+
+ private:
+  static void* CollectorEntry(void* self);
+  void CollectorMain();
+  void DrainLocked();
+  void RefreshCodeRanges(bool force);
+  Health CurrentHealth();
+
+  Config config_;
+  Sampler sampler_;
+  std::unique_ptr<ThreadRegistry> registry_;
+
+  std::mutex data_mu_;
+  StackTable table_;
+  std::vector<uintptr_t> scratch_;
+  uint64_t samples_ = 0;
+  uint64_t weight_ = 0;
+  uint64_t truncated_ = 0;
+  uint64_t broken_ = 0;
+  uint64_t leaf_only_ = 0;
+  uint64_t recovered_leaf_callers_ = 0;
+
+  std::mutex symbolize_mu_;
+  Symbolizer symbolizer_;
+
+  // Code ranges published to the handler; old tables stay alive until the session ends
+  // because a handler may still be reading one.
+  std::vector<std::unique_ptr<std::vector<uintptr_t>>> code_tables_;
+  std::vector<std::unique_ptr<CodeRanges>> code_views_;
+  unsigned long long modules_stamp_ = ~0ull;
+
+  int wake_fd_ = -1;
+  pthread_t collector_{};
+  bool collector_running_ = false;
+  std::atomic<bool> stop_requested_{false};
+  bool started_ = false;
+  bool stopped_ = false;
+  int64_t start_realtime_ns_ = 0;
+  int64_t start_monotonic_ns_ = 0;
+  int64_t stop_monotonic_ns_ = 0;
+  int64_t start_cpu_ns_ = 0;
+  int64_t stop_cpu_ns_ = 0;
+};
+
+// pthread_create as the C library provides it, bypassing our hook (for the profiler's own
+// threads). Not async-signal-safe.
+int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                      void* arg);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_SESSION_H_

@@ -1,0 +1,33 @@
+// The sampling signal handler and its installation.
+#ifndef INPROF_SDK_SIGNAL_HANDLER_H_
+#define INPROF_SDK_SIGNAL_HANDLER_H_
+
+#include <csignal>
+
+#include "internal/sampler.h"
+
+namespace inprof::internal {
+
+// The handler: takes one sample for a timer signal we armed, passes every other signal to
+// the handler that was installed before ours. Async-signal-safe.
+void SamplingSignalHandler(int signal, siginfo_t* info, void* context);
+
+// Installs the handler for sampler->signal, remembering the previous action for chaining,
+// and publishes `sampler` to it. Returns 0 or the errno of the failed sigaction.
+// Not async-signal-safe.
+int InstallSamplingHandler(Sampler* sampler);
+
+// Unpublishes the sampler, waits until no handler is still using it, and restores the
+// previous action unless the program replaced ours meanwhile. Not async-signal-safe.
+void UninstallSamplingHandler(Sampler* sampler);
+
+// Forgets the sampler in a forked child without touching anything else.
+// Not async-signal-safe.
+void ForgetSamplerAfterFork();
+
+// True on a thread that is currently inside the sampling handler. Async-signal-safe.
+bool InSamplingHandler();
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_SIGNAL_HANDLER_H_

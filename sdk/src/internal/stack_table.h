@@ -1,0 +1,79 @@
+// The collector's table of distinct raw stacks and their weights, bounded in memory.
+//
+// A stack is a list of addresses, leaf first, already adjusted for lookup (return
+// addresses minus one) and possibly ending in a marker. Interning is by content (hash +
+// compare) into flat arrays. When adding a new stack would take the table past its byte
+// budget, the sample is charged to the [overflow] stack and counted: memory never grows
+// past the budget and no weight is silently lost.
+//
+// Thread-safety: not thread-safe; the session serialises access (drain lock).
+#ifndef INPROF_SDK_STACK_TABLE_H_
+#define INPROF_SDK_STACK_TABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace inprof::internal {
+
+// Marker "addresses" that no code can have.
+inline constexpr uintptr_t kTruncatedMarker = 1;  // the stack continued past max_depth
+inline constexpr uintptr_t kOverflowMarker = 2;   // the table was full
+
+class StackTable {
+ public:
+  StackTable(size_t max_bytes, size_t event_count);
+
+  // Adds `weight` for `event` to the stack. Not async-signal-safe.
+  void Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event);
+
+  size_t size() const { return entries_.size(); }
+  size_t bytes() const;
+  uint64_t overflow_samples() const { return overflow_samples_; }
+  size_t event_count() const { return event_count_; }
+
+  // Calls f(std::span<const uintptr_t> frames, std::span<const uint64_t> weights) for every
+  // stack, including the [overflow] stack when it has weight.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const Entry& e = entries_[i];
+      f(std::span<const uintptr_t>(frames_.data() + e.offset, e.length),
+        std::span<const uint64_t>(weights_.data() + i * event_count_, event_count_));
+    }
+    bool any = false;
+    for (uint64_t w : overflow_weights_) any = any || w != 0;
+    if (any) {
+      static constexpr uintptr_t kOverflow[] = {kOverflowMarker};
+      f(std::span<const uintptr_t>(kOverflow, 1),
+        std::span<const uint64_t>(overflow_weights_.data(), event_count_));
+    }
+  }
+
+  void Clear();
+
+ private:
+  struct Entry {
+    uint64_t hash;
+    uint32_t offset;
+    uint32_t length;
+  };
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  bool Fits(size_t extra_frames) const;
+  void Rehash(size_t bucket_count);
+
+  size_t max_bytes_;
+  size_t event_count_;
+  std::vector<uintptr_t> frames_;
+  std::vector<Entry> entries_;
+  std::vector<uint64_t> weights_;   // entries_.size() * event_count_
+  std::vector<uint32_t> buckets_;   // open addressing, linear probing; power of two
+  std::vector<uint64_t> overflow_weights_;
+  uint64_t overflow_samples_ = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_STACK_TABLE_H_

@@ -1,0 +1,87 @@
+// Which threads are sampled: slots, their rings and their CPU timers.
+//
+// Threads are registered three ways, with no call from the user: the thread itself from the
+// pthread_create hook (RegisterCurrentThread, exact stack bounds, before its start routine
+// runs), and the collector's periodic scan of /proc/self/task (Rescan) for threads alive at
+// start and threads made with raw clone(). Exited threads are retired by the pthread key
+// destructor or by the scan.
+//
+// Concurrency contract: all public functions are control path and take mu_. The handler
+// only reads slots (see sampler.h). Rings of retired slots are released by ReleaseRetired,
+// which the caller must run under the session's drain lock after draining.
+#ifndef INPROF_SDK_THREAD_REGISTRY_H_
+#define INPROF_SDK_THREAD_REGISTRY_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "internal/sampler.h"
+
+namespace inprof::internal {
+
+class ThreadRegistry {
+ public:
+  ThreadRegistry(Sampler* sampler, double frequency_hz, uint32_t max_threads);
+  ~ThreadRegistry();
+  ThreadRegistry(const ThreadRegistry&) = delete;
+  ThreadRegistry& operator=(const ThreadRegistry&) = delete;
+
+  // Registers the calling thread with its exact stack bounds. Not async-signal-safe.
+  void RegisterCurrentThread();
+  // Retires the calling thread's slot (from its exit path). Not async-signal-safe.
+  void UnregisterCurrentThread();
+  // Threads the scan must never sample (the profiler's own). Not async-signal-safe.
+  void Exclude(pid_t tid);
+  // Registers threads found in /proc/self/task, retires vanished ones, and resolves stack
+  // bounds that handlers asked for. Not async-signal-safe.
+  void Rescan();
+  // Deletes every timer and retires every slot. Not async-signal-safe.
+  void RetireAll();
+  // Frees the rings of retired slots whose rings are empty. Caller holds the drain lock.
+  // Not async-signal-safe.
+  void ReleaseRetired();
+
+  uint64_t threads_seen() const;
+  uint64_t threads_unsampled() const;  // more threads than max_threads
+  std::vector<std::string> TakeWarnings();
+
+ private:
+  void RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi, bool self);
+  void RetireLocked(uint32_t index);
+  void ResolveBoundsLocked();
+  SampleRing* TakeRingLocked();
+
+  Sampler* sampler_;
+  long period_ns_;
+  mutable std::mutex mu_;
+  std::unique_ptr<ThreadSlot[]> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::unordered_map<pid_t, uint32_t> by_tid_;
+  std::unordered_set<pid_t> excluded_;
+  // Threads that unregistered on their way out but may still be listed in /proc for a
+  // moment: the scan must not register them again.
+  std::unordered_set<pid_t> exiting_;
+  std::vector<SampleRing*> ring_pool_;
+  std::mt19937_64 random_;
+  bool closed_ = false;  // RetireAll ran: register nothing more
+  uint64_t threads_seen_ = 0;
+  uint64_t threads_unsampled_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// The kernel's CPU-time clock of any thread of this process (what pthread_getcpuclockid
+// returns, without needing a pthread_t). Async-signal-safe.
+clockid_t ThreadCpuClock(pid_t tid);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_THREAD_REGISTRY_H_

@@ -1,0 +1,127 @@
+#include "internal/runtime.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <new>
+#include <shared_mutex>
+
+#include "internal/session.h"
+#include "internal/signal_handler.h"
+
+namespace inprof::internal {
+namespace {
+
+// Constructed on first use and never destroyed: the runtime must outlive every static
+// destructor of the program (threads may still be created or exit during them).
+struct Runtime {
+  std::shared_mutex lifecycle;
+  Session* session = nullptr;
+  std::vector<pid_t> excluded;
+  pthread_key_t exit_key{};
+  bool has_exit_key = false;
+};
+
+Runtime& GetRuntime() {
+  static Runtime* runtime = [] {
+    auto* r = new Runtime;
+    // The key's destructor runs on each exiting thread that registered itself.
+    r->has_exit_key = pthread_key_create(&r->exit_key, [](void*) {
+      Runtime& rt = GetRuntime();
+      std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+      if (rt.session != nullptr) rt.session->OnThreadExit();
+    }) == 0;
+    pthread_atfork(nullptr, nullptr, [] {
+      // The child has one thread and no timers: the session (its collector thread, its
+      // locks, its timers) does not exist here. Forget it without touching it.
+      Runtime& rt = GetRuntime();
+      new (&rt.lifecycle) std::shared_mutex();
+      rt.session = nullptr;
+      ForgetSamplerAfterFork();
+    });
+    return r;
+  }();
+  return *runtime;
+}
+
+}  // namespace
+
+RuntimeResult RuntimeStart(Config config) {
+  Runtime& rt = GetRuntime();
+  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  if (rt.session != nullptr) {
+    return {RuntimeError::kAlreadyStarted,
+            "inprof_start: a profile is already running (call inprof_stop first)"};
+  }
+  auto session = std::make_unique<Session>(std::move(config));
+  Status s = session->Start(rt.excluded);
+  if (!s.ok()) return {RuntimeError::kSystem, "inprof_start: " + s.message()};
+  rt.session = session.release();
+  return {};
+}
+
+RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  if (rt.session == nullptr) {
+    return {RuntimeError::kNotStarted, "inprof_dump: no profile is running"};
+  }
+  const std::vector<std::string>& list = outputs ? *outputs : rt.session->config().outputs;
+  if (list.empty()) {
+    return {RuntimeError::kOutput, "inprof_dump: no outputs given and none configured"};
+  }
+  Status s = rt.session->Dump(list);
+  if (!s.ok()) return {RuntimeError::kOutput, "inprof_dump: " + s.message()};
+  return {};
+}
+
+RuntimeResult RuntimeStop() {
+  Runtime& rt = GetRuntime();
+  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  if (rt.session == nullptr) {
+    return {RuntimeError::kNotStarted, "inprof_stop: no profile is running"};
+  }
+  std::unique_ptr<Session> session(rt.session);
+  rt.session = nullptr;
+  session->Stop();
+  RuntimeResult result;
+  std::vector<std::string> written;
+  if (!session->config().outputs.empty()) {
+    Status s = session->Dump(session->config().outputs);
+    if (!s.ok()) result = {RuntimeError::kOutput, "inprof_stop: " + s.message()};
+    for (const std::string& path : session->config().outputs) {
+      if (access(path.c_str(), F_OK) == 0) written.push_back(path);
+    }
+  }
+  if (!session->config().quiet) {
+    std::string line = session->SummaryLine(written);
+    if (!result.message.empty()) line += "\ninprof: error: " + result.message;
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  return result;
+}
+
+bool RuntimeRunning() {
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  return rt.session != nullptr;
+}
+
+void RuntimeExcludeThread(pid_t tid) {
+  Runtime& rt = GetRuntime();
+  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  rt.excluded.push_back(tid);
+  if (rt.session != nullptr) rt.session->ExcludeThread(tid);
+}
+
+void RuntimeOnThreadStart() {
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  // Arm the exit hook even when no session runs now: one may start while we live.
+  if (rt.has_exit_key) pthread_setspecific(rt.exit_key, reinterpret_cast<void*>(1));
+  if (rt.session != nullptr) rt.session->OnThreadStart();
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,178 @@
+#include "internal/session.h"
+
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "internal/signal_handler.h"
+
+namespace inprof::internal {
+namespace {
+
+int64_t Now(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+SymbolizerOptions MakeSymbolizerOptions(const Config& config) {
+  SymbolizerOptions options;
+  options.path_map = config.path_map;
+  return options;
+}
+
+}  // namespace
+
+Session::Session(Config config)
+    : config_(std::move(config)),
+      table_(config_.max_memory, 1),
+      symbolizer_(MakeSymbolizerOptions(config_)) {
+  sampler_.signal = config_.signal;
+  sampler_.max_depth = config_.max_depth;
+}
+
+Session::~Session() {
+  Stop();
+  registry_.reset();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status Session::Start(const std::vector<pid_t>& excluded) {
+  if (started_) return Status::Error("session already started");
+  started_ = true;
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Status::Error(std::string("eventfd: ") + std::strerror(errno));
+
+  start_realtime_ns_ = Now(CLOCK_REALTIME);
+  start_monotonic_ns_ = Now(CLOCK_MONOTONIC);
+  start_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
+
+  registry_ = std::make_unique<ThreadRegistry>(&sampler_, config_.frequency, config_.max_threads);
+  for (pid_t tid : excluded) registry_->Exclude(tid);
+  RefreshCodeRanges(true);
+  if (const int error = InstallSamplingHandler(&sampler_); error != 0) {
+    stopped_ = true;
+    return Status::Error(std::string("cannot install the handler for signal ") +
+                         std::to_string(config_.signal) + ": " + std::strerror(error));
+  }
+
+  // The collector must not receive the sampling signal or the program's signals.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int rc = RealPthreadCreate(&collector_, nullptr, &Session::CollectorEntry, this);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    registry_->RetireAll();
+    UninstallSamplingHandler(&sampler_);
+    stopped_ = true;
+    return Status::Error(std::string("cannot start the collector thread: ") + std::strerror(rc));
+  }
+  collector_running_ = true;
+
+  registry_->RegisterCurrentThread();
+  registry_->Rescan();
+  return Status::Ok();
+}
+
+void Session::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  registry_->RetireAll();
+  UninstallSamplingHandler(&sampler_);
+  if (collector_running_) {
+    stop_requested_.store(true, std::memory_order_release);
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+    pthread_join(collector_, nullptr);
+    collector_running_ = false;
+  }
+  stop_monotonic_ns_ = Now(CLOCK_MONOTONIC);
+  stop_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
+  std::lock_guard<std::mutex> lock(data_mu_);
+  DrainLocked();
+  registry_->ReleaseRetired();
+}
+
+Status Session::Dump(const std::vector<std::string>& outputs) {
+  Profile profile = Snapshot();
+  std::string failures;
+  for (const std::string& path : outputs) {
+    std::optional<Format> format = FormatFromPath(path);
+    Status s = format ? WriteProfileFile(profile, *format, path)
+                      : Status::Error("unknown output format for '" + path + "'");
+    if (!s.ok()) {
+      if (!failures.empty()) failures += "; ";
+      failures += s.message();
+    }
+  }
+  return failures.empty() ? Status::Ok() : Status::Error(failures);
+}
+
+Health Session::CurrentHealth() {
+  Health h;
+  h.engine = "timer";
+  h.engine_reason = "per-thread CPU-time timers (timer_create on each thread's CPU clock)";
+  h.unwinder = config_.unwind;
+  h.requested_hz = config_.frequency;
+  const int64_t cpu_ns = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
+  h.achieved_hz = cpu_ns > 0 ? static_cast<double>(weight_) * 1e9 / static_cast<double>(cpu_ns) : 0;
+  const SamplerCounters& c = sampler_.counters;
+  h.samples = samples_;
+  h.dropped = c.ring_full.load(std::memory_order_relaxed) +
+              c.reentered.load(std::memory_order_relaxed);
+  h.truncated = truncated_;
+  h.broken = broken_;
+  h.overflow = table_.overflow_samples();
+  h.threads_seen = registry_ ? registry_->threads_seen() : 0;
+  if (registry_) {
+    h.warnings = registry_->TakeWarnings();
+    if (uint64_t n = registry_->threads_unsampled()) {
+      h.warnings.push_back(std::to_string(n) + " threads were not sampled (max_threads)");
+    }
+  }
+  if (leaf_only_ != 0) {
+    h.warnings.push_back(std::to_string(leaf_only_) +
+                         " samples have only their leaf frame (stack bounds not yet known)");
+  }
+  if (h.overflow != 0) {
+    h.warnings.push_back(std::to_string(h.overflow) +
+                         " samples went to [overflow]: the stack table reached max_memory");
+  }
+  return h;
+}
+
+std::string Session::SummaryLine(const std::vector<std::string>& written) {
+  Health h;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    h = CurrentHealth();
+  }
+  const int64_t end = stopped_ ? stop_monotonic_ns_ : Now(CLOCK_MONOTONIC);
+  const int64_t cpu = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "inprof: engine=%s unwinder=%s frequency=%gHz samples=%" PRIu64
+                " dropped=%" PRIu64 " truncated=%" PRIu64 " overflow=%" PRIu64
+                " threads=%" PRIu64 " duration=%.2fs cpu=%.2fs rate=%.1fHz",
+                h.engine.c_str(), h.unwinder.c_str(), h.requested_hz, h.samples, h.dropped,
+                h.truncated, h.overflow, h.threads_seen,
+                static_cast<double>(end - start_monotonic_ns_) / 1e9,
+                static_cast<double>(cpu) / 1e9, h.achieved_hz);
+  std::string line = buf;
+  if (!written.empty()) {
+    line += " outputs=";
+    for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
+  }
+  for (const std::string& w : h.warnings) line += "\ninprof: warning: " + w;
+  return line;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,105 @@
+// Signal path. Everything in this file runs inside the sampling signal handler, which can
+// interrupt any code — malloc, the dynamic loader, our own collector. It allocates nothing,
+// takes no lock, calls no library function and keeps errno intact. Only signal-safe headers.
+#include <ucontext.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+
+#include "internal/sample_record.h"
+#include "internal/sampler.h"
+#include "internal/signal_handler.h"
+
+namespace inprof::internal {
+
+// Shared with signal_install.cpp (control path).
+std::atomic<Sampler*> g_sampler{nullptr};
+std::atomic<int> g_handlers_in_flight{0};
+struct sigaction g_previous_action;
+static_assert(std::atomic<Sampler*>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free);
+
+namespace {
+
+// initial-exec: the handler must never be the first to touch dynamic TLS (that would call
+// __tls_get_addr, which may allocate).
+thread_local int t_in_handler __attribute__((tls_model("initial-exec"))) = 0;
+
+void TakeSample(Sampler* sampler, uint32_t index, uint32_t generation, const siginfo_t* info,
+                const ucontext_t* context) {
+  ThreadSlot& slot = sampler->slots[index];
+  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
+      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
+    sampler->counters.stale.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (slot.in_handler.exchange(true, std::memory_order_acquire)) {
+    sampler->counters.reentered.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const uintptr_t hi = slot.stack_hi.load(std::memory_order_acquire);
+  if (hi == 0) slot.probe_sp.store(ContextSp(context), std::memory_order_relaxed);
+  const int overrun = info->si_overrun > 0 ? info->si_overrun : 0;
+  const WalkRequest request{context,
+                            StackBounds{slot.stack_lo.load(std::memory_order_relaxed), hi},
+                            sampler->code.load(std::memory_order_acquire),
+                            sampler->max_depth,
+                            static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed)),
+                            1u + static_cast<uint32_t>(overrun)};
+  if (slot.ring->try_emplace(request)) {
+    sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    sampler->counters.ring_full.fetch_add(1, std::memory_order_relaxed);
+  }
+  slot.in_handler.store(false, std::memory_order_release);
+}
+
+void ChainToPrevious(int signal, siginfo_t* info, void* context) {
+  const struct sigaction& previous = g_previous_action;
+  if ((previous.sa_flags & SA_SIGINFO) != 0) {
+    if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signal, info, context);
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&
+             previous.sa_handler != nullptr) {
+    previous.sa_handler(signal);
+  }
+  // SIG_DFL / SIG_IGN: a stray signal of our kind is swallowed rather than killing the
+  // process (SIGPROF's default action is to terminate).
+}
+
+}  // namespace
+
+bool InSamplingHandler() { return t_in_handler != 0; }
+
+void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  ++t_in_handler;
+  g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
+  Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
+  bool ours = false;
+  uint32_t index = 0, generation = 0;
+  if (info != nullptr && info->si_code == SI_TIMER &&
+      TimerToken::Decode(reinterpret_cast<uint64_t>(info->si_value.sival_ptr), &index,
+                         &generation)) {
+    ours = true;  // ours even when stale: a late signal of a stopped session is swallowed
+    if (sampler != nullptr && index < sampler->slot_count) {
+      TakeSample(sampler, index, generation, info, static_cast<const ucontext_t*>(context));
+    }
+  }
+  g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
+  if (!ours) {
+    if (sampler != nullptr) sampler->counters.chained.fetch_add(1, std::memory_order_relaxed);
+    ChainToPrevious(signal, info, context);
+  }
+  --t_in_handler;
+  errno = saved_errno;
+}
+
+}  // namespace inprof::internal
+
+// Test hook for the allocation/lock interposer test: lets an interposed malloc know that it
+// was called from inside the sampling handler. Async-signal-safe.
+extern "C" __attribute__((visibility("default"))) int inprof_internal_in_signal_handler(void) {
+  return inprof::internal::InSamplingHandler() ? 1 : 0;
+}

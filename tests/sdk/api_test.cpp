@@ -1,0 +1,200 @@
+// The public API used in process, as a program that links libinprof does.
+#include <inprof/inprof.h>
+#include <inprof/inprof.hpp>
+#include <signal.h>
+#include <time.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using inprof::test::FileExists;
+using inprof::test::MakeTempDir;
+using inprof::test::ReadFile;
+using inprof::test::ReadFolded;
+
+volatile double g_sink;
+
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+extern "C" __attribute__((noinline)) void api_test_busy(double seconds) {
+  const double end = CpuSeconds() + seconds;
+  double x = g_sink;
+  while (CpuSeconds() < end) {
+    for (int i = 0; i < 10000; ++i) x = x * 0.999999 + 1.0;
+  }
+  g_sink = x;
+  asm volatile("" ::: "memory");
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (inprof_is_running()) inprof_stop();
+  }
+  std::string dir_ = MakeTempDir();
+};
+
+TEST_F(ApiTest, ProfilesThisProcessAndWritesConfiguredOutputsAtStop) {
+  const std::string folded = dir_ + "/out.folded";
+  const std::string perf = dir_ + "/perf.log";
+  const std::string config = "frequency=499,quiet=1,output=" + folded + "," + perf;
+  ASSERT_EQ(inprof_start(config.c_str()), INPROF_OK) << inprof_last_error();
+  EXPECT_EQ(inprof_is_running(), 1);
+  api_test_busy(0.4);
+  ASSERT_EQ(inprof_stop(), INPROF_OK) << inprof_last_error();
+  EXPECT_EQ(inprof_is_running(), 0);
+  int64_t busy = 0, total = 0;
+  for (const auto& s : ReadFolded(folded)) {
+    total += s.count;
+    if (s.frames.back() == "api_test_busy") busy += s.count;
+  }
+  EXPECT_GT(total, 20);
+  EXPECT_GT(busy * 10, total * 8) << "api_test_busy should dominate";
+  const std::string log = ReadFile(perf);
+  EXPECT_NE(log.find("api_test_busy " + std::string(INPROF_TEST_SOURCE)), std::string::npos)
+      << log.substr(0, 2000);
+}
+
+TEST_F(ApiTest, StartStopDumpManyTimes) {
+  for (int i = 0; i < 25; ++i) {
+    const std::string out = dir_ + "/run" + std::to_string(i) + ".folded";
+    const std::string config = "quiet=1,frequency=997,output=" + out;
+    ASSERT_EQ(inprof_start(config.c_str()), INPROF_OK) << i << ": " << inprof_last_error();
+    api_test_busy(0.01);
+    ASSERT_EQ(inprof_dump((dir_ + "/mid" + std::to_string(i) + ".folded").c_str()), INPROF_OK)
+        << inprof_last_error();
+    ASSERT_EQ(inprof_stop(), INPROF_OK) << inprof_last_error();
+    EXPECT_TRUE(FileExists(out));
+    EXPECT_TRUE(FileExists(dir_ + "/mid" + std::to_string(i) + ".folded"));
+  }
+}
+
+TEST_F(ApiTest, ConcurrentDumpsAreSafe) {
+  ASSERT_EQ(inprof_start("quiet=1,frequency=997"), INPROF_OK) << inprof_last_error();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> dumpers;
+  for (int t = 0; t < 4; ++t) {
+    dumpers.emplace_back([&, t] {
+      for (int i = 0; i < 8; ++i) {
+        std::string out = dir_ + "/d" + std::to_string(t) + "_" + std::to_string(i) + ".folded," +
+                          dir_ + "/d" + std::to_string(t) + "_" + std::to_string(i) + ".log";
+        if (inprof_dump(out.c_str()) != INPROF_OK) ++failures;
+        api_test_busy(0.005);
+      }
+    });
+  }
+  api_test_busy(0.3);
+  for (auto& t : dumpers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(inprof_stop(), INPROF_OK);
+  EXPECT_TRUE(FileExists(dir_ + "/d3_7.folded"));
+}
+
+TEST_F(ApiTest, LifecycleErrorsHaveCodesAndMessages) {
+  EXPECT_EQ(inprof_stop(), INPROF_ERR_NOT_STARTED);
+  EXPECT_NE(std::string(inprof_last_error()).find("no profile is running"), std::string::npos);
+  EXPECT_EQ(inprof_dump((dir_ + "/x.folded").c_str()), INPROF_ERR_NOT_STARTED);
+  ASSERT_EQ(inprof_start("quiet=1"), INPROF_OK);
+  EXPECT_EQ(inprof_start("quiet=1"), INPROF_ERR_ALREADY_STARTED);
+  EXPECT_EQ(inprof_dump(nullptr), INPROF_ERR_OUTPUT) << "no outputs configured";
+  EXPECT_EQ(inprof_stop(), INPROF_OK);
+  for (int code : {INPROF_OK, INPROF_ERR_CONFIG, INPROF_ERR_ALREADY_STARTED,
+                   INPROF_ERR_NOT_STARTED, INPROF_ERR_OUTPUT, INPROF_ERR_SYSTEM,
+                   INPROF_ERR_INTERNAL, 12345}) {
+    EXPECT_STRNE(inprof_strerror(code), "");
+  }
+}
+
+TEST_F(ApiTest, BadConfigurationIsRejectedAndNothingRuns) {
+  for (const char* bad : {"bogus=1", "frequency=fast", "output=/nonexistent-dir/p.folded",
+                          "output=profile.txt", "max_depth=0", "signal=SIGKILL"}) {
+    EXPECT_EQ(inprof_start(bad), INPROF_ERR_CONFIG) << bad;
+    EXPECT_STRNE(inprof_last_error(), "") << bad;
+    EXPECT_EQ(inprof_is_running(), 0) << bad;
+  }
+  EXPECT_NE(std::string((inprof_start("bogus=1"), inprof_last_error())).find("bogus"),
+            std::string::npos);
+}
+
+TEST_F(ApiTest, AFailedOutputDoesNotStopTheOthers) {
+  ASSERT_EQ(inprof_start("quiet=1,frequency=997"), INPROF_OK);
+  api_test_busy(0.05);
+  const std::string good = dir_ + "/good.folded";
+  // The parent of this path is a regular file: no one can write there, root included.
+  const std::string blocker = dir_ + "/blocker";
+  ASSERT_EQ(inprof_dump(good.c_str()), INPROF_OK);
+  FILE* f = std::fopen(blocker.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  std::remove(good.c_str());
+  const std::string both = blocker + "/x.folded," + good;
+  EXPECT_EQ(inprof_dump(both.c_str()), INPROF_ERR_OUTPUT);
+  EXPECT_NE(std::string(inprof_last_error()).find(blocker), std::string::npos)
+      << inprof_last_error();
+  EXPECT_TRUE(FileExists(good));
+  EXPECT_EQ(inprof_stop(), INPROF_OK);
+}
+
+std::atomic<int> g_foreign_signals{0};
+
+TEST_F(ApiTest, SignalsWeDidNotArmReachThePreviousHandler) {
+  struct sigaction mine = {}, saved = {};
+  mine.sa_handler = [](int) { g_foreign_signals.fetch_add(1); };
+  sigemptyset(&mine.sa_mask);
+  ASSERT_EQ(sigaction(SIGPROF, &mine, &saved), 0);
+  ASSERT_EQ(inprof_start("quiet=1"), INPROF_OK);
+  raise(SIGPROF);  // SI_TKILL: not one of our timer signals
+  raise(SIGPROF);
+  EXPECT_EQ(g_foreign_signals.load(), 2);
+  ASSERT_EQ(inprof_stop(), INPROF_OK);
+  struct sigaction now = {};
+  sigaction(SIGPROF, nullptr, &now);
+  EXPECT_EQ(reinterpret_cast<void*>(now.sa_handler), reinterpret_cast<void*>(mine.sa_handler))
+      << "stop must restore the program's handler";
+  sigaction(SIGPROF, &saved, nullptr);
+}
+
+TEST_F(ApiTest, CppWrapperStopsAndWritesInItsDestructor) {
+  const std::string out = dir_ + "/raii.folded";
+  {
+    inprof::Profiler profiler(("quiet=1,frequency=997,output=" + out).c_str());
+    ASSERT_TRUE(profiler.ok()) << profiler.error();
+    api_test_busy(0.05);
+    EXPECT_EQ(profiler.Dump((dir_ + "/raii_mid.folded").c_str()), INPROF_OK);
+  }
+  EXPECT_EQ(inprof_is_running(), 0);
+  EXPECT_TRUE(FileExists(out));
+  inprof::Profiler bad("frequency=nope");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("frequency"), std::string::npos);
+}
+
+TEST_F(ApiTest, ThreadsStartedWhileProfilingAreSampled) {
+  const std::string out = dir_ + "/threads.folded";
+  ASSERT_EQ(inprof_start(("quiet=1,frequency=997,output=" + out).c_str()), INPROF_OK);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([] { api_test_busy(0.1); });
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(inprof_stop(), INPROF_OK);
+  int64_t busy = 0;
+  for (const auto& s : ReadFolded(out)) {
+    if (s.frames.back() == "api_test_busy") busy += s.count;
+  }
+  // 0.4 CPU-seconds at 997 Hz, weighted by overruns: about 400.
+  EXPECT_GT(busy, 300);
+  EXPECT_LT(busy, 500);
+}
+
+}  // namespace

@@ -1,0 +1,103 @@
+#include "internal/config.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+
+namespace inprof::internal {
+namespace {
+
+TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
+  Config c;
+  EXPECT_EQ(c.frequency, 99);
+  EXPECT_EQ(c.unwind, "fp");
+  EXPECT_EQ(c.signal, SIGPROF);
+  EXPECT_EQ(c.max_depth, 128u);
+  EXPECT_FALSE(c.quiet);
+}
+
+TEST(ConfigTest, ParsesKeysAndOutputListsWithCommas) {
+  Config c;
+  ASSERT_TRUE(ParseConfig("output=/tmp/a.folded,/tmp/perf.log,frequency=250,quiet=1", &c).ok());
+  ASSERT_EQ(c.outputs.size(), 2u);
+  EXPECT_EQ(c.outputs[0], "/tmp/a.folded");
+  EXPECT_EQ(c.outputs[1], "/tmp/perf.log");
+  EXPECT_EQ(c.frequency, 250);
+  EXPECT_TRUE(c.quiet);
+}
+
+TEST(ConfigTest, ParsesSizesSignalsAndPathMaps) {
+  Config c;
+  ASSERT_TRUE(ParseConfig("max_memory=16M,signal=SIGRTMIN+2,max_depth=32,path_map=/b=/s:/x=/y", &c).ok());
+  EXPECT_EQ(c.max_memory, size_t{16} << 20);
+  EXPECT_EQ(c.signal, SIGRTMIN + 2);
+  EXPECT_EQ(c.max_depth, 32u);
+  ASSERT_EQ(c.path_map.size(), 2u);
+  EXPECT_EQ(c.path_map[1].first, "/x");
+  EXPECT_EQ(c.path_map[1].second, "/y");
+}
+
+struct BadCase {
+  const char* text;
+  const char* message_part;
+};
+
+class BadConfigTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfigTest, NamesTheProblem) {
+  Config c;
+  Status s = ParseConfig(GetParam().text, &c);
+  ASSERT_FALSE(s.ok()) << GetParam().text;
+  EXPECT_NE(s.message().find(GetParam().message_part), std::string::npos) << s.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadConfigTest,
+    ::testing::Values(BadCase{"bogus=1", "unknown configuration key 'bogus'"},
+                      BadCase{"frequency=abc", "invalid frequency='abc'"},
+                      BadCase{"frequency=0", "invalid frequency"},
+                      BadCase{"frequency=-5", "invalid frequency"},
+                      BadCase{"unwind=magic", "invalid unwind='magic'"},
+                      BadCase{"signal=KILL", "invalid signal"},
+                      BadCase{"signal=SEGV", "invalid signal"},
+                      BadCase{"max_depth=0", "invalid max_depth"},
+                      BadCase{"max_depth=500", "invalid max_depth"},
+                      BadCase{"max_memory=1", "invalid max_memory"},
+                      BadCase{"output=/tmp/x.txt", "unknown output format for '/tmp/x.txt'"},
+                      BadCase{"output=/nonexistent-dir/x.folded", "/nonexistent-dir"},
+                      BadCase{"perf.log", "expected key=value"},
+                      BadCase{"=3", "empty key"}));
+
+TEST(ConfigTest, EnvironmentUsesTheSameKeys) {
+  setenv("INPROF_FREQUENCY", "123", 1);
+  setenv("INPROF_OUTPUT", "/tmp/e.folded", 1);
+  Config c;
+  Status s = ConfigFromEnvironment(&c);
+  unsetenv("INPROF_FREQUENCY");
+  unsetenv("INPROF_OUTPUT");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(c.frequency, 123);
+  ASSERT_EQ(c.outputs.size(), 1u);
+}
+
+TEST(ConfigTest, UnknownEnvironmentVariableIsAnError) {
+  setenv("INPROF_FREQ", "100", 1);
+  Config c;
+  Status s = ConfigFromEnvironment(&c);
+  unsetenv("INPROF_FREQ");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("INPROF_FREQ"), std::string::npos) << s.message();
+}
+
+TEST(ConfigTest, BadEnvironmentValueNamesTheVariable) {
+  setenv("INPROF_MAX_DEPTH", "many", 1);
+  Config c;
+  Status s = ConfigFromEnvironment(&c);
+  unsetenv("INPROF_MAX_DEPTH");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("INPROF_MAX_DEPTH"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace inprof::internal

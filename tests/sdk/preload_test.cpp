@@ -1,0 +1,250 @@
+// Whole programs profiled the way users do it: LD_PRELOAD=libinprof.so INPROF_OUTPUT=...
+// The fixture (fixtures/workload.cpp) knows its own CPU profile; assertions use tolerances.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+
+#include "perfanno_reader.h"
+#include "test_util.h"
+
+namespace inprof::test {
+namespace {
+
+struct Run {
+  ProcessResult process;
+  std::string dir;
+  std::string folded;
+  std::string perf_log;
+};
+
+Run Profile(const std::vector<std::string>& args, std::map<std::string, std::string> env = {}) {
+  Run run;
+  run.dir = MakeTempDir();
+  run.folded = run.dir + "/out.folded";
+  run.perf_log = run.dir + "/perf.log";
+  env.emplace("LD_PRELOAD", PreloadValue());
+  env.emplace("INPROF_OUTPUT", run.folded + "," + run.perf_log);
+  std::vector<std::string> argv = {INPROF_WORKLOAD};
+  argv.insert(argv.end(), args.begin(), args.end());
+  run.process = RunProcess(argv, env);
+  return run;
+}
+
+bool Contains(const FoldedStack& s, const std::string& frame) {
+  for (const auto& f : s.frames) {
+    if (f == frame) return true;
+  }
+  return false;
+}
+
+int CallsiteLine() {
+  std::ifstream in(INPROF_WORKLOAD_SOURCE);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find("hot50();  // CALLSITE-MARKER") != std::string::npos) return n;
+  }
+  return -1;
+}
+
+TEST(PreloadTest, LeafSharesMatchTheWorkloadWithinThreePoints) {
+  Run run = Profile({"shares", "4"}, {{"INPROF_FREQUENCY", "997"}});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  std::map<std::string, int64_t> leaf;
+  int64_t hot = 0;
+  for (const auto& s : ReadFolded(run.folded)) {
+    const std::string& f = s.frames.back();
+    if (f == "hot50" || f == "hot30" || f == "hot20") {
+      leaf[f] += s.count;
+      hot += s.count;
+    }
+  }
+  ASSERT_GT(hot, 1000) << run.process.err;
+  const double s50 = 100.0 * leaf["hot50"] / hot;
+  const double s30 = 100.0 * leaf["hot30"] / hot;
+  const double s20 = 100.0 * leaf["hot20"] / hot;
+  EXPECT_NEAR(s50, 50, 3);
+  EXPECT_NEAR(s30, 30, 3);
+  EXPECT_NEAR(s20, 20, 3);
+  // The same profile as perf.log passes every perfanno rule and carries the same weight on
+  // the hot functions' source lines.
+  PerfannoLog log = ReadPerfannoLog(run.perf_log);
+  ASSERT_TRUE(log.ok()) << log.error;
+  int64_t log_hot = 0;
+  for (const auto& st : log.stacks) {
+    const std::string& leaf_symbol = st.frames.back().symbol;
+    if (leaf_symbol == "hot50" || leaf_symbol == "hot30" || leaf_symbol == "hot20") {
+      log_hot += static_cast<int64_t>(st.count);
+      EXPECT_EQ(st.frames.back().path.front(), '/');
+    }
+  }
+  EXPECT_EQ(log_hot, hot);
+  std::printf("leaf shares: hot50=%.1f%% hot30=%.1f%% hot20=%.1f%% (%lld weighted samples)\n",
+              s50, s30, s20, static_cast<long long>(hot));
+}
+
+TEST(PreloadTest, FramePointerStacksReachMainAndCallSiteLinesAreExact) {
+  Run run = Profile({"callsite", "1.5"}, {{"INPROF_FREQUENCY", "997"}});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  int64_t total = 0, with_main = 0, expected_chain = 0;
+  for (const auto& s : ReadFolded(run.folded)) {
+    total += s.count;
+    if (Contains(s, "main")) with_main += s.count;
+    const size_t n = s.frames.size();
+    if (n >= 3 && s.frames[n - 1] == "hot50" && s.frames[n - 2] == "caller_at_known_line" &&
+        s.frames[n - 3] == "main") {
+      expected_chain += s.count;
+    }
+  }
+  ASSERT_GT(total, 500);
+  EXPECT_GE(100.0 * with_main / total, 95.0) << with_main << " of " << total;
+  EXPECT_GE(100.0 * expected_chain / total, 90.0) << "main;caller_at_known_line;hot50";
+
+  // In perf.log, the caller's frame sits on the exact line of its call to hot50.
+  const int line = CallsiteLine();
+  ASSERT_GT(line, 0);
+  PerfannoLog log = ReadPerfannoLog(run.perf_log);
+  ASSERT_TRUE(log.ok()) << log.error;
+  const std::vector<PerfannoStack>& stacks = log.stacks;
+  char* real = realpath(INPROF_WORKLOAD_SOURCE, nullptr);
+  ASSERT_NE(real, nullptr);
+  const std::string source = real;
+  free(real);
+  int64_t at_line = 0, through_caller = 0;
+  for (const auto& s : stacks) {
+    for (const auto& f : s.frames) {
+      if (f.symbol != "caller_at_known_line") continue;
+      through_caller += s.count;
+      EXPECT_EQ(f.path, source);
+      if (f.line == static_cast<uint64_t>(line)) at_line += s.count;
+    }
+  }
+  ASSERT_GT(through_caller, 0);
+  EXPECT_GE(100.0 * at_line / through_caller, 90.0) << "call site line " << line;
+}
+
+TEST(PreloadTest, AThreadStartedLaterIsSampledInProportionToItsCpu) {
+  Run run = Profile({"late"}, {{"INPROF_FREQUENCY", "997"}});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(cpu a=([0-9.]+) b=([0-9.]+))")))
+      << run.process.out;
+  const double cpu_a = std::stod(m[1].str()), cpu_b = std::stod(m[2].str());
+  int64_t a = 0, b = 0;
+  for (const auto& s : ReadFolded(run.folded)) {
+    if (Contains(s, "late_worker_a")) a += s.count;
+    if (Contains(s, "late_worker_b")) b += s.count;
+  }
+  ASSERT_GT(a + b, 0) << run.process.err;
+  const double sample_share = 100.0 * a / (a + b);
+  const double cpu_share = 100.0 * cpu_a / (cpu_a + cpu_b);
+  EXPECT_NEAR(sample_share, cpu_share, 3.0);
+  // And the weight matches the CPU time itself: 997 Hz over the threads' CPU seconds.
+  EXPECT_NEAR((a + b) / ((cpu_a + cpu_b) * 997), 1.0, 0.05);
+}
+
+TEST(PreloadTest, DeepStacksAreTruncatedExplicitly) {
+  Run run = Profile({"deep", "300"}, {{"INPROF_FREQUENCY", "997"}});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  int64_t truncated = 0;
+  for (const auto& s : ReadFolded(run.folded)) {
+    if (s.frames.front() == "[truncated]") {
+      truncated += s.count;
+      EXPECT_LE(s.frames.size(), 129u);
+    }
+  }
+  EXPECT_GT(truncated, 0);
+  EXPECT_TRUE(std::regex_search(run.process.err, std::regex(R"(truncated=[1-9])"))) << run.process.err;
+}
+
+TEST(PreloadTest, PrintsOneSummaryLineUnlessQuiet) {
+  Run run = Profile({"callsite", "0.2"});
+  ASSERT_EQ(run.process.exit_code, 0);
+  EXPECT_TRUE(std::regex_search(
+      run.process.err,
+      std::regex(R"(inprof: engine=timer unwinder=fp frequency=99Hz samples=\d+ dropped=\d+ )")))
+      << run.process.err;
+  Run quiet = Profile({"callsite", "0.2"}, {{"INPROF_QUIET", "1"}});
+  EXPECT_EQ(quiet.process.err.find("inprof:"), std::string::npos) << quiet.process.err;
+  EXPECT_TRUE(FileExists(quiet.folded));
+}
+
+TEST(PreloadTest, OutputsAreWrittenWhenAThreadCallsExit) {
+  Run run = Profile({"exit"});
+  EXPECT_EQ(run.process.exit_code, 3);
+  EXPECT_TRUE(FileExists(run.folded)) << run.process.err;
+  EXPECT_TRUE(FileExists(run.perf_log));
+  EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos);
+}
+
+TEST(PreloadTest, OutputsAreWrittenOnSigtermAndTheProcessStillDiesOfIt) {
+  Run run = Profile({"sigterm"});
+  EXPECT_EQ(run.process.term_signal, SIGTERM) << run.process.err;
+  EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos) << run.process.err;
+}
+
+TEST(PreloadTest, AProgramsOwnSigtermHandlerKeepsWorking) {
+  Run run = Profile({"own_sigterm"});
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.out.find("handled"), std::string::npos);
+  EXPECT_TRUE(FileExists(run.folded));
+}
+
+TEST(PreloadTest, ForkedChildrenRunAndDoNotClobberTheParentsOutputs) {
+  Run run = Profile({"fork"});
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.out.find("child status=0"), std::string::npos) << run.process.out;
+  EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos);
+}
+
+TEST(PreloadTest, ExecedChildrenWriteTheirOwnFiles) {
+  Run run = Profile({"spawn"});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(spawned pid=(\d+))")));
+  EXPECT_TRUE(FileExists(run.dir + "/out." + m[1].str() + ".folded")) << run.process.err;
+  EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos)
+      << "the parent's profile was overwritten";
+}
+
+struct BadEnv {
+  const char* name;
+  const char* value;
+  const char* message;
+};
+
+class PreloadBadConfigTest : public ::testing::TestWithParam<BadEnv> {};
+
+TEST_P(PreloadBadConfigTest, TheProgramRunsUnprofiledWithAClearMessage) {
+  const BadEnv& bad = GetParam();
+  Run run = Profile({"callsite", "0.1"}, {{bad.name, bad.value}});
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.err.find(bad.message), std::string::npos) << run.process.err;
+  EXPECT_NE(run.process.err.find("runs without profiling"), std::string::npos);
+  EXPECT_FALSE(FileExists(run.folded));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PreloadBadConfigTest,
+    ::testing::Values(BadEnv{"INPROF_FREQUENCY", "fast", "INPROF_FREQUENCY: invalid frequency='fast'"},
+                      BadEnv{"INPROF_FREQ", "100", "unknown environment variable INPROF_FREQ"},
+                      BadEnv{"INPROF_UNWIND", "guess", "invalid unwind='guess'"},
+                      BadEnv{"INPROF_SIGNAL", "SIGSEGV", "invalid signal"}));
+
+TEST(PreloadTest, UnwritableOrUnknownOutputsAreRejectedAtStart) {
+  for (const char* output : {"/nonexistent-dir/out.folded", "/tmp/profile.txt"}) {
+    std::map<std::string, std::string> env = {{"LD_PRELOAD", PreloadValue()},
+                                              {"INPROF_OUTPUT", output}};
+    ProcessResult r = RunProcess({INPROF_WORKLOAD, "callsite", "0.1"}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(output), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("runs without profiling"), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace inprof::test

@@ -1,0 +1,43 @@
+// Helpers for tests that run programs under the profiler and read what it wrote.
+#ifndef INPROF_TESTS_SDK_TEST_UTIL_H_
+#define INPROF_TESTS_SDK_TEST_UTIL_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace inprof::test {
+
+struct ProcessResult {
+  int exit_code = -1;    // exit status, or -1 when killed by a signal
+  int term_signal = 0;   // the signal that killed it, if any
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] with `env` added to (and overriding) this process's environment; waits.
+// `on_started` (optional) is called with the child's pid once it runs.
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env,
+                         void (*on_started)(int pid) = nullptr);
+
+// LD_PRELOAD value that loads libinprof (after the sanitizer runtime in sanitizer builds).
+std::string PreloadValue();
+
+// A fresh empty directory under the test temp dir.
+std::string MakeTempDir();
+
+std::string ReadFile(const std::string& path);
+bool FileExists(const std::string& path);
+
+struct FoldedStack {
+  std::vector<std::string> frames;  // root first
+  int64_t count = 0;
+};
+// Parses folded stacks; fails the current test on a malformed line.
+std::vector<FoldedStack> ReadFolded(const std::string& path);
+
+}  // namespace inprof::test
+
+#endif  // INPROF_TESTS_SDK_TEST_UTIL_H_

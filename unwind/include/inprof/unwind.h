@@ -1,0 +1,81 @@
+// Raw stacks from a signal context.
+//
+// The frame-pointer walker runs inside the sampling signal handler: it reads only the
+// interrupted register state and memory inside the interrupted thread's stack, which every
+// step validates (inside bounds, aligned, strictly increasing), and it never calls anything.
+// Platform variants live in fp_walk_<arch>.cpp; this header is the same on every platform.
+//
+// Thread-safety: every function here is reentrant and touches only its arguments.
+#ifndef INPROF_UNWIND_H_
+#define INPROF_UNWIND_H_
+
+#include <ucontext.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace inprof {
+
+// [lo, hi) of a thread's stack mapping. A zero `hi` means "not known yet".
+struct StackBounds {
+  uintptr_t lo = 0;
+  uintptr_t hi = 0;
+};
+
+// Sorted, non-overlapping executable address ranges, prepared off the signal path and never
+// modified while a handler may read it. Used to validate guessed return addresses.
+struct CodeRanges {
+  const uintptr_t (*ranges)[2] = nullptr;  // [begin, end)
+  size_t count = 0;
+
+  // Async-signal-safe.
+  bool Contains(uintptr_t address) const {
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (address < ranges[mid][0]) {
+        hi = mid;
+      } else if (address >= ranges[mid][1]) {
+        lo = mid + 1;
+      } else {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+// Why a walk ended.
+enum class WalkStop : uint8_t {
+  kRoot,           // reached a null frame pointer or a null return address: the outermost frame
+  kLeftStack,      // the next frame pointer is outside the stack (e.g. code built without fp)
+  kNotIncreasing,  // the next frame pointer does not move towards the stack base
+  kMisaligned,     // the frame pointer is not aligned
+  kDepthLimit,     // the caller's buffer is full: the stack is truncated
+  kNoBounds,       // the thread's stack bounds are not known yet: only the pc was taken
+};
+
+struct WalkResult {
+  uint32_t depth = 0;  // frames written to `out`, leaf first
+  WalkStop stop = WalkStop::kRoot;
+  bool recovered_leaf_caller = false;  // a frameless leaf's caller was recovered from [sp]
+};
+
+// The interrupted program counter, stack pointer and frame pointer of a signal context.
+// Async-signal-safe.
+uintptr_t ContextPc(const ucontext_t* context);
+uintptr_t ContextSp(const ucontext_t* context);
+uintptr_t ContextFp(const ucontext_t* context);
+
+// Walks the frame-pointer chain of the interrupted code. out[0] is the interrupted pc, the
+// following entries are return addresses (not yet adjusted by -1), leaf first, at most
+// `max_depth` entries. When `code` is given and the leaf appears to have no frame of its own
+// (a frameless leaf function, or a sample taken before the prologue ran), the leaf's caller
+// is recovered from the word at the stack pointer if it is a return address that follows a
+// direct call to the function containing the pc. Async-signal-safe.
+WalkResult FpWalk(const ucontext_t* context, StackBounds bounds, const CodeRanges* code,
+                  uintptr_t* out, uint32_t max_depth);
+
+}  // namespace inprof
+
+#endif  // INPROF_UNWIND_H_
