@@ -4,6 +4,7 @@
 // Control path, except TerminationSignalHandler.
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,7 +48,6 @@ void TerminationSignalHandler(int signal) {
 
 void* TerminationWatcher(void*) {
   pthread_setname_np(pthread_self(), "inprof-exit");
-  RuntimeExcludeThread(static_cast<pid_t>(syscall(SYS_gettid)));
   unsigned char signal = 0;
   while (read(g_termination_pipe[0], &signal, 1) < 0 && errno == EINTR) {
   }
@@ -61,16 +61,19 @@ void* TerminationWatcher(void*) {
   return nullptr;
 }
 
-void InstallTerminationHandlers() {
-  if (pipe2(g_termination_pipe, O_CLOEXEC) != 0) return;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+// Starts the thread that finishes the profile on SIGTERM/SIGINT and returns its tid (0 if
+// it could not start), so the session can leave it unsampled from the start.
+pid_t StartTerminationWatcher() {
+  if (pipe2(g_termination_pipe, O_CLOEXEC) != 0) return 0;
   pthread_t watcher;
-  const int rc = RealPthreadCreate(&watcher, nullptr, &TerminationWatcher, nullptr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return;
-  pthread_detach(watcher);
+  const pid_t tid = StartInternalThread(&watcher, &TerminationWatcher, nullptr);
+  if (tid != 0) pthread_detach(watcher);
+  return tid;
+}
+
+// Only signals whose disposition is still the default: a program that handles them
+// itself keeps full control (and exits through exit(), which writes the outputs).
+void InstallTerminationHandlers() {
   for (int signal : {SIGTERM, SIGINT}) {
     struct sigaction current;
     if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
@@ -116,6 +119,8 @@ __attribute__((constructor)) void Autostart() {
     return;
   }
   RenameOutputsForDescendant(&config.outputs);
+  const pid_t watcher = StartTerminationWatcher();
+  if (watcher != 0) RuntimeExcludeThread(watcher);
   RuntimeResult started = RuntimeStart(std::move(config));
   if (started.error != RuntimeError::kOk) {
     std::fprintf(stderr, "inprof: %s; the program runs without profiling\n",
@@ -125,7 +130,7 @@ __attribute__((constructor)) void Autostart() {
   // Registered before main runs, so it runs after every atexit handler and static
   // destructor the program registers later (they run in reverse order of registration).
   std::atexit(&FinishProfile);
-  InstallTerminationHandlers();
+  if (watcher != 0) InstallTerminationHandlers();
 }
 
 }  // namespace

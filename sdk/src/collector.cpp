@@ -23,7 +23,6 @@ void* Session::CollectorEntry(void* self) {
 }
 
 void Session::CollectorMain() {
-  registry_->Exclude(static_cast<pid_t>(syscall(SYS_gettid)));
   pthread_setname_np(pthread_self(), "inprof-collect");
   int tick = 0;
   while (!stop_requested_.load(std::memory_order_acquire)) {

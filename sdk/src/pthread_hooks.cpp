@@ -6,6 +6,13 @@
 // a link with -linprof). Control path.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 
 #include <new>
 
@@ -43,6 +50,33 @@ void* Trampoline(void* p) {
 int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
                       void* arg) {
   return NextPthreadCreate()(thread, attr, start, arg);
+}
+
+pid_t StartInternalThread(pthread_t* thread, void* (*start)(void*), void* arg) {
+  struct Launch {
+    void* (*start)(void*);
+    void* arg;
+    std::atomic<pid_t> tid{0};
+  } launch{start, arg};
+  auto entry = [](void* p) -> void* {
+    auto* l = static_cast<Launch*>(p);
+    void* (*fn)(void*) = l->start;
+    void* fn_arg = l->arg;
+    l->tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
+    return fn(fn_arg);  // `launch` may be gone now
+  };
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int rc = RealPthreadCreate(thread, nullptr, entry, &launch);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    errno = rc;
+    return 0;
+  }
+  pid_t tid;
+  while ((tid = launch.tid.load(std::memory_order_acquire)) == 0) sched_yield();
+  return tid;
 }
 
 }  // namespace inprof::internal

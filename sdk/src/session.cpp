@@ -63,18 +63,15 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
                          std::to_string(config_.signal) + ": " + std::strerror(error));
   }
 
-  // The collector must not receive the sampling signal or the program's signals.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const int rc = RealPthreadCreate(&collector_, nullptr, &Session::CollectorEntry, this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) {
+  const pid_t collector = StartInternalThread(&collector_, &Session::CollectorEntry, this);
+  if (collector == 0) {
+    const int error = errno;
     registry_->RetireAll();
     UninstallSamplingHandler(&sampler_);
     stopped_ = true;
-    return Status::Error(std::string("cannot start the collector thread: ") + std::strerror(rc));
+    return Status::Error(std::string("cannot start the collector thread: ") + std::strerror(error));
   }
+  registry_->Exclude(collector);
   collector_running_ = true;
 
   registry_->RegisterCurrentThread();

@@ -110,7 +110,7 @@ TEST_F(ApiTest, LifecycleErrorsHaveCodesAndMessages) {
   EXPECT_EQ(inprof_start("quiet=1"), INPROF_ERR_ALREADY_STARTED);
   EXPECT_EQ(inprof_dump(nullptr), INPROF_ERR_OUTPUT) << "no outputs configured";
   EXPECT_EQ(inprof_stop(), INPROF_OK);
-  for (int code : {INPROF_OK, INPROF_ERR_CONFIG, INPROF_ERR_ALREADY_STARTED,
+  for (int code : std::initializer_list<int>{INPROF_OK, INPROF_ERR_CONFIG, INPROF_ERR_ALREADY_STARTED,
                    INPROF_ERR_NOT_STARTED, INPROF_ERR_OUTPUT, INPROF_ERR_SYSTEM,
                    INPROF_ERR_INTERNAL, 12345}) {
     EXPECT_STRNE(inprof_strerror(code), "");

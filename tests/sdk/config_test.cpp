@@ -8,6 +8,20 @@
 namespace inprof::internal {
 namespace {
 
+// ctest sets INPROF_SOURCE_DIR for the test binaries; configuration from the environment
+// must be tested without it.
+class ConfigEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("INPROF_SOURCE_DIR")) saved_ = v;
+    unsetenv("INPROF_SOURCE_DIR");
+  }
+  void TearDown() override {
+    if (!saved_.empty()) setenv("INPROF_SOURCE_DIR", saved_.c_str(), 1);
+  }
+  std::string saved_;
+};
+
 TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
   Config c;
   EXPECT_EQ(c.frequency, 99);
@@ -43,6 +57,8 @@ struct BadCase {
   const char* message_part;
 };
 
+void PrintTo(const BadCase& bad, std::ostream* out) { *out << bad.text; }
+
 class BadConfigTest : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadConfigTest, NamesTheProblem) {
@@ -67,9 +83,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"output=/tmp/x.txt", "unknown output format for '/tmp/x.txt'"},
                       BadCase{"output=/nonexistent-dir/x.folded", "/nonexistent-dir"},
                       BadCase{"perf.log", "expected key=value"},
-                      BadCase{"=3", "empty key"}));
+                      BadCase{"=3", "empty key"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return std::to_string(info.index); });
 
-TEST(ConfigTest, EnvironmentUsesTheSameKeys) {
+TEST_F(ConfigEnvTest, EnvironmentUsesTheSameKeys) {
   setenv("INPROF_FREQUENCY", "123", 1);
   setenv("INPROF_OUTPUT", "/tmp/e.folded", 1);
   Config c;
@@ -81,7 +98,7 @@ TEST(ConfigTest, EnvironmentUsesTheSameKeys) {
   ASSERT_EQ(c.outputs.size(), 1u);
 }
 
-TEST(ConfigTest, UnknownEnvironmentVariableIsAnError) {
+TEST_F(ConfigEnvTest, UnknownEnvironmentVariableIsAnError) {
   setenv("INPROF_FREQ", "100", 1);
   Config c;
   Status s = ConfigFromEnvironment(&c);
@@ -90,7 +107,7 @@ TEST(ConfigTest, UnknownEnvironmentVariableIsAnError) {
   EXPECT_NE(s.message().find("INPROF_FREQ"), std::string::npos) << s.message();
 }
 
-TEST(ConfigTest, BadEnvironmentValueNamesTheVariable) {
+TEST_F(ConfigEnvTest, BadEnvironmentValueNamesTheVariable) {
   setenv("INPROF_MAX_DEPTH", "many", 1);
   Config c;
   Status s = ConfigFromEnvironment(&c);

@@ -28,8 +28,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     std::string entry(*e);
     size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
-    // The test's own profiler settings must not leak into the child.
-    if (entry.rfind("INPROF_", 0) == 0 && entry.rfind("INPROF_SOURCE_DIR", 0) != 0) continue;
+    // The test's own INPROF_* variables (INPROF_SOURCE_DIR, INPROF_BLESS) are not profiler
+    // configuration: the child would reject them as unknown.
+    if (entry.rfind("INPROF_", 0) == 0) continue;
     merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   for (const auto& [k, v] : env) merged[k] = v;
