@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "internal/runtime.h"
 #include "internal/session.h"
 
 namespace inprof::internal {
@@ -23,6 +24,7 @@ void* Session::CollectorEntry(void* self) {
 }
 
 void Session::CollectorMain() {
+  ProfilerWorkScope work;
   pthread_setname_np(pthread_self(), "inprof-collect");
   int tick = 0;
   while (!stop_requested_.load(std::memory_order_acquire)) {
@@ -34,10 +36,10 @@ void Session::CollectorMain() {
       DrainLocked();
       registry_->ReleaseRetired();
     }
-    if (++tick % kRescanEvery == 0) {
-      registry_->Rescan();
-      RefreshCodeRanges(false);
-    }
+    // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
+    // library that is loaded, sampled and unloaded between two dumps is still known.
+    if (RefreshCodeRanges(false)) NoteModules();
+    if (++tick % kRescanEvery == 0) registry_->Rescan();
   }
 }
 
@@ -80,7 +82,12 @@ void Session::DrainLocked() {
   }
 }
 
-void Session::RefreshCodeRanges(bool force) {
+void Session::NoteModules() {
+  std::lock_guard<std::mutex> lock(symbolize_mu_);
+  symbolizer_.RefreshModules();
+}
+
+bool Session::RefreshCodeRanges(bool force) {
   // dl_iterate_phdr's adds/subs counters change whenever a module is loaded or unloaded.
   unsigned long long stamp = 0;
   dl_iterate_phdr(
@@ -89,7 +96,7 @@ void Session::RefreshCodeRanges(bool force) {
         return 1;
       },
       &stamp);
-  if (!force && stamp == modules_stamp_) return;
+  if (!force && stamp == modules_stamp_) return false;
   modules_stamp_ = stamp;
   auto table = std::make_unique<std::vector<uintptr_t>>();
   dl_iterate_phdr(
@@ -119,6 +126,7 @@ void Session::RefreshCodeRanges(bool force) {
   sampler_.code.store(view.get(), std::memory_order_release);
   code_tables_.push_back(std::move(table));
   code_views_.push_back(std::move(view));
+  return true;
 }
 
 }  // namespace inprof::internal

@@ -19,6 +19,7 @@ namespace {
 struct Runtime {
   std::shared_mutex lifecycle;
   Session* session = nullptr;
+  Session* abandoned = nullptr;  // a forked child's copy of the parent's session, never used
   std::vector<pid_t> excluded;
   pthread_key_t exit_key{};
   bool has_exit_key = false;
@@ -38,6 +39,7 @@ Runtime& GetRuntime() {
       // locks, its timers) does not exist here. Forget it without touching it.
       Runtime& rt = GetRuntime();
       new (&rt.lifecycle) std::shared_mutex();
+      if (rt.session != nullptr) rt.abandoned = rt.session;  // kept reachable, never freed
       rt.session = nullptr;
       ForgetSamplerAfterFork();
     });
@@ -46,9 +48,16 @@ Runtime& GetRuntime() {
   return *runtime;
 }
 
+thread_local bool t_profiler_work = false;
+
 }  // namespace
 
+ProfilerWorkScope::ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
+ProfilerWorkScope::~ProfilerWorkScope() { t_profiler_work = outer_; }
+bool ProfilerWorkScope::Active() { return t_profiler_work; }
+
 RuntimeResult RuntimeStart(Config config) {
+  ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
   if (rt.session != nullptr) {
@@ -63,6 +72,7 @@ RuntimeResult RuntimeStart(Config config) {
 }
 
 RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
+  ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
   if (rt.session == nullptr) {
@@ -78,6 +88,7 @@ RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
 }
 
 RuntimeResult RuntimeStop() {
+  ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
   if (rt.session == nullptr) {
@@ -122,6 +133,14 @@ void RuntimeOnThreadStart() {
   // Arm the exit hook even when no session runs now: one may start while we live.
   if (rt.has_exit_key) pthread_setspecific(rt.exit_key, reinterpret_cast<void*>(1));
   if (rt.session != nullptr) rt.session->OnThreadStart();
+}
+
+void RuntimeBeforeDlclose() {
+  if (ProfilerWorkScope::Active()) return;
+  ProfilerWorkScope work;
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  if (rt.session != nullptr) rt.session->NoteModules();
 }
 
 }  // namespace inprof::internal

@@ -149,6 +149,49 @@ TEST(PreloadTest, AThreadStartedLaterIsSampledInProportionToItsCpu) {
   EXPECT_NEAR((a + b) / ((cpu_a + cpu_b) * 997), 1.0, 0.05);
 }
 
+std::string Canonical(const char* path) {
+  char* real = realpath(path, nullptr);
+  std::string result = real ? real : "";
+  free(real);
+  return result;
+}
+
+int LineOf(const char* file, const char* marker) {
+  std::ifstream in(file);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find(marker) != std::string::npos) return n;
+  }
+  return -1;
+}
+
+TEST(PreloadTest, FramesInADlopenedLibraryResolveEvenAfterDlclose) {
+  ProfiledRun run = Profile({"dlopen", INPROF_PLUGIN}, {{"INPROF_FREQUENCY", "997"}});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  int64_t total = 0, in_plugin = 0;
+  for (const auto& s : ReadFolded(run.folded)) {
+    total += s.count;
+    if (Contains(s, "plugin::plugin_hot_loop(double)") && Contains(s, "plugin_entry") &&
+        Contains(s, "main")) {
+      in_plugin += s.count;
+    }
+  }
+  ASSERT_GT(total, 0);
+  EXPECT_GE(100.0 * in_plugin / total, 80.0) << ReadFile(run.folded);
+  PerfannoLog log = ReadPerfannoLog(run.perf_log);
+  ASSERT_TRUE(log.ok()) << log.error;
+  const std::string source = Canonical(INPROF_PLUGIN_SOURCE);
+  const int hot_line = LineOf(INPROF_PLUGIN_SOURCE, "PLUGIN-HOT-LINE");
+  int64_t on_hot_line = 0;
+  for (const auto& st : log.stacks) {
+    const PerfannoFrame& leaf = st.frames.back();
+    if (leaf.path == source && leaf.line == static_cast<uint64_t>(hot_line)) {
+      on_hot_line += static_cast<int64_t>(st.count);
+    }
+  }
+  EXPECT_GE(100.0 * on_hot_line / total, 50.0) << "samples on " << source << ":" << hot_line;
+}
+
 TEST(PreloadTest, DeepStacksAreTruncatedExplicitly) {
   ProfiledRun run = Profile({"deep", "300"}, {{"INPROF_FREQUENCY", "997"}});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;

@@ -36,6 +36,24 @@ void RuntimeExcludeThread(pid_t tid);
 // when it exits.
 void RuntimeOnThreadStart();
 
+// Called before the program unloads a library, so its samples still resolve afterwards.
+// Does nothing on a thread that is inside the profiler's own work (libdw may dlclose while
+// we hold our locks).
+void RuntimeBeforeDlclose();
+
+// Marks the calling thread as doing the profiler's own work while alive.
+class ProfilerWorkScope {
+ public:
+  ProfilerWorkScope();
+  ~ProfilerWorkScope();
+  ProfilerWorkScope(const ProfilerWorkScope&) = delete;
+  ProfilerWorkScope& operator=(const ProfilerWorkScope&) = delete;
+  static bool Active();
+
+ private:
+  bool outer_;
+};
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_SDK_RUNTIME_H_

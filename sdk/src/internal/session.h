@@ -58,13 +58,18 @@ class Session {
   void OnThreadStart() { registry_->RegisterCurrentThread(); }
   void OnThreadExit() { registry_->UnregisterCurrentThread(); }
   void ExcludeThread(pid_t tid) { registry_->Exclude(tid); }
+  // Records the modules loaded now in the symbolizer, which keeps them after they are
+  // unloaded. Called before dlclose and when the collector sees the module list change.
+  void NoteModules();
   const Config& config() const { return config_; }
 
  private:
   static void* CollectorEntry(void* self);
   void CollectorMain();
   void DrainLocked();
-  void RefreshCodeRanges(bool force);
+  // Publishes new code ranges to the handler when the module list changed (or `force`);
+  // returns whether it did. Collector thread (or Start) only.
+  bool RefreshCodeRanges(bool force);
   Health CurrentHealth();
 
   Config config_;

@@ -1,0 +1,59 @@
+// Output format selection by file name, and writing a whole profile to a file.
+#include <exception>
+#include <new>
+#include <sstream>
+#include <string>
+
+#include "inprof/exporters.h"
+
+namespace inprof {
+namespace {
+
+// True when `name` is `suffix` preceded by at least one character: ".folded" alone is a
+// hidden file with no name, more likely a mistake than a request.
+bool HasSuffix(std::string_view name, std::string_view suffix) {
+  return name.size() > suffix.size() && name.ends_with(suffix);
+}
+
+}  // namespace
+
+std::optional<Format> FormatFromPath(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  // Names are matched exactly (case-sensitively), as the tools that read them do.
+  if (HasSuffix(name, ".folded")) return Format::kFolded;
+  // "perf.log" is perfanno's default name; "perf.<event>.log" or any other "*.log" is a
+  // perf.log for another event or a file the user will point perfanno at.
+  if (HasSuffix(name, ".log")) return Format::kPerfLog;
+  return std::nullopt;
+}
+
+Status WriteProfileFile(const Profile& profile, Format format, const std::string& path,
+                        const ExportOptions& options) {
+  if (!profile.events.empty() && options.event >= profile.events.size()) {
+    return Status::Error("cannot write " + path + ": event #" + std::to_string(options.event) +
+                         " does not exist (the profile has " +
+                         std::to_string(profile.events.size()) + " events)");
+  }
+  std::ostringstream text;
+  try {
+    switch (format) {
+      case Format::kFolded:
+        WriteFolded(profile, options, text);
+        break;
+      case Format::kPerfLog:
+        WritePerfLog(profile, options, text);
+        break;
+      default:
+        return Status::Error("cannot write " + path + ": unknown output format");
+    }
+  } catch (const std::bad_alloc&) {
+    // The runtime calls this from its collector thread; an exception there would end the
+    // profiled program, so running out of memory is reported like any other failure.
+    return Status::Error("cannot write " + path + ": out of memory");
+  }
+  if (!text) return Status::Error("cannot write " + path + ": formatting failed");
+  return WriteFileAtomically(path, std::move(text).str());
+}
+
+}  // namespace inprof

@@ -1,0 +1,51 @@
+#include "internal/stacks.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace inprof::internal {
+
+uint64_t SampleWeight(const Sample& sample, size_t event) {
+  if (event >= sample.weights.size() || sample.weights[event] <= 0) return 0;
+  return static_cast<uint64_t>(sample.weights[event]);
+}
+
+void ReplaceControlChars(std::string& text) {
+  for (char& c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+  }
+}
+
+void TrimSpaces(std::string& text) {
+  const size_t last = text.find_last_not_of(' ');
+  if (last == std::string::npos) {
+    text.clear();
+    return;
+  }
+  text.erase(last + 1);
+  text.erase(0, text.find_first_not_of(' '));
+}
+
+void StackMerger::Add(std::string stack, uint64_t weight) {
+  if (weight == 0) return;
+  uint64_t& total = counts_[std::move(stack)];
+  // Saturate rather than wrap: a wrapped count would be a small, plausible-looking lie.
+  total = weight > std::numeric_limits<uint64_t>::max() - total
+              ? std::numeric_limits<uint64_t>::max()
+              : total + weight;
+}
+
+void StackMerger::WriteSorted(std::ostream& out) const {
+  std::vector<const std::pair<const std::string, uint64_t>*> lines;
+  lines.reserve(counts_.size());
+  for (const auto& entry : counts_) lines.push_back(&entry);
+  // std::string compares as unsigned bytes: the order does not depend on the locale.
+  std::sort(lines.begin(), lines.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (const auto* line : lines) out << line->first << ' ' << line->second << '\n';
+}
+
+}  // namespace inprof::internal

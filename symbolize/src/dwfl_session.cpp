@@ -1,0 +1,180 @@
+#include "internal/dwfl_session.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace inprof::internal {
+namespace {
+
+// Every module is reported with its file already open (dwfl_report_elf), so libdwfl never
+// has to look for a main ELF file. Returning "not found" here keeps it from trying
+// dwfl_build_id_find_elf, which in elfutils 0.188 may ask debuginfod.
+int FindElfNever(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) { return -1; }
+
+char* g_debuginfo_path = nullptr;  // libdwfl's default: ":.debug:/usr/lib/debug"
+
+// dwfl_standard_find_debuginfo tries build-id directories, then .gnu_debuglink locations,
+// and then — elfutils built with ENABLE_LIBDEBUGINFOD, as Debian's is — the debuginfod
+// client, which is active exactly when DEBUGINFOD_URLS is non-empty. A profiler that
+// symbolizes inside the profiled program must not stall it on HTTP downloads of whole debug
+// files (and must not touch the network it was not asked to), so with DEBUGINFOD_URLS set
+// we use our own callback that does the local part only. Unsetting the variable instead
+// would change the environment of the program we are profiling.
+const Dwfl_Callbacks kStandardCallbacks = {
+    FindElfNever,
+    dwfl_standard_find_debuginfo,
+    nullptr,
+    &g_debuginfo_path,
+};
+const Dwfl_Callbacks kOfflineCallbacks = {
+    FindElfNever,
+    FindDebuginfoOffline,
+    nullptr,
+    &g_debuginfo_path,
+};
+
+bool DebuginfodConfigured() {
+  const char* urls = getenv("DEBUGINFOD_URLS");
+  return urls != nullptr && urls[0] != '\0';
+}
+
+// File-backed mappings [begin, end) from /proc/self/maps.
+std::vector<std::pair<uint64_t, uint64_t>> ReadFileMappings() {
+  std::vector<std::pair<uint64_t, uint64_t>> mappings;
+  FILE* maps = fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return mappings;
+  char line[4096 + 128];
+  while (fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long long begin = 0;
+    unsigned long long end = 0;
+    unsigned long long inode = 0;
+    if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &begin, &end, &inode) == 3 && inode != 0) {
+      mappings.emplace_back(begin, end);
+    }
+    // Finish over-long lines (very long paths) before reading the next mapping.
+    while (std::strchr(line, '\n') == nullptr && fgets(line, sizeof line, maps) != nullptr) {
+    }
+  }
+  fclose(maps);
+  return mappings;
+}
+
+// /proc/self/map_files/<begin>-<end> opens the inode actually mapped, even when the path
+// now names another file (a package upgrade renamed a new library over it) or nothing
+// (deleted). Opening those links needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; without
+// them we stop trying and use paths.
+int OpenMappedFile(uint64_t address, bool* usable) {
+  if (!*usable) return -1;
+  for (const auto& [begin, end] : ReadFileMappings()) {
+    if (address < begin || address >= end) continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/map_files/%llx-%llx",
+                  static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end));
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && (errno == EPERM || errno == EACCES)) *usable = false;
+    return fd;
+  }
+  return -1;
+}
+
+int OpenVdsoImage(const std::vector<char>& image) {
+  if (image.empty()) return -1;
+  const int fd = memfd_create("inprof-vdso", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < image.size()) {
+    const ssize_t n = write(fd, image.data() + done, image.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return fd;
+}
+
+}  // namespace
+
+DwflSession::DwflSession() : standard_debuginfo_(!DebuginfodConfigured()) {
+  elf_version(EV_CURRENT);
+  dwfl_ = dwfl_begin(standard_debuginfo_ ? &kStandardCallbacks : &kOfflineCallbacks);
+}
+
+DwflSession::~DwflSession() {
+  if (dwfl_ != nullptr) dwfl_end(dwfl_);
+}
+
+int DwflSession::OpenFile(Module& module) {
+  // We open the file ourselves: O_CLOEXEC keeps it out of programs the profiled process
+  // execs, and through /proc we get the image actually mapped even if its file was deleted
+  // or replaced since it was loaded.
+  int fd = -1;
+  switch (module.kind) {
+    case ObjectKind::kVdso:
+      fd = OpenVdsoImage(module.image);
+      module.image.clear();
+      module.image.shrink_to_fit();
+      break;
+    case ObjectKind::kMainExecutable:
+      fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+      break;
+    case ObjectKind::kSharedObject:
+      // What is mapped first (if still mapped); the path otherwise (the build-id check in
+      // Report() then catches a file that changed since it was loaded).
+      if (module.loaded && !module.segments.empty()) {
+        fd = OpenMappedFile(module.segments.front().begin, &map_files_usable_);
+      }
+      if (fd < 0) fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
+      break;
+  }
+  return fd;
+}
+
+Dwfl_Module* DwflSession::Report(Module& module) {
+  if (dwfl_ == nullptr) return nullptr;
+  const int fd = OpenFile(module);
+  if (fd < 0) return nullptr;
+
+  // A module's libdwfl name only has to be unique: libdwfl treats a second report with the
+  // same name and address range as the same module, and on any mismatch (another file at
+  // that place after a dlclose) marks the *existing* module for removal, which would leave
+  // us holding a freed pointer.
+  const std::string name = module.path + "#" + std::to_string(module.id);
+  // begin_add keeps every module reported so far, and dwfl_report_end then frees nothing
+  // (no module is marked for collection): earlier Dwfl_Module pointers remain valid.
+  dwfl_report_begin_add(dwfl_);
+  // add_p_vaddr=true: dlpi_addr is the load bias itself, so this is right even for objects
+  // whose first PT_LOAD does not start at vaddr 0 (with false libdwfl would subtract it).
+  Dwfl_Module* mod = dwfl_report_elf(dwfl_, name.c_str(), module.path.c_str(), fd, module.bias,
+                                     /*add_p_vaddr=*/true);
+  dwfl_report_end(dwfl_, nullptr, nullptr);
+  if (mod == nullptr) {
+    close(fd);  // not taken over on failure
+    return nullptr;
+  }
+  // From here on the Dwfl owns fd. Refuse a file that does not match what is mapped.
+  GElf_Addr bias = 0;
+  if (dwfl_module_getelf(mod, &bias) == nullptr || bias != module.bias) return nullptr;
+  if (!module.build_id.empty()) {
+    const unsigned char* bits = nullptr;
+    GElf_Addr vaddr = 0;
+    const int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (len > 0 && (static_cast<size_t>(len) != module.build_id.size() ||
+                    std::memcmp(bits, module.build_id.data(), module.build_id.size()) != 0)) {
+      return nullptr;
+    }
+  }
+  return mod;
+}
+
+}  // namespace inprof::internal

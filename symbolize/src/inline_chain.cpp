@@ -1,0 +1,327 @@
+#include "internal/inline_chain.h"
+
+#include <dwarf.h>
+
+#include <algorithm>
+
+namespace inprof::internal {
+namespace {
+
+// Nesting deeper than this is malformed (or a reference cycle through imported units).
+constexpr int kMaxDepth = 64;
+
+// Same preference as eu-addr2line: the (possibly inherited through DW_AT_abstract_origin /
+// DW_AT_specification) linkage name, so C++ names demangle to full signatures as perf shows
+// them; DW_AT_name for C and for functions without one (main, extern "C").
+// Damaged string sections yield empty names: treated as no name.
+const char* FunctionName(Dwarf_Die* die) {
+  const auto usable = [](const char* name) { return name != nullptr && name[0] != '\0'; };
+  Dwarf_Attribute attr;
+  const char* name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+  if (!usable(name)) name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+  if (!usable(name)) name = dwarf_diename(die);
+  return usable(name) ? name : nullptr;
+}
+
+uint32_t UdataAttr(Dwarf_Die* die, unsigned int name) {
+  Dwarf_Attribute attr;
+  Dwarf_Word value = 0;
+  if (dwarf_formudata(dwarf_attr(die, name, &attr), &value) != 0) return 0;
+  return value > UINT32_MAX ? 0 : static_cast<uint32_t>(value);
+}
+
+const char* CompDir(Dwarf_Die* cu) {
+  Dwarf_Attribute attr;
+  return cu != nullptr ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : nullptr;
+}
+
+bool IsFunction(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_entry_point; }
+
+// The scopes that can contain code, as in libdw's own scope walk.
+bool IsCodeScope(int tag) {
+  switch (tag) {
+    case DW_TAG_lexical_block:
+    case DW_TAG_inlined_subroutine:
+    case DW_TAG_subprogram:
+    case DW_TAG_entry_point:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+    case DW_TAG_with_stmt:
+    case DW_TAG_module:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void InlineResolver::Collect(Dwarf_Die* parent, int depth, RangeIndex* index) {
+  Dwarf_Die child;
+  if (depth > kMaxDepth || dwarf_child(parent, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (IsFunction(tag)) {
+      // Functions are indexed as a whole; what is nested inside is found at lookup time.
+      Dwarf_Addr base = 0;
+      Dwarf_Addr low = 0;
+      Dwarf_Addr high = 0;
+      ptrdiff_t offset = 0;
+      while ((offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0) {
+        if (high > low) {
+          index->push_back({low, high, 0, static_cast<uint32_t>(index->size()), child});
+        }
+      }
+    } else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+      // clang nests namespace-scope function definitions inside the namespace DIE. Class
+      // types are not searched (libdw's own walk does): GCC and clang put the concrete
+      // DIE of a member function at namespace or CU level, and class members are most of
+      // the DIEs in a C++ CU, so searching them would dominate the cost of a new CU.
+      if (dwarf_haschildren(&child) > 0) Collect(&child, depth + 1, index);
+    } else if (tag == DW_TAG_imported_unit) {
+      // dwz moves shared DIEs into partial units; their children count as ours.
+      Dwarf_Attribute attr;
+      Dwarf_Die unit;
+      if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &attr), &unit) != nullptr &&
+          dwarf_tag(&unit) != DW_TAG_compile_unit) {
+        Collect(&unit, depth + 1, index);
+      }
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+void InlineResolver::Finish(RangeIndex* index) {
+  std::sort(index->begin(), index->end(), [](const DieRange& a, const DieRange& b) {
+    return a.low != b.low ? a.low < b.low : a.order < b.order;
+  });
+  Dwarf_Addr max_high = 0;
+  for (DieRange& range : *index) {
+    max_high = std::max(max_high, range.high);
+    range.max_high = max_high;
+  }
+  index->shrink_to_fit();
+}
+
+const InlineResolver::RangeIndex& InlineResolver::IndexFor(Dwarf_Die* cudie) {
+  auto it = cu_index_.find(cudie->addr);
+  if (it != cu_index_.end()) return it->second;
+  RangeIndex index;
+  Collect(cudie, 0, &index);
+  Finish(&index);
+  return cu_index_.emplace(cudie->addr, std::move(index)).first->second;
+}
+
+bool InlineResolver::Find(const RangeIndex& index, Dwarf_Addr pc, Dwarf_Die* out) {
+  auto it = std::upper_bound(index.begin(), index.end(), pc,
+                             [](Dwarf_Addr a, const DieRange& r) { return a < r.low; });
+  const DieRange* best = nullptr;
+  while (it != index.begin()) {
+    --it;
+    if (it->max_high <= pc) break;  // nothing at or before this entry reaches pc
+    if (pc < it->high && (best == nullptr || it->order < best->order)) best = &*it;
+  }
+  if (best == nullptr) return false;
+  *out = best->die;
+  return true;
+}
+
+Dwarf_Die* InlineResolver::FindCuWithoutAranges(uint64_t address, Dwarf_Addr* bias) {
+  if (aranges_ == Aranges::kUnknown) {
+    aranges_ = Aranges::kPresent;  // also when there is no DWARF at all: nothing to index
+    Dwarf* dwarf = dwfl_module_getdwarf(module_, &dwarf_bias_);
+    Dwarf_Aranges* aranges = nullptr;
+    size_t count = 0;
+    if (dwarf != nullptr && dwarf_getaranges(dwarf, &aranges, &count) == 0 && count == 0) {
+      aranges_ = Aranges::kMissing;
+      Dwarf_Addr cu_bias = 0;
+      for (Dwarf_Die* cu = dwfl_module_nextcu(module_, nullptr, &cu_bias); cu != nullptr;
+           cu = dwfl_module_nextcu(module_, cu, &cu_bias)) {
+        Dwarf_Addr base = 0;
+        Dwarf_Addr low = 0;
+        Dwarf_Addr high = 0;
+        ptrdiff_t offset = 0;
+        while ((offset = dwarf_ranges(cu, offset, &base, &low, &high)) > 0) {
+          if (high > low) cus_.push_back({low, high, 0, static_cast<uint32_t>(cus_.size()), *cu});
+        }
+      }
+      Finish(&cus_);
+    }
+  }
+  if (aranges_ != Aranges::kMissing || !Find(cus_, address - dwarf_bias_, &fallback_cu_)) {
+    return nullptr;
+  }
+  *bias = dwarf_bias_;
+  return &fallback_cu_;
+}
+
+uint32_t InlineResolver::AddNode(ScopeTree* tree, Dwarf_Die die, int tag) {
+  ScopeTree::Node node{};
+  node.die = die;
+  node.tag = tag;
+  node.first_range = static_cast<uint32_t>(tree->ranges.size());
+  Dwarf_Addr base = 0;
+  Dwarf_Addr low = 0;
+  Dwarf_Addr high = 0;
+  ptrdiff_t offset = 0;
+  while ((offset = dwarf_ranges(&die, offset, &base, &low, &high)) > 0) {
+    if (high > low) tree->ranges.emplace_back(low, high);
+  }
+  node.range_count = static_cast<uint32_t>(tree->ranges.size()) - node.first_range;
+  tree->nodes.push_back(node);
+  return static_cast<uint32_t>(tree->nodes.size() - 1);
+}
+
+void InlineResolver::Expand(ScopeTree* tree, uint32_t index, int depth) {
+  // A scope without addresses cannot contain pc; libdw's walk prunes it and so do we.
+  if (depth > kMaxDepth || tree->nodes[index].range_count == 0) return;
+  std::vector<uint32_t> kids;
+  Dwarf_Die child;
+  Dwarf_Die die = tree->nodes[index].die;
+  if (dwarf_child(&die, &child) == 0) {
+    do {
+      const int tag = dwarf_tag(&child);
+      if (IsCodeScope(tag)) kids.push_back(AddNode(tree, child, tag));
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+  tree->nodes[index].first_child = static_cast<uint32_t>(tree->children.size());
+  tree->nodes[index].child_count = static_cast<uint32_t>(kids.size());
+  tree->children.insert(tree->children.end(), kids.begin(), kids.end());
+  for (uint32_t kid : kids) Expand(tree, kid, depth + 1);
+}
+
+InlineResolver::ScopeTree& InlineResolver::TreeFor(const Dwarf_Die& function) {
+  auto it = functions_.find(function.addr);
+  if (it != functions_.end()) return it->second;
+  ScopeTree tree;
+  Dwarf_Die die = function;
+  AddNode(&tree, die, dwarf_tag(&die));
+  Expand(&tree, 0, 0);
+  tree.nodes.shrink_to_fit();
+  tree.ranges.shrink_to_fit();
+  tree.children.shrink_to_fit();
+  return functions_.emplace(function.addr, std::move(tree)).first->second;
+}
+
+void InlineResolver::Describe(ScopeTree::Node* node, Dwarf_Die* cudie) {
+  if (node->described) return;
+  node->described = true;
+  if (node->tag != DW_TAG_inlined_subroutine && !IsFunction(node->tag)) return;
+  node->name = FunctionName(&node->die);
+  if (node->tag != DW_TAG_inlined_subroutine) return;
+  Dwarf_Files* files = nullptr;
+  size_t nfiles = 0;
+  Dwarf_Attribute attr;
+  Dwarf_Word file_index = 0;
+  if (dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 &&
+      dwarf_formudata(dwarf_attr(&node->die, DW_AT_call_file, &attr), &file_index) == 0 &&
+      file_index < nfiles) {
+    node->call_file = dwarf_filesrc(files, file_index, nullptr, nullptr);
+  }
+  node->call_line = UdataAttr(&node->die, DW_AT_call_line);
+  node->call_column = UdataAttr(&node->die, DW_AT_call_column);
+}
+
+bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) {
+  if (module_ == nullptr) return false;
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cudie = dwfl_module_addrdie(module_, address, &bias);
+  const bool via_aranges = cudie != nullptr;
+  if (!via_aranges) cudie = FindCuWithoutAranges(address, &bias);
+  if (cudie == nullptr) return false;
+  const Dwarf_Addr pc = address - bias;
+  // libdw finds the CU through .debug_aranges; when those are imprecise (crt objects,
+  // `_start`) the CU does not really cover pc and its line table would give a bogus line.
+  if (dwarf_haspc(cudie, pc) <= 0) return false;
+  const char* comp_dir = CompDir(cudie);
+
+  DwarfFrame current;
+  if (via_aranges) {
+    if (Dwfl_Line* line = dwfl_module_getsrc(module_, address)) {
+      int lineno = 0;
+      int column = 0;
+      Dwarf_Addr line_address = 0;
+      const char* file = dwfl_lineinfo(line, &line_address, &lineno, &column, nullptr, nullptr);
+      if (file != nullptr) {
+        current.file = file;
+        current.comp_dir = CompDir(dwfl_linecu(line));
+        current.line = lineno > 0 ? static_cast<uint32_t>(lineno) : 0;
+        current.column = column > 0 ? static_cast<uint32_t>(column) : 0;
+      }
+    }
+  } else if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc)) {
+    // libdwfl's line lookup goes through .debug_aranges too; ask libdw with the CU.
+    int lineno = 0;
+    int column = 0;
+    if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) {
+      current.file = file;
+      current.comp_dir = comp_dir;
+      if (dwarf_lineno(line, &lineno) == 0 && lineno > 0) {
+        current.line = static_cast<uint32_t>(lineno);
+      }
+      if (dwarf_linecol(line, &column) == 0 && column > 0) {
+        current.column = static_cast<uint32_t>(column);
+      }
+    }
+  }
+
+  // The concrete chain, outermost first: the function, then at each level the first child
+  // scope that contains pc (libdw's dwarf_getscopes picks the same one).
+  chain_.clear();
+  ScopeTree* tree = nullptr;
+  Dwarf_Die function;
+  if (Find(IndexFor(cudie), pc, &function)) {
+    tree = &TreeFor(function);
+    uint32_t node = 0;
+    chain_.push_back(node);
+    for (bool descended = true; descended;) {
+      descended = false;
+      const ScopeTree::Node& parent = tree->nodes[node];
+      for (uint32_t c = 0; c < parent.child_count && !descended; ++c) {
+        const uint32_t kid = tree->children[parent.first_child + c];
+        const ScopeTree::Node& child = tree->nodes[kid];
+        for (uint32_t r = 0; r < child.range_count; ++r) {
+          const auto& [low, high] = tree->ranges[child.first_range + r];
+          if (pc >= low && pc < high) {
+            node = kid;
+            chain_.push_back(node);
+            descended = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  bool found_function = false;
+  for (size_t i = chain_.size(); i-- > 0;) {
+    ScopeTree::Node& node = tree->nodes[chain_[i]];
+    if (IsFunction(node.tag)) {
+      Describe(&node, cudie);
+      current.function = node.name;
+      current.inlined = false;
+      frames->push_back(current);
+      found_function = true;
+      break;
+    }
+    if (node.tag != DW_TAG_inlined_subroutine) continue;
+    Describe(&node, cudie);
+    current.function = node.name;
+    current.inlined = true;
+    frames->push_back(current);
+
+    // The frame outside this instance is at its call site.
+    current = DwarfFrame{};
+    current.file = node.call_file;
+    current.comp_dir = node.call_file != nullptr ? comp_dir : nullptr;
+    current.line = node.call_line;
+    current.column = node.call_column;
+  }
+  if (!found_function) {
+    current.function = nullptr;
+    current.inlined = false;
+    frames->push_back(current);
+  }
+  return true;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,100 @@
+// DWARF resolution of one address to its inline chain, with the results `eu-addr2line -i`
+// gives, at a fraction of the cost.
+//
+// eu-addr2line finds the scopes with dwarf_getscopes (a walk over the whole CU, every
+// top-level DIE tested with dwarf_haspc), then walks the CU again with dwarf_getscopes_die
+// to get the concrete parent chain: ~3 ms per address on a test binary with large C++ CUs.
+// Here each CU's functions are indexed once by address range, and each function's nested
+// code scopes (lexical blocks, inlined instances) once when first needed; a lookup is a
+// binary search plus a walk over a few in-memory nodes, with no DIE parsing.
+#ifndef INPROF_SYMBOLIZE_INTERNAL_INLINE_CHAIN_H_
+#define INPROF_SYMBOLIZE_INTERNAL_INLINE_CHAIN_H_
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace inprof::internal {
+
+// One frame as DWARF describes it. Strings point into libdw's data and stay valid while
+// the Dwfl does.
+struct DwarfFrame {
+  const char* function = nullptr;  // linkage name if any, else DW_AT_name; null if unnamed
+  const char* file = nullptr;      // as in the line table / DW_AT_call_file; may be relative
+  const char* comp_dir = nullptr;  // DW_AT_comp_dir of the CU, for relative `file`
+  uint32_t line = 0;
+  uint32_t column = 0;
+  bool inlined = false;
+};
+
+// Resolves addresses of one module. Not thread-safe; not async-signal-safe.
+class InlineResolver {
+ public:
+  explicit InlineResolver(Dwfl_Module* module) : module_(module) {}
+
+  // Appends the frames for `address` (absolute), innermost first: the innermost frame gets
+  // the line table's file:line:column, each DW_TAG_inlined_subroutine contributes a frame
+  // named after its abstract origin, and the frame outside it gets the inlined instance's
+  // DW_AT_call_file/line/column. The chain ends at the DW_TAG_subprogram (inlined=false).
+  // When no function encloses the address (assembly CUs) the last frame has function null.
+  // Returns false, appending nothing, when no CU with DWARF actually covers the address.
+  // Throws std::bad_alloc only.
+  bool Resolve(uint64_t address, std::vector<DwarfFrame>* frames);
+
+ private:
+  // DIEs (functions of a CU, or the CUs of a module) by address range.
+  struct DieRange {
+    Dwarf_Addr low;
+    Dwarf_Addr high;      // exclusive
+    Dwarf_Addr max_high;  // max(high) over this and all earlier entries (sorted by low)
+    uint32_t order;       // DIE order: the first of overlapping DIEs wins
+    Dwarf_Die die;
+  };
+  using RangeIndex = std::vector<DieRange>;
+
+  // A function's code scopes: nodes[0] is the function, children in DIE order.
+  struct ScopeTree {
+    struct Node {
+      Dwarf_Die die;
+      int tag;
+      uint32_t first_range, range_count;  // into ranges
+      uint32_t first_child, child_count;  // into children
+      bool described = false;             // the fields below are filled in
+      const char* name = nullptr;
+      const char* call_file = nullptr;
+      uint32_t call_line = 0;
+      uint32_t call_column = 0;
+    };
+    std::vector<Node> nodes;
+    std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> ranges;
+    std::vector<uint32_t> children;
+  };
+
+  const RangeIndex& IndexFor(Dwarf_Die* cudie);
+  static void Collect(Dwarf_Die* parent, int depth, RangeIndex* index);
+  static void Finish(RangeIndex* index);
+  static bool Find(const RangeIndex& index, Dwarf_Addr pc, Dwarf_Die* out);
+  Dwarf_Die* FindCuWithoutAranges(uint64_t address, Dwarf_Addr* bias);
+  ScopeTree& TreeFor(const Dwarf_Die& function);
+  static uint32_t AddNode(ScopeTree* tree, Dwarf_Die die, int tag);
+  static void Expand(ScopeTree* tree, uint32_t node, int depth);
+  void Describe(ScopeTree::Node* node, Dwarf_Die* cudie);
+
+  Dwfl_Module* module_;
+  // libdwfl 0.188 finds CUs only through .debug_aranges, which clang does not emit by
+  // default (-gdwarf-aranges): for such modules we index the CUs' own address ranges.
+  enum class Aranges { kUnknown, kPresent, kMissing } aranges_ = Aranges::kUnknown;
+  RangeIndex cus_;
+  Dwarf_Addr dwarf_bias_ = 0;
+  Dwarf_Die fallback_cu_;                                  // scratch for FindCuWithoutAranges
+  std::unordered_map<const void*, RangeIndex> cu_index_;   // keyed by the CU DIE's data
+  std::unordered_map<const void*, ScopeTree> functions_;   // keyed by the function DIE's data
+  std::vector<uint32_t> chain_;                            // scratch: node indices
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SYMBOLIZE_INTERNAL_INLINE_CHAIN_H_

@@ -1,0 +1,80 @@
+// The modules (main executable, shared objects, vDSO) this process has had mapped, including
+// ones unloaded since: samples taken before a dlclose() must still resolve afterwards.
+//
+// Concurrency: owned by one Symbolizer and used under its caller's serialisation.
+#ifndef INPROF_SYMBOLIZE_INTERNAL_MODULE_MAP_H_
+#define INPROF_SYMBOLIZE_INTERNAL_MODULE_MAP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "internal/loaded_objects.h"
+
+namespace inprof::internal {
+
+struct Module {
+  size_t id = 0;                  // index in the map; stable
+  ObjectKind kind = ObjectKind::kSharedObject;
+  std::string path;               // canonical path; "[vdso]" for the vDSO
+  std::string loader_name;        // name as the loader reported it (recognised cheaply)
+  uint64_t bias = 0;              // load bias: absolute address = bias + ELF vaddr
+  std::vector<Segment> segments;  // PT_LOAD segments, absolute
+  std::vector<uint8_t> build_id;  // from the loaded image; empty if it has none
+  std::vector<char> image;        // vDSO only, until the symbolizer has consumed it
+  bool loaded = true;             // false once unloaded (kept for old samples)
+};
+
+class ModuleMap {
+ public:
+  // Takes the loader's current list. Returns true when the set of loaded modules changed;
+  // appends the ids of modules never seen before to `added`. Cheap when the loader's
+  // adds/subs counters did not move. Throws std::bad_alloc only.
+  // Not async-signal-safe.
+  bool Refresh(std::vector<size_t>* added);
+
+  // The module containing `address`: currently loaded modules first, then unloaded ones,
+  // most recently unloaded first. nullptr when none. Not async-signal-safe.
+  Module* Find(uint64_t address);
+
+  Module& at(size_t id) { return modules_[id]; }
+  const Module& at(size_t id) const { return modules_[id]; }
+  size_t size() const { return modules_.size(); }
+  bool refreshed() const { return refreshed_; }
+
+  // Bumped whenever the set of loaded modules changes.
+  uint64_t generation() const { return generation_; }
+
+  // Executable PT_LOAD ranges [begin, end) of the loaded modules, sorted by begin.
+  std::vector<std::pair<uint64_t, uint64_t>> ExecutableRanges() const;
+
+ private:
+  struct Range {
+    uint64_t begin;
+    uint64_t end;
+    size_t id;
+  };
+
+  size_t Adopt(LoadedObject&& object, std::vector<size_t>* added);
+  void RebuildIndex();
+
+  std::deque<Module> modules_;
+  std::vector<Range> loaded_ranges_;  // all PT_LOAD ranges of loaded modules, sorted
+  std::vector<size_t> retired_;       // unloaded modules, oldest first
+  LoaderCounters counters_;
+  bool refreshed_ = false;
+  uint64_t generation_ = 0;
+};
+
+// Canonical absolute path of a loaded object's file: realpath() when the file exists
+// (the loader reports dlopen("./x.so") verbatim, relative to the cwd at that time), the
+// lexically normalised absolute name otherwise. The main program is found through
+// /proc/self/exe because the loader names it "".
+std::string CanonicalModulePath(const LoadedObject& object);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SYMBOLIZE_INTERNAL_MODULE_MAP_H_

@@ -1,0 +1,107 @@
+// Golden files for the text formats. INPROF_BLESS=1 rewrites them from the current output;
+// review the diff before committing it.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "inprof/exporters.h"
+#include "perfanno_reader.h"
+#include "test_profiles.h"
+
+namespace inprof::test {
+namespace {
+
+std::string SourceDir() {
+  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
+#ifdef INPROF_TEST_SOURCE_DIR
+  return INPROF_TEST_SOURCE_DIR;
+#else
+  return {};
+#endif
+}
+
+bool Blessing() {
+  const char* bless = std::getenv("INPROF_BLESS");
+  return bless && std::string(bless) == "1";
+}
+
+// Compares `actual` with tests/data/<relative>, or rewrites that file when blessing.
+void CheckGolden(const std::string& relative, const std::string& actual) {
+  const std::string source_dir = SourceDir();
+  ASSERT_FALSE(source_dir.empty()) << "set INPROF_SOURCE_DIR to the repository root";
+  const std::string path = source_dir + "/tests/data/" + relative;
+  if (Blessing()) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << actual;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden file " << path << " (run with INPROF_BLESS=1 to create it)";
+  std::ostringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "output differs from " << path
+                                    << " (INPROF_BLESS=1 rewrites it if the change is intended)";
+}
+
+std::string Render(bool perf_log, size_t event, bool lines = false) {
+  ExportOptions options;
+  options.event = event;
+  options.folded_lines = lines;
+  std::ostringstream out;
+  if (perf_log) {
+    WritePerfLog(GoldenProfile(), options, out);
+  } else {
+    WriteFolded(GoldenProfile(), options, out);
+  }
+  return out.str();
+}
+
+// A golden file is only worth comparing against if it is itself valid: check the output
+// with the consumers' rules too, so blessing cannot enshrine a broken file.
+void ExpectFlamegraphPlReadable(const std::string& text) {
+  const std::regex flamegraph_pl(R"(^(.*)\s+?(\d+)$)");
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_TRUE(std::regex_match(line, flamegraph_pl)) << line;
+  }
+}
+
+TEST(Golden, Folded) {
+  const std::string text = Render(false, 0);
+  ExpectFlamegraphPlReadable(text);
+  CheckGolden("folded/basic.folded", text);
+}
+
+TEST(Golden, FoldedWithLines) {
+  const std::string text = Render(false, 0, true);
+  ExpectFlamegraphPlReadable(text);
+  CheckGolden("folded/basic_lines.folded", text);
+}
+
+TEST(Golden, FoldedSecondEvent) {
+  const std::string text = Render(false, 1);
+  ExpectFlamegraphPlReadable(text);
+  CheckGolden("folded/basic_wall.folded", text);
+}
+
+TEST(Golden, PerfLog) {
+  const std::string text = Render(true, 0);
+  const PerfannoLog log = ParsePerfannoLog(text);
+  EXPECT_TRUE(log.ok()) << log.error;
+  CheckGolden("perf_log/perf.log", text);
+}
+
+TEST(Golden, PerfLogSecondEvent) {
+  const std::string text = Render(true, 1);
+  const PerfannoLog log = ParsePerfannoLog(text);
+  EXPECT_TRUE(log.ok()) << log.error;
+  CheckGolden("perf_log/perf.wall.log", text);
+}
+
+}  // namespace
+}  // namespace inprof::test

@@ -1,0 +1,38 @@
+// Helpers shared by the symbolizer tests: ground truth taken from the loader and libc,
+// independently of the code under test.
+#ifndef INPROF_TESTS_SYMBOLIZE_TEST_UTIL_H_
+#define INPROF_TESTS_SYMBOLIZE_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace inprof_test {
+
+// realpath(3), or "" when it fails.
+std::string RealPath(const std::string& path);
+
+// What dl_iterate_phdr says about the object containing `address`.
+struct LoaderObject {
+  bool found = false;
+  uint64_t bias = 0;  // dlpi_addr
+  std::string name;   // dlpi_name ("" for the main program)
+  std::vector<std::pair<uint64_t, uint64_t>> exec_ranges;
+};
+LoaderObject ObjectContaining(uint64_t address);
+
+// The main program's entry (dlpi_name == "").
+LoaderObject MainProgram();
+
+// `path` relative to the current directory, with a '/' in it so dlopen() treats it as a
+// path ("./x.so" rather than "x.so").
+std::string RelativeToCwd(const std::string& path);
+
+// Runs a command through the shell and returns its standard output; `ok` false if it could
+// not be started. `exit_status` (optional) receives its exit status.
+std::string RunCommand(const std::string& command, bool* ok, int* exit_status = nullptr);
+
+}  // namespace inprof_test
+
+#endif  // INPROF_TESTS_SYMBOLIZE_TEST_UTIL_H_
