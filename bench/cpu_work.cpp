@@ -47,7 +47,7 @@ __attribute__((noinline)) void Worker(int rounds, uint64_t* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 1000;
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 5000;
   uint64_t a = 0, b = 0;
   std::thread t(Worker, rounds, &a);
   Worker(rounds, &b);

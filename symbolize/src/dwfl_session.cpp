@@ -22,30 +22,20 @@ int FindElfNever(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) {
 
 char* g_debuginfo_path = nullptr;  // libdwfl's default: ":.debug:/usr/lib/debug"
 
-// dwfl_standard_find_debuginfo tries build-id directories, then .gnu_debuglink locations,
-// and then — elfutils built with ENABLE_LIBDEBUGINFOD, as Debian's is — the debuginfod
-// client, which is active exactly when DEBUGINFOD_URLS is non-empty. A profiler that
-// symbolizes inside the profiled program must not stall it on HTTP downloads of whole debug
-// files (and must not touch the network it was not asked to), so with DEBUGINFOD_URLS set
-// we use our own callback that does the local part only. Unsetting the variable instead
+// Separate debug info is looked up locally only (build-id directories, then
+// .gnu_debuglink locations), never with dwfl_standard_find_debuginfo: Debian's elfutils
+// 0.188 is built with debuginfod support and the standard callback dlopen()s
+// libdebuginfod on its first miss *even when DEBUGINFOD_URLS is unset* — measured here: at
+// the first dump, libcurl, gnutls, krb5, ldap and ~20 other libraries were loaded into the
+// profiled program, with their constructors run. With DEBUGINFOD_URLS set it would also
+// stall the program on HTTP downloads of whole debug files. Unsetting the variable instead
 // would change the environment of the program we are profiling.
-const Dwfl_Callbacks kStandardCallbacks = {
-    FindElfNever,
-    dwfl_standard_find_debuginfo,
-    nullptr,
-    &g_debuginfo_path,
-};
 const Dwfl_Callbacks kOfflineCallbacks = {
     FindElfNever,
     FindDebuginfoOffline,
     nullptr,
     &g_debuginfo_path,
 };
-
-bool DebuginfodConfigured() {
-  const char* urls = getenv("DEBUGINFOD_URLS");
-  return urls != nullptr && urls[0] != '\0';
-}
 
 // File-backed mappings [begin, end) from /proc/self/maps.
 std::vector<std::pair<uint64_t, uint64_t>> ReadFileMappings() {
@@ -105,9 +95,9 @@ int OpenVdsoImage(const std::vector<char>& image) {
 
 }  // namespace
 
-DwflSession::DwflSession() : standard_debuginfo_(!DebuginfodConfigured()) {
+DwflSession::DwflSession() {
   elf_version(EV_CURRENT);
-  dwfl_ = dwfl_begin(standard_debuginfo_ ? &kStandardCallbacks : &kOfflineCallbacks);
+  dwfl_ = dwfl_begin(&kOfflineCallbacks);
 }
 
 DwflSession::~DwflSession() {

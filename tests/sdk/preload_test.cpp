@@ -206,6 +206,15 @@ TEST(PreloadTest, DeepStacksAreTruncatedExplicitly) {
   EXPECT_TRUE(std::regex_search(run.process.err, std::regex(R"(truncated=[1-9])"))) << run.process.err;
 }
 
+TEST(PreloadTest, SamplesWithAnotherSignalWhenAsked) {
+  ProfiledRun run = Profile({"callsite", "0.3"},
+                            {{"INPROF_SIGNAL", "RTMIN+3"}, {"INPROF_FREQUENCY", "997"}});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  int64_t total = 0;
+  for (const auto& s : ReadFolded(run.folded)) total += s.count;
+  EXPECT_GT(total, 100) << run.process.err;
+}
+
 TEST(PreloadTest, PrintsOneSummaryLineUnlessQuiet) {
   ProfiledRun run = Profile({"callsite", "0.2"});
   ASSERT_EQ(run.process.exit_code, 0);

@@ -1,6 +1,8 @@
 // Unit tests of the symbolizer's internal pieces whose edge cases are hard to reach through
 // the public API: path handling, demangling, note parsing, the module map.
+#include <dlfcn.h>
 #include <elf.h>
+#include <link.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "inprof/symbolize.h"
 #include "internal/demangle.h"
 #include "internal/dwfl_session.h"
 #include "internal/loaded_objects.h"
@@ -174,20 +177,27 @@ TEST(SymbolizeInternals, ModuleMapSeesEachObjectOnceAndKeepsIdsStable) {
   EXPECT_EQ(map.Find(0x10), nullptr);
 }
 
-TEST(SymbolizeInternals, DebuginfodUrlsSelectsOfflineCallback) {
-  const char* saved = getenv("DEBUGINFOD_URLS");
-  const std::string saved_value = saved != nullptr ? saved : "";
-  unsetenv("DEBUGINFOD_URLS");
-  EXPECT_TRUE(DwflSession().uses_standard_debuginfo());
-  setenv("DEBUGINFOD_URLS", "", 1);
-  EXPECT_TRUE(DwflSession().uses_standard_debuginfo());
-  setenv("DEBUGINFOD_URLS", "http://192.0.2.1:9/", 1);
-  EXPECT_FALSE(DwflSession().uses_standard_debuginfo());
-  if (saved != nullptr) {
-    setenv("DEBUGINFOD_URLS", saved_value.c_str(), 1);
-  } else {
-    unsetenv("DEBUGINFOD_URLS");
+// Symbolizing must never load libdebuginfod (and with it libcurl, gnutls, krb5, ...) into
+// the profiled program, whether or not DEBUGINFOD_URLS is set.
+TEST(SymbolizeInternals, NeverLoadsTheDebuginfodClient) {
+  for (const char* urls : {static_cast<const char*>(nullptr), "http://192.0.2.1:9/"}) {
+    if (urls != nullptr) setenv("DEBUGINFOD_URLS", urls, 1);
+    inprof::Symbolizer symbolizer;
+    // Addresses in libc and libstdc++: modules whose debug info is separate, if any.
+    symbolizer.Symbolize(reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "qsort")));
+    symbolizer.Symbolize(reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "_ZdlPv")));
+    if (urls != nullptr) unsetenv("DEBUGINFOD_URLS");
   }
+  bool loaded = false;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        if (info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "libdebuginfod") != nullptr) {
+          *static_cast<bool*>(data) = true;
+        }
+        return 0;
+      },
+      &loaded);
+  EXPECT_FALSE(loaded);
 }
 
 }  // namespace

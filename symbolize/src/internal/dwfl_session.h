@@ -28,14 +28,10 @@ class DwflSession {
   // loaded). Not async-signal-safe.
   Dwfl_Module* Report(Module& module);
 
-  // Whether separate debug info may come from debuginfod (see dwfl_session.cpp).
-  bool uses_standard_debuginfo() const { return standard_debuginfo_; }
-
  private:
   int OpenFile(Module& module);
 
   Dwfl* dwfl_ = nullptr;
-  bool standard_debuginfo_ = true;
   bool map_files_usable_ = true;
 };
 
