@@ -20,5 +20,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/inprofConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/inprofConfigVersion.cmake
   DESTINATION ${INPROF_CMAKE_DIR})
 
+# The .pc file locates the prefix relative to itself, so an install moved or made with
+# `cmake --install --prefix` elsewhere still works.
+file(RELATIVE_PATH INPROF_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 configure_file(cmake/inprof.pc.in ${CMAKE_CURRENT_BINARY_DIR}/inprof.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/inprof.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
