@@ -55,9 +55,8 @@ extern "C" {
 int inprof_start(const char* config_text) {
   return Guarded("inprof_start", [&] {
     inprof::internal::Config config;
-    inprof::Status s = config_text == nullptr
-                           ? inprof::internal::ConfigFromEnvironment(&config)
-                           : inprof::internal::ParseConfig(config_text, &config);
+    inprof::Status s = config_text == nullptr ? inprof::internal::ConfigFromEnvironment(&config)
+                                              : inprof::internal::ParseConfig(config_text, &config);
     if (!s.ok()) return Report({RuntimeError::kConfig, "inprof_start: " + s.message()});
     return Report(inprof::internal::RuntimeStart(std::move(config)));
   });
@@ -68,7 +67,7 @@ int inprof_dump(const char* outputs) {
     if (outputs == nullptr) return Report(inprof::internal::RuntimeDump(nullptr));
     std::vector<std::string> list;
     inprof::Status s = inprof::internal::ParseOutputs(outputs, &list,
-                                                         /*check_writable=*/false);
+                                                      /*check_writable=*/false);
     if (!s.ok()) return Report({RuntimeError::kConfig, "inprof_dump: " + s.message()});
     if (list.empty()) return Report({RuntimeError::kConfig, "inprof_dump: empty output list"});
     return Report(inprof::internal::RuntimeDump(&list));

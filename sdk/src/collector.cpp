@@ -113,7 +113,8 @@ bool Session::RefreshCodeRanges(bool force) {
       table.get());
   // Sort pairs by start address.
   std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
-  for (size_t i = 0; i + 1 < table->size(); i += 2) pairs.emplace_back((*table)[i], (*table)[i + 1]);
+  for (size_t i = 0; i + 1 < table->size(); i += 2)
+    pairs.emplace_back((*table)[i], (*table)[i + 1]);
   std::sort(pairs.begin(), pairs.end());
   table->clear();
   for (const auto& [b, e] : pairs) {

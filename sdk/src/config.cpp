@@ -134,8 +134,7 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     }
     return Status::Ok();
   }
-  return Status::Error("unknown configuration key '" + key + "' (known keys: " + kKnownKeys +
-                       ")");
+  return Status::Error("unknown configuration key '" + key + "' (known keys: " + kKnownKeys + ")");
 }
 
 }  // namespace
@@ -179,8 +178,7 @@ Status ParseSignal(std::string_view text, int* signal) {
   return Status::Ok();
 }
 
-Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs,
-                    bool check_writable) {
+Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bool check_writable) {
   std::vector<std::string> result;
   size_t start = 0;
   while (start <= text.size()) {

@@ -27,7 +27,8 @@ using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(voi
 PthreadCreateFn NextPthreadCreate() {
   static PthreadCreateFn next = [] {
     auto fn = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-    if (fn == nullptr) fn = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_DEFAULT, "pthread_create"));
+    if (fn == nullptr)
+      fn = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_DEFAULT, "pthread_create"));
     return fn;
   }();
   return next;
@@ -81,8 +82,10 @@ pid_t StartInternalThread(pthread_t* thread, void* (*start)(void*), void* arg) {
 
 }  // namespace inprof::internal
 
-extern "C" __attribute__((visibility("default"))) int pthread_create(
-    pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
+                                                                     const pthread_attr_t* attr,
+                                                                     void* (*start)(void*),
+                                                                     void* arg) {
   using namespace inprof::internal;
   auto* args = new (std::nothrow) StartArgs{start, arg};
   if (args == nullptr) return RealPthreadCreate(thread, attr, start, arg);

@@ -30,10 +30,10 @@ Runtime& GetRuntime() {
     auto* r = new Runtime;
     // The key's destructor runs on each exiting thread that registered itself.
     r->has_exit_key = pthread_key_create(&r->exit_key, [](void*) {
-      Runtime& rt = GetRuntime();
-      std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
-      if (rt.session != nullptr) rt.session->OnThreadExit();
-    }) == 0;
+                        Runtime& rt = GetRuntime();
+                        std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+                        if (rt.session != nullptr) rt.session->OnThreadExit();
+                      }) == 0;
     pthread_atfork(nullptr, nullptr, [] {
       // The child has one thread and no timers: the session (its collector thread, its
       // locks, its timers) does not exist here. Forget it without touching it.

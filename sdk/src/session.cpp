@@ -123,8 +123,8 @@ Health Session::CurrentHealth() {
   h.achieved_hz = cpu_ns > 0 ? static_cast<double>(weight_) * 1e9 / static_cast<double>(cpu_ns) : 0;
   const SamplerCounters& c = sampler_.counters;
   h.samples = samples_;
-  h.dropped = c.ring_full.load(std::memory_order_relaxed) +
-              c.reentered.load(std::memory_order_relaxed);
+  h.dropped =
+      c.ring_full.load(std::memory_order_relaxed) + c.reentered.load(std::memory_order_relaxed);
   h.truncated = truncated_;
   h.broken = broken_;
   h.overflow = table_.overflow_samples();
@@ -156,9 +156,9 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   const int64_t cpu = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "inprof: engine=%s unwinder=%s frequency=%gHz samples=%" PRIu64
-                " dropped=%" PRIu64 " truncated=%" PRIu64 " overflow=%" PRIu64
-                " threads=%" PRIu64 " duration=%.2fs cpu=%.2fs rate=%.1fHz",
+                "inprof: engine=%s unwinder=%s frequency=%gHz samples=%" PRIu64 " dropped=%" PRIu64
+                " truncated=%" PRIu64 " overflow=%" PRIu64 " threads=%" PRIu64
+                " duration=%.2fs cpu=%.2fs rate=%.1fHz",
                 h.engine.c_str(), h.unwinder.c_str(), h.requested_hz, h.samples, h.dropped,
                 h.truncated, h.overflow, h.threads_seen,
                 static_cast<double>(end - start_monotonic_ns_) / 1e9,

@@ -17,8 +17,8 @@ int InstallSamplingHandler(Sampler* sampler) {
   struct sigaction current;
   if (sigaction(sampler->signal, nullptr, &current) != 0) return errno;
   // A handler left installed by an earlier session is ours: keep the action it chained to.
-  const bool already_ours = (current.sa_flags & SA_SIGINFO) != 0 &&
-                            current.sa_sigaction == &SamplingSignalHandler;
+  const bool already_ours =
+      (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == &SamplingSignalHandler;
   if (!already_ours) g_previous_action = current;
   struct sigaction action;
   std::memset(&action, 0, sizeof action);
@@ -40,8 +40,8 @@ void UninstallSamplingHandler(Sampler* sampler) {
   // A handler that loaded the pointer before the store above is counted in flight.
   while (g_handlers_in_flight.load(std::memory_order_acquire) != 0) sched_yield();
   struct sigaction current;
-  if (sigaction(sampler->signal, nullptr, &current) == 0 &&
-      (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == &SamplingSignalHandler) {
+  if (sigaction(sampler->signal, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) != 0 &&
+      current.sa_sigaction == &SamplingSignalHandler) {
     sigaction(sampler->signal, &g_previous_action, nullptr);
   }
 }

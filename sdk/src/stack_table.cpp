@@ -24,7 +24,8 @@ size_t GrownCapacity(size_t capacity, size_t needed) {
 }  // namespace
 
 StackTable::StackTable(size_t max_bytes, size_t event_count)
-    : max_bytes_(max_bytes), event_count_(event_count == 0 ? 1 : event_count),
+    : max_bytes_(max_bytes),
+      event_count_(event_count == 0 ? 1 : event_count),
       overflow_weights_(event_count_, 0) {
   buckets_.assign(1024, kEmpty);
 }
@@ -38,9 +39,10 @@ size_t StackTable::bytes() const {
 // counting the capacity every vector would grow to (growth doubles)?
 bool StackTable::Fits(size_t extra_frames) const {
   const size_t n = entries_.size() + 1;
-  size_t total = GrownCapacity(frames_.capacity(), frames_.size() + extra_frames) * sizeof(uintptr_t) +
-                 GrownCapacity(entries_.capacity(), n) * sizeof(Entry) +
-                 GrownCapacity(weights_.capacity(), n * event_count_) * sizeof(uint64_t);
+  size_t total =
+      GrownCapacity(frames_.capacity(), frames_.size() + extra_frames) * sizeof(uintptr_t) +
+      GrownCapacity(entries_.capacity(), n) * sizeof(Entry) +
+      GrownCapacity(weights_.capacity(), n * event_count_) * sizeof(uint64_t);
   size_t buckets = buckets_.size();
   if (n * 10 > buckets * 7) buckets *= 2;
   total += buckets * sizeof(uint32_t);
@@ -77,8 +79,8 @@ void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t 
     return;
   }
   const uint32_t index = static_cast<uint32_t>(entries_.size());
-  entries_.push_back(Entry{hash, static_cast<uint32_t>(frames_.size()),
-                           static_cast<uint32_t>(frames.size())});
+  entries_.push_back(
+      Entry{hash, static_cast<uint32_t>(frames_.size()), static_cast<uint32_t>(frames.size())});
   frames_.insert(frames_.end(), frames.begin(), frames.end());
   weights_.resize(weights_.size() + event_count_, 0);
   weights_[static_cast<size_t>(index) * event_count_ + event] = weight;

@@ -69,8 +69,7 @@ SampleRing* ThreadRegistry::TakeRingLocked() {
   return ring;
 }
 
-void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi,
-                                    bool self) {
+void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi, bool self) {
   auto it = by_tid_.find(tid);
   if (it != by_tid_.end()) {
     ThreadSlot& slot = slots_[it->second];

@@ -43,7 +43,12 @@ void ElfSymbolTable::Build(Dwfl_Module* module) {
 
     // A size running past the end of the address space is garbage: treat it as unknown.
     const uint64_t size = sym.st_size <= UINT64_MAX - address ? sym.st_size : 0;
-    Symbol s{address, size, 0, name, static_cast<uint32_t>(i), BindingRank(sym),
+    Symbol s{address,
+             size,
+             0,
+             name,
+             static_cast<uint32_t>(i),
+             BindingRank(sym),
              GELF_ST_BIND(sym.st_info) == STB_LOCAL};
     if (s.size == 0) {
       // Absolute labels only match exactly (as in libdwfl).
@@ -52,8 +57,8 @@ void ElfSymbolTable::Build(Dwfl_Module* module) {
         GElf_Shdr shdr_mem;
         const GElf_Shdr* shdr = gelf_getshdr(elf_getscn(elf, shndx), &shdr_mem);
         if (shdr != nullptr && shdr->sh_addr + shdr->sh_size + bias > address) {
-        s.section_end = shdr->sh_addr + shdr->sh_size + bias;
-      }
+          s.section_end = shdr->sh_addr + shdr->sh_size + bias;
+        }
       }
     }
     symbols_.push_back(s);

@@ -36,8 +36,8 @@ int ReadCountersCallback(dl_phdr_info* info, size_t size, void* data) {
 bool InFileBackedLoad(const dl_phdr_info& info, uint64_t vaddr, uint64_t size) {
   for (int i = 0; i < info.dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info.dlpi_phdr[i];
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && vaddr >= ph.p_vaddr &&
-        size <= ph.p_filesz && vaddr - ph.p_vaddr <= ph.p_filesz - size) {
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && vaddr >= ph.p_vaddr && size <= ph.p_filesz &&
+        vaddr - ph.p_vaddr <= ph.p_filesz - size) {
       return true;
     }
   }

@@ -1,8 +1,8 @@
 #include "internal/source_paths.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <algorithm>
 
 namespace inprof::internal {
 
@@ -65,9 +65,8 @@ PathMap::PathMap(std::vector<std::pair<std::string, std::string>> rules) {
     rules_.emplace_back(std::move(prefix), std::move(to));
   }
   // Longest prefix first; stable so that of two identical prefixes the first given wins.
-  std::stable_sort(rules_.begin(), rules_.end(), [](const auto& a, const auto& b) {
-    return a.first.size() > b.first.size();
-  });
+  std::stable_sort(rules_.begin(), rules_.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
 bool PathMap::Apply(std::string* path) const {

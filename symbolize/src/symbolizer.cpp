@@ -30,8 +30,8 @@ constexpr const char kUnknownFunction[] = "[unknown]";
 
 // Resolution state per module; parallel to ModuleMap ids.
 struct ModuleDebug {
-  bool reported = false;        // handed to libdwfl (successfully or not)
-  Dwfl_Module* dwfl = nullptr;  // null: file unusable, only "module+0x" names
+  bool reported = false;                            // handed to libdwfl (successfully or not)
+  Dwfl_Module* dwfl = nullptr;                      // null: file unusable, only "module+0x" names
   std::unique_ptr<internal::InlineResolver> dwarf;  // set together with dwfl
   bool symbols_built = false;
   internal::ElfSymbolTable symbols;

@@ -1,8 +1,8 @@
 // The public API used in process, as a program that links libinprof does.
 #include <inprof/inprof.h>
-#include <inprof/inprof.hpp>
 #include <signal.h>
 #include <time.h>
+#include <inprof/inprof.hpp>
 
 #include <gtest/gtest.h>
 
@@ -110,9 +110,9 @@ TEST_F(ApiTest, LifecycleErrorsHaveCodesAndMessages) {
   EXPECT_EQ(inprof_start("quiet=1"), INPROF_ERR_ALREADY_STARTED);
   EXPECT_EQ(inprof_dump(nullptr), INPROF_ERR_OUTPUT) << "no outputs configured";
   EXPECT_EQ(inprof_stop(), INPROF_OK);
-  for (int code : std::initializer_list<int>{INPROF_OK, INPROF_ERR_CONFIG, INPROF_ERR_ALREADY_STARTED,
-                   INPROF_ERR_NOT_STARTED, INPROF_ERR_OUTPUT, INPROF_ERR_SYSTEM,
-                   INPROF_ERR_INTERNAL, 12345}) {
+  for (int code : std::initializer_list<int>{
+           INPROF_OK, INPROF_ERR_CONFIG, INPROF_ERR_ALREADY_STARTED, INPROF_ERR_NOT_STARTED,
+           INPROF_ERR_OUTPUT, INPROF_ERR_SYSTEM, INPROF_ERR_INTERNAL, 12345}) {
     EXPECT_STRNE(inprof_strerror(code), "");
   }
 }

@@ -43,7 +43,8 @@ TEST(ConfigTest, ParsesKeysAndOutputListsWithCommas) {
 
 TEST(ConfigTest, ParsesSizesSignalsAndPathMaps) {
   Config c;
-  ASSERT_TRUE(ParseConfig("max_memory=16M,signal=SIGRTMIN+2,max_depth=32,path_map=/b=/s:/x=/y", &c).ok());
+  ASSERT_TRUE(
+      ParseConfig("max_memory=16M,signal=SIGRTMIN+2,max_depth=32,path_map=/b=/s:/x=/y", &c).ok());
   EXPECT_EQ(c.max_memory, size_t{16} << 20);
   EXPECT_EQ(c.signal, SIGRTMIN + 2);
   EXPECT_EQ(c.max_depth, 32u);
@@ -70,20 +71,17 @@ TEST_P(BadConfigTest, NamesTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadConfigTest,
-    ::testing::Values(BadCase{"bogus=1", "unknown configuration key 'bogus'"},
-                      BadCase{"frequency=abc", "invalid frequency='abc'"},
-                      BadCase{"frequency=0", "invalid frequency"},
-                      BadCase{"frequency=-5", "invalid frequency"},
-                      BadCase{"unwind=magic", "invalid unwind='magic'"},
-                      BadCase{"signal=KILL", "invalid signal"},
-                      BadCase{"signal=SEGV", "invalid signal"},
-                      BadCase{"max_depth=0", "invalid max_depth"},
-                      BadCase{"max_depth=500", "invalid max_depth"},
-                      BadCase{"max_memory=1", "invalid max_memory"},
-                      BadCase{"output=/tmp/x.txt", "unknown output format for '/tmp/x.txt'"},
-                      BadCase{"output=/nonexistent-dir/x.folded", "/nonexistent-dir"},
-                      BadCase{"perf.log", "expected key=value"},
-                      BadCase{"=3", "empty key"}),
+    ::testing::Values(
+        BadCase{"bogus=1", "unknown configuration key 'bogus'"},
+        BadCase{"frequency=abc", "invalid frequency='abc'"},
+        BadCase{"frequency=0", "invalid frequency"}, BadCase{"frequency=-5", "invalid frequency"},
+        BadCase{"unwind=magic", "invalid unwind='magic'"}, BadCase{"signal=KILL", "invalid signal"},
+        BadCase{"signal=SEGV", "invalid signal"}, BadCase{"max_depth=0", "invalid max_depth"},
+        BadCase{"max_depth=500", "invalid max_depth"},
+        BadCase{"max_memory=1", "invalid max_memory"},
+        BadCase{"output=/tmp/x.txt", "unknown output format for '/tmp/x.txt'"},
+        BadCase{"output=/nonexistent-dir/x.folded", "/nonexistent-dir"},
+        BadCase{"perf.log", "expected key=value"}, BadCase{"=3", "empty key"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return std::to_string(info.index); });
 
 TEST_F(ConfigEnvTest, EnvironmentUsesTheSameKeys) {

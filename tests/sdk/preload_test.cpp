@@ -22,7 +22,8 @@ struct ProfiledRun {
   std::string perf_log;
 };
 
-ProfiledRun Profile(const std::vector<std::string>& args, std::map<std::string, std::string> env = {}) {
+ProfiledRun Profile(const std::vector<std::string>& args,
+                    std::map<std::string, std::string> env = {}) {
   ProfiledRun run;
   run.dir = MakeTempDir();
   run.folded = run.dir + "/out.folded";
@@ -85,8 +86,8 @@ TEST(PreloadTest, LeafSharesMatchTheWorkloadWithinThreePoints) {
     }
   }
   EXPECT_EQ(log_hot, hot);
-  std::printf("leaf shares: hot50=%.1f%% hot30=%.1f%% hot20=%.1f%% (%lld weighted samples)\n",
-              s50, s30, s20, static_cast<long long>(hot));
+  std::printf("leaf shares: hot50=%.1f%% hot30=%.1f%% hot20=%.1f%% (%lld weighted samples)\n", s50,
+              s30, s20, static_cast<long long>(hot));
 }
 
 TEST(PreloadTest, FramePointerStacksReachMainAndCallSiteLinesAreExact) {
@@ -203,12 +204,13 @@ TEST(PreloadTest, DeepStacksAreTruncatedExplicitly) {
     }
   }
   EXPECT_GT(truncated, 0);
-  EXPECT_TRUE(std::regex_search(run.process.err, std::regex(R"(truncated=[1-9])"))) << run.process.err;
+  EXPECT_TRUE(std::regex_search(run.process.err, std::regex(R"(truncated=[1-9])")))
+      << run.process.err;
 }
 
 TEST(PreloadTest, SamplesWithAnotherSignalWhenAsked) {
-  ProfiledRun run = Profile({"callsite", "0.3"},
-                            {{"INPROF_SIGNAL", "RTMIN+3"}, {"INPROF_FREQUENCY", "997"}});
+  ProfiledRun run =
+      Profile({"callsite", "0.3"}, {{"INPROF_SIGNAL", "RTMIN+3"}, {"INPROF_FREQUENCY", "997"}});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   int64_t total = 0;
   for (const auto& s : ReadFolded(run.folded)) total += s.count;
@@ -286,7 +288,8 @@ TEST_P(PreloadBadConfigTest, TheProgramRunsUnprofiledWithAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, PreloadBadConfigTest,
-    ::testing::Values(BadEnv{"INPROF_FREQUENCY", "fast", "INPROF_FREQUENCY: invalid frequency='fast'"},
+    ::testing::Values(BadEnv{"INPROF_FREQUENCY", "fast",
+                             "INPROF_FREQUENCY: invalid frequency='fast'"},
                       BadEnv{"INPROF_FREQ", "100", "unknown environment variable INPROF_FREQ"},
                       BadEnv{"INPROF_UNWIND", "guess", "invalid unwind='guess'"},
                       BadEnv{"INPROF_SIGNAL", "SIGSEGV", "invalid signal"}),

@@ -10,8 +10,8 @@
 namespace inprof::test {
 
 struct ProcessResult {
-  int exit_code = -1;    // exit status, or -1 when killed by a signal
-  int term_signal = 0;   // the signal that killed it, if any
+  int exit_code = -1;   // exit status, or -1 when killed by a signal
+  int term_signal = 0;  // the signal that killed it, if any
   std::string out;
   std::string err;
 };

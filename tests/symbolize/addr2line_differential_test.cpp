@@ -70,8 +70,7 @@ std::string Canonical(const std::string& file) {
 // Output of `eu-addr2line --pretty-print -a`: one "0xADDR: frame" line per address,
 // followed by " (inlined by) frame" lines. Run in batches to keep command lines short.
 std::vector<std::vector<RefFrame>> RunEuAddr2line(const std::string& module,
-                                                   const std::vector<uint64_t>& offsets,
-                                                   bool* ok) {
+                                                  const std::vector<uint64_t>& offsets, bool* ok) {
   std::vector<std::vector<RefFrame>> results;
   *ok = true;
   constexpr size_t kBatch = 1000;
@@ -139,8 +138,8 @@ bool SameLocation(const SymbolizedFrame& ours, const RefFrame& ref) {
 }
 
 bool SameFrame(const SymbolizedFrame& ours, const RefFrame& ref, bool inlined) {
-  return WithoutVersion(ours.function) == WithoutVersion(ref.function) &&
-         SameLocation(ours, ref) && ours.inlined == inlined;
+  return WithoutVersion(ours.function) == WithoutVersion(ref.function) && SameLocation(ours, ref) &&
+         ours.inlined == inlined;
 }
 
 // Whether the chain's shape and frames 1.. (the callers of inlined code) agree.

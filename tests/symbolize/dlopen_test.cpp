@@ -51,8 +51,7 @@ TEST(SymbolizerDlopen, ResolvesLibraryAndKeepsItAfterDlclose) {
   void* handle = dlopen(relative.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << dlerror();
   auto capture_first = reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_first"));
-  auto capture_second =
-      reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_second"));
+  auto capture_second = reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_second"));
   auto source_file = reinterpret_cast<SourceFileFn>(dlsym(handle, "inprof_fixture_source_file"));
   ASSERT_TRUE(capture_first && capture_second && source_file);
   int first_line = 0;
@@ -420,14 +419,15 @@ TEST_P(SymbolizerSplitDebug, FindsDebuglinkFile) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Callbacks, SymbolizerSplitDebug,
-    ::testing::Values(SplitDebugCase{false, true}, SplitDebugCase{true, true},
-                      SplitDebugCase{false, false}, SplitDebugCase{true, false}),
-    [](const auto& info) {
-      return std::string(info.param.debuginfod_urls_set ? "DebuginfodUrlsSet" : "Unset") +
-             (info.param.build_id ? "WithBuildId" : "WithoutBuildId");
-    });
+INSTANTIATE_TEST_SUITE_P(Callbacks, SymbolizerSplitDebug,
+                         ::testing::Values(SplitDebugCase{false, true}, SplitDebugCase{true, true},
+                                           SplitDebugCase{false, false},
+                                           SplitDebugCase{true, false}),
+                         [](const auto& info) {
+                           return std::string(info.param.debuginfod_urls_set ? "DebuginfodUrlsSet"
+                                                                             : "Unset") +
+                                  (info.param.build_id ? "WithBuildId" : "WithoutBuildId");
+                         });
 #endif
 
 }  // namespace

@@ -2,8 +2,8 @@
 // the public API: path handling, demangling, note parsing, the module map.
 #include <dlfcn.h>
 #include <elf.h>
-#include <link.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -191,7 +191,8 @@ TEST(SymbolizeInternals, NeverLoadsTheDebuginfodClient) {
   bool loaded = false;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
-        if (info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "libdebuginfod") != nullptr) {
+        if (info->dlpi_name != nullptr &&
+            std::strstr(info->dlpi_name, "libdebuginfod") != nullptr) {
           *static_cast<bool*>(data) = true;
         }
         return 0;

@@ -188,8 +188,7 @@ TEST(Symbolizer, PathMapRewritesWholeComponentsLongestPrefixFirst) {
     SymbolizerOptions options;
     options.path_map = {{parent, "/short/"}};
     Symbolizer symbolizer(options);
-    EXPECT_EQ(symbolizer.Symbolize(capture.pc - 1)[0].file,
-              "/short" + file.substr(parent.size()));
+    EXPECT_EQ(symbolizer.Symbolize(capture.pc - 1)[0].file, "/short" + file.substr(parent.size()));
   }
   {
     // "/a/fixture" must not match "/a/fixtures/...": only whole components.
@@ -242,8 +241,9 @@ TEST(Symbolizer, RefreshModulesIsIdempotent) {
   const auto start = std::chrono::steady_clock::now();
   constexpr int kRounds = 2000;
   for (int i = 0; i < kRounds; ++i) symbolizer.RefreshModules();
-  const double us = std::chrono::duration<double, std::micro>(
-                        std::chrono::steady_clock::now() - start).count() / kRounds;
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      kRounds;
   RecordProperty("refresh_unchanged_us", std::to_string(us));
   EXPECT_LT(us, 20.0);
 }
@@ -282,12 +282,13 @@ TEST(Symbolizer, WarmLookupsAreSubMicrosecond) {
   Symbolizer symbolizer;
   auto start = std::chrono::steady_clock::now();
   symbolizer.Symbolize(addresses[0]);
-  const double first_ms = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start).count();
+  const double first_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   start = std::chrono::steady_clock::now();
   for (uint64_t a : addresses) symbolizer.Symbolize(a);
-  const double cold_us = std::chrono::duration<double, std::micro>(
-                             std::chrono::steady_clock::now() - start).count() / 64;
+  const double cold_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      64;
 
   constexpr int kRounds = 2000;
   size_t sink = 0;
@@ -295,9 +296,9 @@ TEST(Symbolizer, WarmLookupsAreSubMicrosecond) {
   for (int r = 0; r < kRounds; ++r) {
     for (uint64_t a : addresses) sink += symbolizer.Symbolize(a).size();
   }
-  const double warm_ns = std::chrono::duration<double, std::nano>(
-                             std::chrono::steady_clock::now() - start).count() /
-                         (kRounds * addresses.size());
+  const double warm_ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() /
+      (kRounds * addresses.size());
   EXPECT_GT(sink, 0u);
   RecordProperty("first_lookup_ms", std::to_string(first_ms));
   RecordProperty("cold_lookup_us", std::to_string(cold_us));

@@ -60,8 +60,7 @@ LoaderObject MainProgram() {
 }
 
 std::string RelativeToCwd(const std::string& path) {
-  std::string relative =
-      std::filesystem::relative(path, std::filesystem::current_path()).string();
+  std::string relative = std::filesystem::relative(path, std::filesystem::current_path()).string();
   if (relative.rfind("../", 0) != 0) relative = "./" + relative;
   return relative;
 }

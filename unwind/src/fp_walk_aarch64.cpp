@@ -34,8 +34,8 @@ uintptr_t ContextFp(const ucontext_t* context) {
 
 __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* context,
                                                           StackBounds bounds,
-                                                          const CodeRanges* code,
-                                                          uintptr_t* out, uint32_t max_depth) {
+                                                          const CodeRanges* code, uintptr_t* out,
+                                                          uint32_t max_depth) {
   WalkResult result;
   if (max_depth == 0) {
     result.stop = WalkStop::kDepthLimit;
@@ -55,8 +55,7 @@ __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* cont
   // lr may be stale from an earlier call made by the interrupted function itself.
   if (code != nullptr) {
     const uintptr_t lr = StripPac(static_cast<uintptr_t>(context->uc_mcontext.regs[30]));
-    const bool record_has_lr = fp >= sp && fp + 2 * kWord <= bounds.hi &&
-                               (fp & (kWord - 1)) == 0 &&
+    const bool record_has_lr = fp >= sp && fp + 2 * kWord <= bounds.hi && (fp & (kWord - 1)) == 0 &&
                                StripPac(reinterpret_cast<const uintptr_t*>(fp)[1]) == lr;
     if (!record_has_lr && lr >= 4 && (lr & 3) == 0 && code->Contains(lr - 4) &&
         result.depth < max_depth) {

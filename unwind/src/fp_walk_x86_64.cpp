@@ -23,10 +23,9 @@ bool DirectCallTarget(uintptr_t return_address, const CodeRanges& code, uintptr_
   }
   const auto* bytes = reinterpret_cast<const uint8_t*>(call);
   if (bytes[0] != 0xE8) return false;
-  int32_t rel = static_cast<int32_t>(static_cast<uint32_t>(bytes[1]) |
-                                     static_cast<uint32_t>(bytes[2]) << 8 |
-                                     static_cast<uint32_t>(bytes[3]) << 16 |
-                                     static_cast<uint32_t>(bytes[4]) << 24);
+  int32_t rel = static_cast<int32_t>(
+      static_cast<uint32_t>(bytes[1]) | static_cast<uint32_t>(bytes[2]) << 8 |
+      static_cast<uint32_t>(bytes[3]) << 16 | static_cast<uint32_t>(bytes[4]) << 24);
   *target = return_address + static_cast<intptr_t>(rel);
   return true;
 }
@@ -47,8 +46,8 @@ uintptr_t ContextFp(const ucontext_t* context) {
 // registers, the word at sp) which the sanitizer may consider poisoned red zones.
 __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* context,
                                                           StackBounds bounds,
-                                                          const CodeRanges* code,
-                                                          uintptr_t* out, uint32_t max_depth) {
+                                                          const CodeRanges* code, uintptr_t* out,
+                                                          uint32_t max_depth) {
   WalkResult result;
   if (max_depth == 0) {
     result.stop = WalkStop::kDepthLimit;
@@ -74,9 +73,9 @@ __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* cont
     const uintptr_t candidate = *reinterpret_cast<const uintptr_t*>(sp);
     uintptr_t target = 0;
     constexpr uintptr_t kMaxLeafSize = 4096;
-    const bool fp_frame_is_leafs =
-        fp >= sp && fp + 2 * kWord <= bounds.hi && (fp & (kWord - 1)) == 0 &&
-        reinterpret_cast<const uintptr_t*>(fp)[1] == candidate;
+    const bool fp_frame_is_leafs = fp >= sp && fp + 2 * kWord <= bounds.hi &&
+                                   (fp & (kWord - 1)) == 0 &&
+                                   reinterpret_cast<const uintptr_t*>(fp)[1] == candidate;
     if (!fp_frame_is_leafs && DirectCallTarget(candidate, *code, &target) && target <= pc &&
         pc - target < kMaxLeafSize) {
       if (result.depth < max_depth) {

@@ -5,9 +5,9 @@
 
 #include <ucontext.h>
 
+#include <readerwriterqueue/readerwriterqueue.h>
 #include <cstddef>
 #include <cstdint>
-#include <readerwriterqueue/readerwriterqueue.h>
 
 #include "inprof/unwind.h"
 
@@ -39,8 +39,7 @@ struct SampleRecord {
 
   // Walks the interrupted stack. Async-signal-safe.
   explicit SampleRecord(const WalkRequest& request) {
-    WalkResult r = FpWalk(request.context, request.bounds, request.code, frames,
-                          request.max_depth);
+    WalkResult r = FpWalk(request.context, request.bounds, request.code, frames, request.max_depth);
     tid = request.tid;
     weight = request.weight;
     depth = static_cast<uint16_t>(r.depth);
@@ -48,7 +47,8 @@ struct SampleRecord {
     recovered_leaf_caller = r.recovered_leaf_caller;
   }
   // Used only when the ring is prefaulted. Not async-signal-safe (not needed there).
-  SampleRecord() : tid(0), weight(0), depth(0), stop(WalkStop::kRoot), recovered_leaf_caller(false) {}
+  SampleRecord()
+      : tid(0), weight(0), depth(0), stop(WalkStop::kRoot), recovered_leaf_caller(false) {}
 };
 
 // Single producer (the sampled thread's handler), single consumer (whoever holds the

@@ -28,8 +28,8 @@ struct ThreadSlot {
   std::atomic<uint32_t> generation{0};
   std::atomic<int32_t> tid{0};
   std::atomic<uintptr_t> stack_lo{0};
-  std::atomic<uintptr_t> stack_hi{0};  // 0 until known
-  std::atomic<uintptr_t> probe_sp{0};  // left by the handler while bounds are unknown
+  std::atomic<uintptr_t> stack_hi{0};   // 0 until known
+  std::atomic<uintptr_t> probe_sp{0};   // left by the handler while bounds are unknown
   std::atomic<bool> in_handler{false};  // re-entry guard
   SampleRing* ring = nullptr;
   // Control path only:
@@ -39,11 +39,11 @@ struct ThreadSlot {
 };
 
 struct SamplerCounters {
-  std::atomic<uint64_t> signals{0};         // our timer signals handled
-  std::atomic<uint64_t> ring_full{0};       // dropped: collector fell behind
-  std::atomic<uint64_t> reentered{0};       // dropped: signal arrived inside the handler
-  std::atomic<uint64_t> stale{0};           // for a slot that was already retired
-  std::atomic<uint64_t> chained{0};         // not ours: passed to the previous handler
+  std::atomic<uint64_t> signals{0};    // our timer signals handled
+  std::atomic<uint64_t> ring_full{0};  // dropped: collector fell behind
+  std::atomic<uint64_t> reentered{0};  // dropped: signal arrived inside the handler
+  std::atomic<uint64_t> stale{0};      // for a slot that was already retired
+  std::atomic<uint64_t> chained{0};    // not ours: passed to the previous handler
 };
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

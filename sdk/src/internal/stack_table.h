@@ -68,8 +68,8 @@ class StackTable {
   size_t event_count_;
   std::vector<uintptr_t> frames_;
   std::vector<Entry> entries_;
-  std::vector<uint64_t> weights_;   // entries_.size() * event_count_
-  std::vector<uint32_t> buckets_;   // open addressing, linear probing; power of two
+  std::vector<uint64_t> weights_;  // entries_.size() * event_count_
+  std::vector<uint32_t> buckets_;  // open addressing, linear probing; power of two
   std::vector<uint64_t> overflow_weights_;
   uint64_t overflow_samples_ = 0;
 };

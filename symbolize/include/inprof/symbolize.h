@@ -20,12 +20,12 @@
 namespace inprof {
 
 struct SymbolizedFrame {
-  std::string function;     // demangled; ELF symbol, "module+0x1a2b" or "[unknown]" as fallback
-  std::string file;         // canonical absolute path (realpath when it exists); empty if unknown
-  uint32_t line = 0;        // 0 when unknown
-  uint32_t column = 0;      // 0 when unknown
-  bool inlined = false;     // true for every frame of the chain except the outermost one
-  std::string module;       // canonical path of the module; empty for [unknown]
+  std::string function;  // demangled; ELF symbol, "module+0x1a2b" or "[unknown]" as fallback
+  std::string file;      // canonical absolute path (realpath when it exists); empty if unknown
+  uint32_t line = 0;     // 0 when unknown
+  uint32_t column = 0;   // 0 when unknown
+  bool inlined = false;  // true for every frame of the chain except the outermost one
+  std::string module;    // canonical path of the module; empty for [unknown]
   uint64_t module_offset = 0;  // address relative to the module's load bias
 };
 

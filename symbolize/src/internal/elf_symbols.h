@@ -35,9 +35,9 @@ class ElfSymbolTable {
     uint64_t size;
     uint64_t section_end;  // sizeless symbols only: end of their section (exclusive)
     const char* name;
-    uint32_t order;        // index in the module's table
-    uint8_t binding;       // 3 global, 2 weak, 1 local, 0 other (as libdwfl ranks them)
-    bool local;            // STB_LOCAL: only considered when no global symbol matches
+    uint32_t order;   // index in the module's table
+    uint8_t binding;  // 3 global, 2 weak, 1 local, 0 other (as libdwfl ranks them)
+    bool local;       // STB_LOCAL: only considered when no global symbol matches
   };
   static bool Better(const Symbol& candidate, const Symbol& current);
 

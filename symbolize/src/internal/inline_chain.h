@@ -89,10 +89,10 @@ class InlineResolver {
   enum class Aranges { kUnknown, kPresent, kMissing } aranges_ = Aranges::kUnknown;
   RangeIndex cus_;
   Dwarf_Addr dwarf_bias_ = 0;
-  Dwarf_Die fallback_cu_;                                  // scratch for FindCuWithoutAranges
-  std::unordered_map<const void*, RangeIndex> cu_index_;   // keyed by the CU DIE's data
-  std::unordered_map<const void*, ScopeTree> functions_;   // keyed by the function DIE's data
-  std::vector<uint32_t> chain_;                            // scratch: node indices
+  Dwarf_Die fallback_cu_;                                 // scratch for FindCuWithoutAranges
+  std::unordered_map<const void*, RangeIndex> cu_index_;  // keyed by the CU DIE's data
+  std::unordered_map<const void*, ScopeTree> functions_;  // keyed by the function DIE's data
+  std::vector<uint32_t> chain_;                           // scratch: node indices
 };
 
 }  // namespace inprof::internal

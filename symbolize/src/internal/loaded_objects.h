@@ -20,11 +20,11 @@ enum class ObjectKind { kMainExecutable, kSharedObject, kVdso };
 
 struct LoadedObject {
   ObjectKind kind = ObjectKind::kSharedObject;
-  std::string name;                  // as reported by the loader; may be relative
-  uint64_t bias = 0;                 // dlpi_addr: absolute address = bias + p_vaddr
-  std::vector<Segment> segments;     // PT_LOAD segments, absolute
-  std::vector<uint8_t> build_id;     // NT_GNU_BUILD_ID read from memory; empty if none
-  std::vector<char> image;           // kVdso only: the in-memory ELF image
+  std::string name;               // as reported by the loader; may be relative
+  uint64_t bias = 0;              // dlpi_addr: absolute address = bias + p_vaddr
+  std::vector<Segment> segments;  // PT_LOAD segments, absolute
+  std::vector<uint8_t> build_id;  // NT_GNU_BUILD_ID read from memory; empty if none
+  std::vector<char> image;        // kVdso only: the in-memory ELF image
 };
 
 // Loader counters (dlpi_adds, dlpi_subs) from the first dl_iterate_phdr entry only; the

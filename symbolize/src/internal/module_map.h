@@ -17,7 +17,7 @@
 namespace inprof::internal {
 
 struct Module {
-  size_t id = 0;                  // index in the map; stable
+  size_t id = 0;  // index in the map; stable
   ObjectKind kind = ObjectKind::kSharedObject;
   std::string path;               // canonical path; "[vdso]" for the vDSO
   std::string loader_name;        // name as the loader reported it (recognised cheaply)
