@@ -25,6 +25,7 @@ std::optional<Format> FormatFromPath(std::string_view path) {
   // "perf.log" is perfanno's default name; "perf.<event>.log" or any other "*.log" is a
   // perf.log for another event or a file the user will point perfanno at.
   if (HasSuffix(name, ".log")) return Format::kPerfLog;
+  if (HasSuffix(name, ".json")) return Format::kAnnotationJson;
   return std::nullopt;
 }
 
@@ -43,6 +44,10 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
         break;
       case Format::kPerfLog:
         WritePerfLog(profile, options, text);
+        break;
+      case Format::kAnnotationJson:
+        // Every event goes into the one file; options.event does not apply.
+        WriteAnnotationJson(profile, text);
         break;
       default:
         return Status::Error("cannot write " + path + ": unknown output format");

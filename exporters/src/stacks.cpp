@@ -1,6 +1,7 @@
 #include "internal/stacks.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -46,6 +47,25 @@ void StackMerger::WriteSorted(std::ostream& out) const {
   std::sort(lines.begin(), lines.end(),
             [](const auto* a, const auto* b) { return a->first < b->first; });
   for (const auto* line : lines) out << line->first << ' ' << line->second << '\n';
+}
+
+ProfileAssembler::ProfileAssembler(std::string event_name, std::string unit) {
+  EventInfo event;
+  event.name = std::move(event_name);
+  event.unit = std::move(unit);
+  profile_.events.push_back(std::move(event));
+}
+
+void ProfileAssembler::AddSample(std::vector<uint32_t> frames, int64_t weight) {
+  int64_t& total = profile_.events[0].total_weight;
+  if (__builtin_add_overflow(total, weight, &total)) total = std::numeric_limits<int64_t>::max();
+  profile_.samples.push_back({std::move(frames), {weight}});
+}
+
+bool ParseCount(std::string_view text, int64_t* count) {
+  if (text.empty()) return false;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), *count);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size() && *count >= 0;
 }
 
 }  // namespace inprof::internal

@@ -18,6 +18,8 @@ TEST(FormatFromPath, PerfLog) {
   EXPECT_EQ(FormatFromPath("/home/me/project/perf.log"), Format::kPerfLog);
   EXPECT_EQ(FormatFromPath("perf.cycles.log"), Format::kPerfLog);
   EXPECT_EQ(FormatFromPath("profile.log"), Format::kPerfLog);
+  EXPECT_EQ(FormatFromPath("profile.json"), Format::kAnnotationJson);
+  EXPECT_EQ(FormatFromPath("/tmp/run/p.json"), Format::kAnnotationJson);
 }
 
 TEST(FormatFromPath, UnknownNames) {
@@ -31,7 +33,8 @@ TEST(FormatFromPath, UnknownNames) {
   EXPECT_EQ(FormatFromPath("logs.folded/out"), std::nullopt);
   EXPECT_EQ(FormatFromPath("perf.log.gz"), std::nullopt);
   EXPECT_EQ(FormatFromPath("OUT.FOLDED"), std::nullopt);
-  EXPECT_EQ(FormatFromPath("profile.json"), std::nullopt);
+  EXPECT_EQ(FormatFromPath(".json"), std::nullopt);
+  EXPECT_EQ(FormatFromPath("profile.json.gz"), std::nullopt);
   EXPECT_EQ(FormatFromPath("profile.pb.gz"), std::nullopt);
   EXPECT_EQ(FormatFromPath("flame.svg"), std::nullopt);
 }

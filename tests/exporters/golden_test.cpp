@@ -103,5 +103,15 @@ TEST(Golden, PerfLogSecondEvent) {
   CheckGolden("perf_log/perf.wall.log", text);
 }
 
+TEST(Golden, AnnotationJson) {
+  std::ostringstream out;
+  WriteAnnotationJson(GoldenProfile(), out);
+  // Valid by our own reader before it is compared (a blessed file must load).
+  Annotations read;
+  const Status status = ReadAnnotationJson(out.str(), "golden", &read);
+  EXPECT_TRUE(status.ok()) << status.message();
+  CheckGolden("annotation_json/basic.json", out.str());
+}
+
 }  // namespace
 }  // namespace inprof::test

@@ -15,6 +15,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace inprof {
@@ -99,8 +100,9 @@ struct Profile {
 };
 
 enum class Format {
-  kFolded,   // *.folded: flame-graph folded stacks
-  kPerfLog,  // perf.log / *.log: perfanno.nvim input
+  kFolded,          // *.folded: flame-graph folded stacks
+  kPerfLog,         // perf.log / *.log: perfanno.nvim input
+  kAnnotationJson,  // *.json: per-line annotations for editors and the viewer
 };
 
 // The format a path asks for, from its name; nullopt when the name is not one we write.
@@ -115,6 +117,10 @@ struct ExportOptions {
 void WriteFolded(const Profile& profile, const ExportOptions& options, std::ostream& out);
 void WritePerfLog(const Profile& profile, const ExportOptions& options, std::ostream& out);
 
+// Writes the annotation JSON (docs/annotation-json.md) of every event of `profile`, with heat
+// levels at the default threshold. Deterministic: equal profiles give identical bytes.
+void WriteAnnotationJson(const Profile& profile, std::ostream& out);
+
 // Writes `profile` to `path` in `format` atomically: a temporary file in the same directory,
 // then rename(2). On failure nothing exists under `path` that was not there before and the
 // message names the path and the reason. Not async-signal-safe.
@@ -123,6 +129,95 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
 
 // Writes `contents` to `path` atomically (temporary file + rename). Not async-signal-safe.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+// ---------------------------------------------------------------------------------------------
+// Annotations: a profile summarised per source line, the model behind the annotation JSON and
+// the viewer. Every per-event vector has one entry per Annotations::events entry.
+
+// One line of one source file, aggregated over every function that has it.
+struct LineStats {
+  uint32_t line = 0;
+  std::string function;            // the function that owns the line (most inclusive weight)
+  bool inlined = false;            // seen in an inlined frame
+  std::vector<int64_t> self;       // weight of samples whose innermost frame is this line
+  std::vector<int64_t> inclusive;  // weight of samples with this line anywhere (once per stack)
+  std::vector<uint8_t> local_heat;   // 0-5 among the lines of `function`
+  std::vector<uint8_t> global_heat;  // 0-5 among all lines of the profile
+};
+
+struct FunctionStats {
+  std::string name;
+  std::string file;              // empty for functions without source information
+  uint32_t first_line = 0;       // range of the lines sampled in it; 0 when unknown
+  uint32_t last_line = 0;
+  bool inlined = false;          // seen as an inlined frame at least once
+  std::vector<int64_t> self;
+  std::vector<int64_t> inclusive;  // once per stack, so recursion is not counted twice
+};
+
+struct FileStats {
+  std::string path;
+  std::vector<LineStats> lines;          // sorted by line
+  std::vector<FunctionStats> functions;  // sorted by first line, then name
+};
+
+struct LineRef {
+  uint32_t file = 0;  // index into Annotations::files
+  uint32_t line = 0;
+  auto operator<=>(const LineRef&) const = default;
+};
+
+// The caller's line called (or inlined) the callee's line in at least one stack.
+struct CallEdge {
+  LineRef caller;
+  LineRef callee;
+  bool inlined = false;          // the callee frame is inlined into the caller's machine frame
+  std::vector<int64_t> weight;   // once per stack
+};
+
+struct Annotations {
+  Metadata meta;
+  std::vector<EventInfo> events;
+  Health health;
+  double heat_threshold = 0.5;
+  std::vector<FileStats> files;                       // sorted by path
+  std::vector<FunctionStats> functions_without_source;  // sorted by name
+  std::vector<CallEdge> edges;                        // sorted by caller, then callee
+};
+
+// Heat levels after perf-heatmap (FORMATS.md "Heat levels"). `values[i]` is the inclusive
+// weight of the point on source line `lines[i]`; returns one level (0-5) per point, in input
+// order. Points are ranked by value descending, then line descending; the top
+// max(1, floor(n * threshold)) are cut into five chunks (levels 5..1), the rest get 0.
+// Points with a zero value are not ranked and get 0. Not async-signal-safe.
+std::vector<uint8_t> HeatLevels(const std::vector<int64_t>& values,
+                                const std::vector<uint32_t>& lines, double threshold = 0.5);
+
+// Recomputes every line's local and global heat levels at `threshold` (0 < threshold <= 1).
+void AssignHeat(Annotations& annotations, double threshold);
+
+// Summarises `profile` per line, function and call edge, with heat at `heat_threshold`.
+Annotations BuildAnnotations(const Profile& profile, double heat_threshold = 0.5);
+
+void WriteAnnotationJson(const Annotations& annotations, std::ostream& out);
+
+// Hottest lines of an event: (file index, line index) pairs ordered by weight (self, or
+// inclusive with `by_inclusive`) descending, then the other weight descending, then path and
+// line ascending; lines with zero weight are left out. At most `limit` entries.
+std::vector<std::pair<uint32_t, uint32_t>> HottestLines(const Annotations& annotations,
+                                                        size_t event, bool by_inclusive,
+                                                        size_t limit);
+// Hottest functions of an event, ordered like HottestLines (then by name).
+std::vector<const FunctionStats*> HottestFunctions(const Annotations& annotations, size_t event,
+                                                   bool by_inclusive, size_t limit);
+
+// Readers. `name` is used in error messages, which read "NAME:LINE: what was expected".
+Status ReadAnnotationJson(std::string_view text, const std::string& name, Annotations* out);
+// Folded stacks ("a;b;c 12", frames optionally "function (file:line)", "_[i]" marks inlined)
+// into a one-event profile ("samples").
+Status ReadFolded(std::string_view text, const std::string& name, Profile* out);
+// perf.log as perfanno.nvim reads it (each frame "symbol /path:line") into a one-event profile.
+Status ReadPerfLog(std::string_view text, const std::string& name, Profile* out);
 
 }  // namespace inprof
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "inprof/exporters.h"
 
@@ -36,6 +38,48 @@ class StackMerger {
  private:
   std::unordered_map<std::string, uint64_t> counts_;
 };
+
+// Builds a one-event profile from stacks read back from a text format: frames are interned
+// by their text, weights summed into the event's total. Not async-signal-safe.
+class ProfileAssembler {
+ public:
+  explicit ProfileAssembler(std::string event_name = "samples", std::string unit = "count");
+  // The index of the frame read as `key` (its text in the file); `make` builds it on first use.
+  template <typename Make>
+  uint32_t Intern(std::string_view key, Make make) {
+    auto [it, added] = frames_.try_emplace(std::string(key), 0);
+    if (added) {
+      it->second = static_cast<uint32_t>(profile_.frames.size());
+      profile_.frames.push_back(make());
+    }
+    return it->second;
+  }
+  void AddSample(std::vector<uint32_t> frames, int64_t weight);
+  Profile Finish() { return std::move(profile_); }
+
+ private:
+  Profile profile_;
+  std::unordered_map<std::string, uint32_t> frames_;
+};
+
+// Calls `line(text, number)` for each line of `text` (1-based numbers, without the '\n');
+// stops early and returns false when `line` does. Not async-signal-safe.
+template <typename Line>
+bool ForEachLine(std::string_view text, Line line) {
+  size_t number = 0;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    const std::string_view current = text.substr(0, end);
+    ++number;
+    if (!line(current, number)) return false;
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return true;
+}
+
+// Parses a non-negative decimal count; false when `text` is not one. Not async-signal-safe.
+bool ParseCount(std::string_view text, int64_t* count);
 
 }  // namespace inprof::internal
 

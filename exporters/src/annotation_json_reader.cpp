@@ -1,0 +1,283 @@
+// The annotation JSON reader: one pass over the text with a pull cursor, filling the model
+// directly (no document tree), so a large file costs one read and little more memory than
+// the model itself. Unknown keys are skipped, so newer writers that add keys stay readable;
+// a different "format" or a newer "version" is refused.
+#include <string>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "internal/json.h"
+
+namespace inprof {
+namespace {
+
+using internal::JsonCursor;
+
+constexpr int64_t kVersion = 1;
+
+bool ReadWeights(JsonCursor& c, std::vector<int64_t>* out) {
+  out->clear();
+  bool done = false;
+  if (!c.BeginArray()) return false;
+  while (true) {
+    if (!c.NextElement(&done)) return false;
+    if (done) return true;
+    int64_t v = 0;
+    if (!c.ReadInt(&v)) return false;
+    out->push_back(v);
+  }
+}
+
+bool ReadLevels(JsonCursor& c, std::vector<uint8_t>* out) {
+  out->clear();
+  bool done = false;
+  if (!c.BeginArray()) return false;
+  while (true) {
+    if (!c.NextElement(&done)) return false;
+    if (done) return true;
+    int64_t v = 0;
+    if (!c.ReadInt(&v)) return false;
+    if (v < 0 || v > 5) return c.Fail("expected a heat level from 0 to 5");
+    out->push_back(static_cast<uint8_t>(v));
+  }
+}
+
+bool ReadUint64(JsonCursor& c, uint64_t* out) {
+  int64_t v = 0;
+  if (!c.ReadInt(&v)) return false;
+  if (v < 0) return c.Fail("expected a non-negative count");
+  *out = static_cast<uint64_t>(v);
+  return true;
+}
+
+// Calls `element(c)` for each element of an array.
+template <typename Element>
+bool ReadArray(JsonCursor& c, Element element) {
+  bool done = false;
+  if (!c.BeginArray()) return false;
+  while (true) {
+    if (!c.NextElement(&done)) return false;
+    if (done) return true;
+    if (!element()) return false;
+  }
+}
+
+// Calls `member(key)` for each member of an object; `member` must consume the value.
+template <typename Member>
+bool ReadObject(JsonCursor& c, Member member) {
+  bool done = false;
+  std::string key;
+  if (!c.BeginObject()) return false;
+  while (true) {
+    if (!c.NextKey(&key, &done)) return false;
+    if (done) return true;
+    if (!member(key)) return false;
+  }
+}
+
+bool ReadLineRef(JsonCursor& c, LineRef* ref) {
+  int index = 0;
+  return ReadArray(c, [&] {
+           if (index > 1) return c.Fail("expected [file index, line] (two numbers)");
+           return c.ReadUint32(index++ == 0 ? &ref->file : &ref->line);
+         }) &&
+         (index == 2 || c.Fail("expected [file index, line] (two numbers)"));
+}
+
+bool ReadFunction(JsonCursor& c, FunctionStats* fn) {
+  return ReadObject(c, [&](const std::string& key) {
+    if (key == "first_line") return c.ReadUint32(&fn->first_line);
+    if (key == "last_line") return c.ReadUint32(&fn->last_line);
+    if (key == "inlined") return c.ReadBool(&fn->inlined);
+    if (key == "name") return c.ReadString(&fn->name);
+    if (key == "self") return ReadWeights(c, &fn->self);
+    if (key == "inclusive") return ReadWeights(c, &fn->inclusive);
+    return c.Skip();
+  });
+}
+
+bool ReadLine(JsonCursor& c, LineStats* line) {
+  return ReadObject(c, [&](const std::string& key) {
+    if (key == "line") return c.ReadUint32(&line->line);
+    if (key == "function") return c.ReadString(&line->function);
+    if (key == "inlined") return c.ReadBool(&line->inlined);
+    if (key == "self") return ReadWeights(c, &line->self);
+    if (key == "inclusive") return ReadWeights(c, &line->inclusive);
+    if (key == "local_heat") return ReadLevels(c, &line->local_heat);
+    if (key == "global_heat") return ReadLevels(c, &line->global_heat);
+    return c.Skip();
+  });
+}
+
+bool ReadFile(JsonCursor& c, FileStats* file) {
+  const bool ok = ReadObject(c, [&](const std::string& key) {
+    if (key == "path") return c.ReadString(&file->path);
+    if (key == "lines") {
+      return ReadArray(c, [&] {
+        file->lines.emplace_back();
+        return ReadLine(c, &file->lines.back());
+      });
+    }
+    if (key == "functions") {
+      return ReadArray(c, [&] {
+        file->functions.emplace_back();
+        return ReadFunction(c, &file->functions.back());
+      });
+    }
+    return c.Skip();
+  });
+  // The writer leaves the file out of each function: it is the enclosing file's path.
+  for (FunctionStats& fn : file->functions) fn.file = file->path;
+  return ok;
+}
+
+bool ReadEvent(JsonCursor& c, EventInfo* e) {
+  return ReadObject(c, [&](const std::string& key) {
+    if (key == "name") return c.ReadString(&e->name);
+    if (key == "unit") return c.ReadString(&e->unit);
+    if (key == "period") return ReadUint64(c, &e->period);
+    if (key == "frequency_hz") return c.ReadDouble(&e->frequency_hz);
+    if (key == "total_weight") return c.ReadInt(&e->total_weight);
+    return c.Skip();
+  });
+}
+
+bool ReadHealth(JsonCursor& c, Health* h) {
+  return ReadObject(c, [&](const std::string& key) {
+    if (key == "engine") return c.ReadString(&h->engine);
+    if (key == "engine_reason") return c.ReadString(&h->engine_reason);
+    if (key == "unwinder") return c.ReadString(&h->unwinder);
+    if (key == "requested_hz") return c.ReadDouble(&h->requested_hz);
+    if (key == "achieved_hz") return c.ReadDouble(&h->achieved_hz);
+    if (key == "samples") return ReadUint64(c, &h->samples);
+    if (key == "dropped") return ReadUint64(c, &h->dropped);
+    if (key == "truncated") return ReadUint64(c, &h->truncated);
+    if (key == "broken") return ReadUint64(c, &h->broken);
+    if (key == "overflow") return ReadUint64(c, &h->overflow);
+    if (key == "threads_seen") return ReadUint64(c, &h->threads_seen);
+    if (key == "unknown_frames") return ReadUint64(c, &h->unknown_frames);
+    if (key == "warnings") {
+      return ReadArray(c, [&] {
+        h->warnings.emplace_back();
+        return c.ReadString(&h->warnings.back());
+      });
+    }
+    return c.Skip();
+  });
+}
+
+bool ReadMetadata(JsonCursor& c, Metadata* m) {
+  return ReadObject(c, [&](const std::string& key) {
+    if (key == "program") return c.ReadString(&m->program);
+    if (key == "pid") return c.ReadInt(&m->pid);
+    if (key == "start_time_ns") return c.ReadInt(&m->start_time_ns);
+    if (key == "duration_ns") return c.ReadInt(&m->duration_ns);
+    return c.Skip();
+  });
+}
+
+// Every per-event vector has one entry per event; heat vectors may be absent (recomputed).
+bool CheckShapes(JsonCursor& c, Annotations& a, size_t end) {
+  const size_t n = a.events.size();
+  auto bad = [&](const std::string& what) {
+    return c.FailAt(end, "expected " + std::to_string(n) + " values (one per event) in " + what);
+  };
+  bool need_heat = false;
+  for (const FileStats& file : a.files) {
+    for (const LineStats& line : file.lines) {
+      if (line.self.size() != n || line.inclusive.size() != n) {
+        return bad("line " + std::to_string(line.line) + " of " + file.path);
+      }
+      if (line.local_heat.size() != n || line.global_heat.size() != n) need_heat = true;
+    }
+    for (const FunctionStats& fn : file.functions) {
+      if (fn.self.size() != n || fn.inclusive.size() != n) return bad("function " + fn.name);
+    }
+  }
+  for (const FunctionStats& fn : a.functions_without_source) {
+    if (fn.self.size() != n || fn.inclusive.size() != n) return bad("function " + fn.name);
+  }
+  for (const CallEdge& edge : a.edges) {
+    if (edge.weight.size() != n) return bad("an edge");
+    if (edge.caller.file >= a.files.size() || edge.callee.file >= a.files.size()) {
+      return c.FailAt(end, "expected edge file indices below " + std::to_string(a.files.size()));
+    }
+  }
+  if (need_heat) AssignHeat(a, a.heat_threshold);
+  return true;
+}
+
+}  // namespace
+
+Status ReadAnnotationJson(std::string_view text, const std::string& name, Annotations* out) {
+  Annotations a;
+  JsonCursor c(text);
+  std::string format;
+  int64_t version = 0;
+  a.heat_threshold = 0.5;
+  bool ok = ReadObject(c, [&](const std::string& key) {
+    if (key == "format") {
+      const size_t at = c.position();
+      if (!c.ReadString(&format)) return false;
+      if (format != "inprof-annotations") {
+        return c.FailAt(at, "expected \"format\": \"inprof-annotations\"");
+      }
+      return true;
+    }
+    if (key == "version") {
+      const size_t at = c.position();
+      if (!c.ReadInt(&version)) return false;
+      if (version < 1 || version > kVersion) {
+        return c.FailAt(at, "expected \"version\": 1 (this viewer reads version 1)");
+      }
+      return true;
+    }
+    if (key == "heat_threshold") return c.ReadDouble(&a.heat_threshold);
+    if (key == "metadata") return ReadMetadata(c, &a.meta);
+    if (key == "health") return ReadHealth(c, &a.health);
+    if (key == "events") {
+      return ReadArray(c, [&] {
+        a.events.emplace_back();
+        return ReadEvent(c, &a.events.back());
+      });
+    }
+    if (key == "files") {
+      return ReadArray(c, [&] {
+        a.files.emplace_back();
+        return ReadFile(c, &a.files.back());
+      });
+    }
+    if (key == "functions_without_source") {
+      return ReadArray(c, [&] {
+        a.functions_without_source.emplace_back();
+        return ReadFunction(c, &a.functions_without_source.back());
+      });
+    }
+    if (key == "edges") {
+      return ReadArray(c, [&] {
+        a.edges.emplace_back();
+        CallEdge& edge = a.edges.back();
+        return ReadObject(c, [&](const std::string& k) {
+          if (k == "caller") return ReadLineRef(c, &edge.caller);
+          if (k == "callee") return ReadLineRef(c, &edge.callee);
+          if (k == "inlined") return c.ReadBool(&edge.inlined);
+          if (k == "weight") return ReadWeights(c, &edge.weight);
+          return c.Skip();
+        });
+      });
+    }
+    return c.Skip();  // hottest_* are derived from the rest
+  });
+  if (ok && !c.AtEnd()) ok = c.Fail("expected nothing after the top-level object");
+  if (ok && format.empty()) ok = c.FailAt(0, "expected a top-level \"format\": \"inprof-annotations\"");
+  if (ok && version == 0) ok = c.FailAt(0, "expected a top-level \"version\": 1");
+  if (ok && !(a.heat_threshold > 0 && a.heat_threshold <= 1)) {
+    ok = c.FailAt(0, "expected \"heat_threshold\" in (0, 1]");
+  }
+  if (ok) ok = CheckShapes(c, a, c.position());
+  if (!ok) return Status::Error(name + ":" + std::to_string(c.error_line()) + ": " + c.error());
+  *out = std::move(a);
+  return Status::Ok();
+}
+
+}  // namespace inprof

@@ -1,0 +1,77 @@
+// Folded stacks read back: "frame;frame;...;frame count" per line, as flamegraph.pl reads
+// them, plus our own frame spellings ("function (file:line)" and the "_[i]" inline hint).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "internal/stacks.h"
+
+namespace inprof {
+namespace {
+
+// "function (file:line)" -> function, file, line; anything else is a bare function name.
+Frame ParseFoldedFrame(std::string_view text) {
+  Frame frame;
+  // Colour hints that flamegraph.pl and inferno understand; only "_[i]" means something here.
+  for (std::string_view hint : {"_[i]", "_[k]", "_[j]", "_[w]"}) {
+    if (text.size() > hint.size() && text.ends_with(hint)) {
+      frame.kind = hint == "_[i]" ? FrameKind::kInlined : FrameKind::kNative;
+      text.remove_suffix(hint.size());
+      break;
+    }
+  }
+  const size_t open = text.rfind(" (");
+  if (text.ends_with(')') && open != std::string_view::npos) {
+    const std::string_view location = text.substr(open + 2, text.size() - open - 3);
+    const size_t colon = location.rfind(':');
+    int64_t line = 0;
+    if (colon != std::string_view::npos && colon > 0 &&
+        internal::ParseCount(location.substr(colon + 1), &line) && line > 0 && line <= 0xffffffff) {
+      frame.function = std::string(text.substr(0, open));
+      frame.file = std::string(location.substr(0, colon));
+      frame.line = static_cast<uint32_t>(line);
+      return frame;
+    }
+  }
+  frame.function = std::string(text);
+  if (frame.function.starts_with('[') && frame.function.ends_with(']')) {
+    frame.kind = FrameKind::kSynthetic;
+  }
+  return frame;
+}
+
+}  // namespace
+
+Status ReadFolded(std::string_view text, const std::string& name, Profile* out) {
+  internal::ProfileAssembler assembler;
+  std::string error;
+  const bool ok = internal::ForEachLine(text, [&](std::string_view line, size_t number) {
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line.empty() || line.starts_with('#')) return true;
+    const size_t space = line.rfind(' ');
+    int64_t count = 0;
+    if (space == std::string_view::npos || space == 0 ||
+        !internal::ParseCount(line.substr(space + 1), &count)) {
+      error = name + ":" + std::to_string(number) +
+              ": expected 'frame;frame;...;frame COUNT' with an integer count";
+      return false;
+    }
+    std::string_view stack = line.substr(0, space);
+    std::vector<uint32_t> frames;
+    while (true) {
+      const size_t semi = stack.find(';');
+      const std::string_view frame = stack.substr(0, semi);
+      frames.push_back(assembler.Intern(frame, [&] { return ParseFoldedFrame(frame); }));
+      if (semi == std::string_view::npos) break;
+      stack.remove_prefix(semi + 1);
+    }
+    assembler.AddSample(std::move(frames), count);
+    return true;
+  });
+  if (!ok) return Status::Error(error);
+  *out = assembler.Finish();
+  return Status::Ok();
+}
+
+}  // namespace inprof

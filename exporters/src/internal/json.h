@@ -1,0 +1,72 @@
+// The small JSON toolkit behind the annotation JSON: string quoting for the writer, and a
+// pull cursor for the reader. The cursor walks the text once, without building a tree, so a
+// reader fills its model straight from the bytes; errors carry the 1-based line number.
+#ifndef INPROF_EXPORTERS_INTERNAL_JSON_H_
+#define INPROF_EXPORTERS_INTERNAL_JSON_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace inprof::internal {
+
+// Appends `text` as a JSON string literal (quotes included). Control characters are escaped;
+// bytes that are not valid UTF-8 become U+FFFD so the output is always valid JSON.
+// Not async-signal-safe.
+void AppendJsonString(std::string& out, std::string_view text);
+
+// Appends a number: integers exactly, doubles in the shortest form that reads back equal
+// (non-finite values as 0). Not async-signal-safe.
+void AppendJsonNumber(std::string& out, int64_t value);
+void AppendJsonNumber(std::string& out, double value);
+
+// Reads a JSON text token by token. Every method returns false on malformed input and keeps
+// the first error (message and line); callers just propagate false.
+// Not thread-safe; not async-signal-safe.
+class JsonCursor {
+ public:
+  explicit JsonCursor(std::string_view text) : text_(text) {}
+
+  // Containers. After BeginObject/BeginArray, call NextKey/NextElement until it sets
+  // `*done`; they consume the separators and the closing bracket.
+  bool BeginObject();
+  bool NextKey(std::string* key, bool* done);
+  bool BeginArray();
+  bool NextElement(bool* done);
+
+  bool ReadString(std::string* value);
+  bool ReadInt(int64_t* value);
+  bool ReadUint32(uint32_t* value);
+  bool ReadDouble(double* value);
+  bool ReadBool(bool* value);
+  // True (and consumes it) when the next value is `null`.
+  bool TryNull();
+  // Skips one value of any kind (forward compatibility: unknown keys).
+  bool Skip();
+  // True when only whitespace is left.
+  bool AtEnd();
+
+  bool Fail(std::string expected);
+  // Fails like Fail, but at the line of an earlier position (from position()).
+  bool FailAt(size_t position, std::string expected);
+  size_t position() const { return pos_; }
+  const std::string& error() const { return error_; }
+  size_t error_line() const { return error_line_; }
+
+ private:
+  void SkipSpace();
+  bool Consume(char c);
+  size_t LineAt(size_t pos) const;
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  bool first_ = false;  // the next NextKey/NextElement is the first of its container
+  std::string error_;
+  size_t error_line_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_EXPORTERS_INTERNAL_JSON_H_

@@ -1,0 +1,340 @@
+#include "internal/json.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace inprof::internal {
+namespace {
+
+// Length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not one.
+size_t Utf8SequenceLength(std::string_view s) {
+  const auto b0 = static_cast<unsigned char>(s[0]);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (b0 < 0x80) return 1;
+  if ((b0 & 0xe0) == 0xc0) {
+    n = 2;
+    cp = b0 & 0x1f;
+  } else if ((b0 & 0xf0) == 0xe0) {
+    n = 3;
+    cp = b0 & 0x0f;
+  } else if ((b0 & 0xf8) == 0xf0) {
+    n = 4;
+    cp = b0 & 0x07;
+  } else {
+    return 0;
+  }
+  if (s.size() < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if ((b & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3f);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8.
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+void AppendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+}  // namespace
+
+void AppendJsonString(std::string& out, std::string_view text) {
+  out += '"';
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else if (c >= 0x80) {
+      const size_t n = Utf8SequenceLength(text.substr(i));
+      if (n == 0) {
+        out += "\xef\xbf\xbd";
+        ++i;
+      } else {
+        out.append(text.substr(i, n));
+        i += n;
+      }
+      continue;
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+void AppendJsonNumber(std::string& out, int64_t value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, result.ptr);
+}
+
+void AppendJsonNumber(std::string& out, double value) {
+  if (!std::isfinite(value)) value = 0;
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out.append(buffer, result.ptr);
+}
+
+size_t JsonCursor::LineAt(size_t pos) const {
+  size_t line = 1;
+  for (size_t i = 0; i < pos && i < text_.size(); ++i) line += text_[i] == '\n';
+  return line;
+}
+
+bool JsonCursor::Fail(std::string expected) {
+  if (error_.empty()) {
+    error_ = std::move(expected);
+    error_line_ = LineAt(pos_);
+  }
+  return false;
+}
+
+bool JsonCursor::FailAt(size_t position, std::string expected) {
+  if (error_.empty()) {
+    error_ = std::move(expected);
+    error_line_ = LineAt(position);
+  }
+  return false;
+}
+
+void JsonCursor::SkipSpace() {
+  while (pos_ < text_.size()) {
+    const char c = text_[pos_];
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
+    ++pos_;
+  }
+}
+
+bool JsonCursor::Consume(char c) {
+  SkipSpace();
+  if (pos_ < text_.size() && text_[pos_] == c) {
+    ++pos_;
+    return true;
+  }
+  return false;
+}
+
+bool JsonCursor::AtEnd() {
+  SkipSpace();
+  return pos_ == text_.size();
+}
+
+bool JsonCursor::BeginObject() {
+  if (!Consume('{')) return Fail("expected an object ('{')");
+  if (++depth_ > 64) return Fail("expected at most 64 levels of nesting");
+  first_ = true;
+  return true;
+}
+
+bool JsonCursor::BeginArray() {
+  if (!Consume('[')) return Fail("expected an array ('[')");
+  if (++depth_ > 64) return Fail("expected at most 64 levels of nesting");
+  first_ = true;
+  return true;
+}
+
+bool JsonCursor::NextKey(std::string* key, bool* done) {
+  *done = false;
+  if (Consume('}')) {
+    --depth_;
+    first_ = false;
+    *done = true;
+    return true;
+  }
+  if (!first_ && !Consume(',')) return Fail("expected ',' or '}' after an object member");
+  first_ = false;
+  SkipSpace();
+  if (!ReadString(key)) return false;
+  if (!Consume(':')) return Fail("expected ':' after an object key");
+  return true;
+}
+
+bool JsonCursor::NextElement(bool* done) {
+  *done = false;
+  if (Consume(']')) {
+    --depth_;
+    first_ = false;
+    *done = true;
+    return true;
+  }
+  if (!first_ && !Consume(',')) return Fail("expected ',' or ']' after an array element");
+  first_ = false;
+  return true;
+}
+
+bool JsonCursor::ReadString(std::string* value) {
+  if (!Consume('"')) return Fail("expected a string");
+  value->clear();
+  while (true) {
+    // Copy plain runs in one go: most strings have no escapes.
+    const size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\\' &&
+           static_cast<unsigned char>(text_[pos_]) >= 0x20) {
+      ++pos_;
+    }
+    value->append(text_.substr(start, pos_ - start));
+    if (pos_ >= text_.size()) return Fail("expected '\"' to end the string");
+    const char c = text_[pos_++];
+    if (c == '"') return true;
+    if (c != '\\') {
+      --pos_;
+      return Fail("expected no raw control character in a string");
+    }
+    if (pos_ >= text_.size()) return Fail("expected an escape after '\\'");
+    const char e = text_[pos_++];
+    switch (e) {
+      case '"': *value += '"'; break;
+      case '\\': *value += '\\'; break;
+      case '/': *value += '/'; break;
+      case 'b': *value += '\b'; break;
+      case 'f': *value += '\f'; break;
+      case 'n': *value += '\n'; break;
+      case 'r': *value += '\r'; break;
+      case 't': *value += '\t'; break;
+      case 'u': {
+        auto hex4 = [&](uint32_t* out) {
+          if (pos_ + 4 > text_.size()) return false;
+          const auto r = std::from_chars(text_.data() + pos_, text_.data() + pos_ + 4, *out, 16);
+          if (r.ec != std::errc() || r.ptr != text_.data() + pos_ + 4) return false;
+          pos_ += 4;
+          return true;
+        };
+        uint32_t cp = 0;
+        if (!hex4(&cp)) return Fail("expected four hex digits after '\\u'");
+        if (cp >= 0xd800 && cp <= 0xdbff && text_.substr(pos_, 2) == "\\u") {
+          pos_ += 2;
+          uint32_t low = 0;
+          if (!hex4(&low)) return Fail("expected four hex digits after '\\u'");
+          cp = (low >= 0xdc00 && low <= 0xdfff) ? 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00)
+                                                 : 0xfffd;
+        } else if (cp >= 0xd800 && cp <= 0xdfff) {
+          cp = 0xfffd;
+        }
+        AppendUtf8(*value, cp);
+        break;
+      }
+      default:
+        --pos_;
+        return Fail("expected a valid escape sequence");
+    }
+  }
+}
+
+bool JsonCursor::ReadInt(int64_t* value) {
+  SkipSpace();
+  const char* begin = text_.data() + pos_;
+  const char* end = text_.data() + text_.size();
+  const auto r = std::from_chars(begin, end, *value);
+  if (r.ec != std::errc() || (r.ptr < end && (*r.ptr == '.' || *r.ptr == 'e' || *r.ptr == 'E'))) {
+    return Fail("expected an integer");
+  }
+  pos_ += static_cast<size_t>(r.ptr - begin);
+  return true;
+}
+
+bool JsonCursor::ReadUint32(uint32_t* value) {
+  int64_t v = 0;
+  if (!ReadInt(&v)) return false;
+  if (v < 0 || v > 0xffffffffLL) return Fail("expected a line number (0 to 4294967295)");
+  *value = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool JsonCursor::ReadDouble(double* value) {
+  SkipSpace();
+  const char* begin = text_.data() + pos_;
+  const auto r = std::from_chars(begin, text_.data() + text_.size(), *value);
+  if (r.ec != std::errc()) return Fail("expected a number");
+  pos_ += static_cast<size_t>(r.ptr - begin);
+  return true;
+}
+
+bool JsonCursor::ReadBool(bool* value) {
+  SkipSpace();
+  if (text_.substr(pos_, 4) == "true") {
+    *value = true;
+    pos_ += 4;
+    return true;
+  }
+  if (text_.substr(pos_, 5) == "false") {
+    *value = false;
+    pos_ += 5;
+    return true;
+  }
+  return Fail("expected true or false");
+}
+
+bool JsonCursor::TryNull() {
+  SkipSpace();
+  if (text_.substr(pos_, 4) != "null") return false;
+  pos_ += 4;
+  return true;
+}
+
+bool JsonCursor::Skip() {
+  SkipSpace();
+  if (pos_ >= text_.size()) return Fail("expected a value");
+  const char c = text_[pos_];
+  bool done = false;
+  if (c == '{') {
+    if (!BeginObject()) return false;
+    std::string key;
+    while (true) {
+      if (!NextKey(&key, &done)) return false;
+      if (done) return true;
+      if (!Skip()) return false;
+    }
+  }
+  if (c == '[') {
+    if (!BeginArray()) return false;
+    while (true) {
+      if (!NextElement(&done)) return false;
+      if (done) return true;
+      if (!Skip()) return false;
+    }
+  }
+  if (c == '"') {
+    std::string ignored;
+    return ReadString(&ignored);
+  }
+  if (c == 't' || c == 'f') {
+    bool ignored;
+    return ReadBool(&ignored);
+  }
+  if (TryNull()) return true;
+  double ignored;
+  return ReadDouble(&ignored);
+}
+
+}  // namespace inprof::internal

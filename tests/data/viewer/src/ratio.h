@@ -1,0 +1,40 @@
+// Source for the viewer's annotate goldens (line numbers matter).
+  int v2 = step(v1, 2);
+  int v3 = step(v2, 3);
+  int v4 = step(v3, 4);
+  int v5 = step(v4, 5);
+  int v6 = step(v5, 6);
+  int v7 = step(v6, 7);
+  int v8 = step(v7, 8);
+  int v9 = step(v8, 9);
+  int v10 = step(v9, 10);
+  int v11 = step(v10, 11);
+  int v12 = step(v11, 12);
+  int v13 = step(v12, 13);
+  int v14 = step(v13, 14);
+  int v15 = step(v14, 15);
+  int v16 = step(v15, 16);
+  int v17 = step(v16, 17);
+  int v18 = step(v17, 18);
+  int v19 = step(v18, 19);
+  int v20 = step(v19, 20);
+  int v21 = step(v20, 21);
+  int v22 = step(v21, 22);
+  int v23 = step(v22, 23);
+  int v24 = step(v23, 24);
+  int v25 = step(v24, 25);
+  int v26 = step(v25, 26);
+  int v27 = step(v26, 27);
+inline Ratio operator/(Ratio a, Ratio b) {
+  Ratio r;
+  r.value = a.value * b.den / (a.den * b.value);
+  return r;
+}
+  int v33 = step(v32, 33);
+  int v34 = step(v33, 34);
+  int v35 = step(v34, 35);
+  int v36 = step(v35, 36);
+  int v37 = step(v36, 37);
+  int v38 = step(v37, 38);
+  int v39 = step(v38, 39);
+  int v40 = step(v39, 40);

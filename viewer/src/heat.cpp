@@ -1,0 +1,67 @@
+// `inprof heat`: perf-heatmap `stat`-style listing. Per function, one row per sampled line:
+//   "  line %4d: <self> <inclusive> L=<local> G=<global>"
+// --threshold recomputes the levels (the share of points that get a level above 0).
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "viewer.h"
+
+namespace inprof::viewer {
+
+int RunHeat(const ViewerOptions& o, Annotations& a, size_t event, std::ostream& out) {
+  if (o.threshold > 0) AssignHeat(a, o.threshold);
+  const int64_t total = EventTotal(a, event);
+  if (o.json) {
+    out << "{\"event\":" << JsonString(a.events[event].name) << ",\n\"functions\":[";
+  }
+  bool first_function = true;
+  for (const FileStats& file : a.files) {
+    for (const FunctionStats& fn : file.functions) {
+      std::vector<const LineStats*> lines;
+      for (const LineStats& line : file.lines) {
+        if (line.function == fn.name && WeightAt(line.inclusive, event) > 0) lines.push_back(&line);
+      }
+      if (lines.empty()) continue;
+      if (o.json) {
+        out << (first_function ? "\n" : ",\n") << "{\"file\":" << JsonString(file.path)
+            << ",\"lines\":[";
+        for (size_t i = 0; i < lines.size(); ++i) {
+          const LineStats& line = *lines[i];
+          out << (i ? "," : "") << "{\"global_heat\":" << LevelAt(line.global_heat, event)
+              << ",\"inclusive\":" << JsonWeight(WeightAt(line.inclusive, event), total, o.absolute)
+              << ",\"line\":" << line.line
+              << ",\"local_heat\":" << LevelAt(line.local_heat, event)
+              << ",\"self\":" << JsonWeight(WeightAt(line.self, event), total, o.absolute) << '}';
+        }
+        out << "],\"name\":" << JsonString(fn.name) << '}';
+      } else {
+        out << Printable(fn.name) << " (" << Printable(file.path) << ")\n";
+        for (const LineStats* line : lines) {
+          char number[32];
+          std::snprintf(number, sizeof number, "  line %4u: ", line->line);
+          const int level = LevelAt(line->global_heat, event);
+          out << HeatColor(level, o.color) << number
+              << FormatWeight(WeightAt(line->self, event), total, o.absolute, 0) << ' '
+              << FormatWeight(WeightAt(line->inclusive, event), total, o.absolute, 0)
+              << " L=" << LevelAt(line->local_heat, event) << " G=" << level
+              << ResetColor(o.color) << '\n';
+        }
+      }
+      first_function = false;
+    }
+  }
+  if (!o.json && first_function) {
+    out << "no sampled source lines for event " << a.events[event].name
+        << " (folded stacks need frames written as 'function (file:line)')\n";
+  }
+  if (o.json) {
+    out << "],\n\"threshold\":" << a.heat_threshold << ",\"total\":" << total
+        << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
+  }
+  return 0;
+}
+
+}  // namespace inprof::viewer

@@ -1,0 +1,99 @@
+// Number formatting and colours shared by the subcommands.
+#include <cstdio>
+#include <string>
+
+#include "viewer.h"
+
+namespace inprof::viewer {
+
+int64_t WeightAt(const std::vector<int64_t>& weights, size_t event) {
+  return event < weights.size() ? weights[event] : 0;
+}
+
+int LevelAt(const std::vector<uint8_t>& levels, size_t event) {
+  return event < levels.size() ? levels[event] : 0;
+}
+
+int64_t EventTotal(const Annotations& a, size_t event) {
+  if (event < a.events.size() && a.events[event].total_weight > 0) {
+    return a.events[event].total_weight;
+  }
+  int64_t total = 0;
+  for (const FileStats& file : a.files) {
+    for (const FunctionStats& fn : file.functions) total += WeightAt(fn.self, event);
+  }
+  for (const FunctionStats& fn : a.functions_without_source) total += WeightAt(fn.self, event);
+  return total;
+}
+
+std::string FormatWeight(int64_t weight, int64_t total, bool absolute, int width) {
+  char buffer[64];
+  if (absolute) {
+    std::snprintf(buffer, sizeof buffer, "%*lld", width, static_cast<long long>(weight));
+  } else {
+    const double percent = total > 0 ? 100.0 * static_cast<double>(weight) / total : 0.0;
+    std::snprintf(buffer, sizeof buffer, "%*.2f%%", width - 1, percent);
+  }
+  return buffer;
+}
+
+std::string JsonWeight(int64_t weight, int64_t total, bool absolute) {
+  if (absolute) return std::to_string(weight);
+  char buffer[64];
+  const double percent = total > 0 ? 100.0 * static_cast<double>(weight) / total : 0.0;
+  std::snprintf(buffer, sizeof buffer, "%.2f", percent);
+  return buffer;
+}
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string Printable(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\x%02x", c);
+      out += buffer;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+const char* HeatColor(int level, bool color) {
+  if (!color) return "";
+  switch (level) {
+    case 5: return "\033[1;31m";  // bold red
+    case 4: return "\033[31m";    // red
+    case 3: return "\033[33m";    // yellow
+    case 2: return "\033[32m";    // green
+    case 1: return "\033[36m";    // cyan
+    default: return "";
+  }
+}
+
+const char* ResetColor(bool color) { return color ? "\033[0m" : ""; }
+
+}  // namespace inprof::viewer
