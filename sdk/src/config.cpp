@@ -65,7 +65,8 @@ bool ParseBool(std::string_view text, bool* out) {
 }
 
 constexpr const char* kKnownKeys =
-    "output, frequency, unwind, signal, quiet, max_depth, max_memory, max_threads, path_map";
+    "output, frequency, engine, unwind, signal, quiet, max_depth, max_memory, max_threads, "
+    "path_map";
 
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
   if (key == "output") return ParseOutputs(value, &config->outputs);
@@ -88,6 +89,15 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "signal") return ParseSignal(value, &config->signal);
+  if (key == "engine") {
+    if (value != "auto" && value != "perf" && value != "timer") {
+      return BadValue(key, value,
+                      "auto (the best that works here), perf (perf_event) or timer (per-thread "
+                      "CPU timers)");
+    }
+    config->engine = value;
+    return Status::Ok();
+  }
   if (key == "quiet") {
     if (!ParseBool(value, &config->quiet)) return BadValue(key, value, "1 or 0");
     return Status::Ok();
@@ -245,14 +255,14 @@ Status ConfigFromEnvironment(Config* config) {
     if (eq == std::string_view::npos) continue;
     std::string key(entry.substr(kPrefix.size(), eq - kPrefix.size()));
     // Variables the runtime sets for itself, not configuration.
-    if (key == "ROOT_PID") continue;
+    if (key == "ROOT_PID" || key == "TEST_PERF_ERRNO") continue;
     for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     Status s = SetKey(key, Trim(entry.substr(eq + 1)), config);
     if (!s.ok()) {
       std::string name(entry.substr(0, eq));
       if (s.message().rfind("unknown configuration key", 0) == 0) {
         return Status::Error("unknown environment variable " + name +
-                             " (known: INPROF_OUTPUT, INPROF_FREQUENCY, INPROF_UNWIND, "
+                             " (known: INPROF_OUTPUT, INPROF_FREQUENCY, INPROF_ENGINE, INPROF_UNWIND, "
                              "INPROF_SIGNAL, INPROF_QUIET, INPROF_MAX_DEPTH, INPROF_MAX_MEMORY, "
                              "INPROF_MAX_THREADS, INPROF_PATH_MAP)");
       }

@@ -39,7 +39,10 @@ Runtime& GetRuntime() {
       // locks, its timers) does not exist here. Forget it without touching it.
       Runtime& rt = GetRuntime();
       new (&rt.lifecycle) std::shared_mutex();
-      if (rt.session != nullptr) rt.abandoned = rt.session;  // kept reachable, never freed
+      if (rt.session != nullptr) {
+        rt.session->ForgetInChild();
+        rt.abandoned = rt.session;  // kept reachable, never freed
+      }
       rt.session = nullptr;
       ForgetSamplerAfterFork();
     });

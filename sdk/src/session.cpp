@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 
 #include "internal/signal_handler.h"
 
@@ -54,7 +55,13 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   start_monotonic_ns_ = Now(CLOCK_MONOTONIC);
   start_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
 
-  registry_ = std::make_unique<ThreadRegistry>(&sampler_, config_.frequency, config_.max_threads);
+  Status chosen = ChooseEngine();
+  if (!chosen.ok()) {
+    stopped_ = true;
+    return chosen;
+  }
+  registry_ = std::make_unique<ThreadRegistry>(&sampler_, engine_.get(), config_.frequency,
+                                               config_.max_threads);
   for (pid_t tid : excluded) registry_->Exclude(tid);
   RefreshCodeRanges(true);
   if (const int error = InstallSamplingHandler(&sampler_); error != 0) {
@@ -113,10 +120,54 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
+// Which engine samples, and why, in words the user can act on. For the cpu event the timer
+// engine is the more truthful default: unprivileged perf_event must exclude the kernel, so
+// every sample that lands in a syscall is dropped and I/O-heavy code looks idle, while CPU
+// timers charge syscall time to the user stack that made the call. perf is chosen by
+// `auto` only when the timers cannot deliver the requested rate (above the kernel tick).
+Status Session::ChooseEngine() {
+  const long period_ns = std::max(1L, static_cast<long>(1e9 / config_.frequency));
+  const double tick = KernelTickHz();
+  char tick_text[64];
+  std::snprintf(tick_text, sizeof tick_text, "%g Hz", tick);
+  const bool above_tick = config_.frequency > tick * 1.001;
+  if (config_.engine == "perf" || (config_.engine == "auto" && above_tick)) {
+    const int error = ProbePerfEvents();
+    if (error == 0) {
+      engine_ = MakePerfEngine(&sampler_, config_.signal, period_ns);
+      engine_reason_ =
+          config_.engine == "perf"
+              ? "perf_event task-clock per thread, as asked (engine=perf)"
+              : std::string("requested rate is above the kernel tick (") + tick_text +
+                    "): perf_event task-clock per thread, accurate at that rate";
+      return Status::Ok();
+    }
+    if (config_.engine == "perf") {
+      return Status::Error("engine=perf: " + PerfErrorAdvice(error) +
+                           "; use engine=timer (or auto) to sample with CPU timers");
+    }
+    engine_reason_ = PerfErrorAdvice(error) + ": using per-thread CPU timers";
+  } else if (config_.engine == "timer") {
+    engine_reason_ = "per-thread CPU-time timers, as asked (engine=timer)";
+  } else {
+    engine_reason_ =
+        "per-thread CPU-time timers: they charge time in syscalls to the code that made them "
+        "(unprivileged perf_event would drop those samples)";
+  }
+  if (above_tick) {
+    warnings_.push_back(std::string("requested ") + std::to_string(static_cast<long>(config_.frequency)) +
+                        " Hz is above the kernel tick (" + tick_text +
+                        "): CPU timers deliver at most one signal per tick; each sample is "
+                        "weighted by its timer overruns so totals stay exact");
+  }
+  engine_ = MakeTimerEngine(config_.signal, period_ns);
+  return Status::Ok();
+}
+
 Health Session::CurrentHealth() {
   Health h;
-  h.engine = "timer";
-  h.engine_reason = "per-thread CPU-time timers (timer_create on each thread's CPU clock)";
+  h.engine = engine_ ? EngineName(engine_->kind()) : "none";
+  h.engine_reason = engine_reason_;
   h.unwinder = config_.unwind;
   h.requested_hz = config_.frequency;
   const int64_t cpu_ns = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
@@ -135,6 +186,7 @@ Health Session::CurrentHealth() {
       h.warnings.push_back(std::to_string(n) + " threads were not sampled (max_threads)");
     }
   }
+  h.warnings.insert(h.warnings.begin(), warnings_.begin(), warnings_.end());
   if (leaf_only_ != 0) {
     h.warnings.push_back(std::to_string(leaf_only_) +
                          " samples have only their leaf frame (stack bounds not yet known)");
@@ -154,7 +206,7 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   }
   const int64_t end = stopped_ ? stop_monotonic_ns_ : Now(CLOCK_MONOTONIC);
   const int64_t cpu = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
-  char buf[512];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "inprof: engine=%s unwinder=%s frequency=%gHz samples=%" PRIu64 " dropped=%" PRIu64
                 " truncated=%" PRIu64 " overflow=%" PRIu64 " threads=%" PRIu64
@@ -168,6 +220,7 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     line += " outputs=";
     for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
   }
+  line += "\ninprof: engine: " + h.engine_reason;
   for (const std::string& w : h.warnings) line += "\ninprof: warning: " + w;
   return line;
 }

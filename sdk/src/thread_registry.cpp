@@ -30,8 +30,10 @@ clockid_t ThreadCpuClock(pid_t tid) {
   return static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 4u | 2u);
 }
 
-ThreadRegistry::ThreadRegistry(Sampler* sampler, double frequency_hz, uint32_t max_threads)
+ThreadRegistry::ThreadRegistry(Sampler* sampler, Engine* engine, double frequency_hz,
+                               uint32_t max_threads)
     : sampler_(sampler),
+      engine_(engine),
       period_ns_(std::max(1L, static_cast<long>(1e9 / frequency_hz))),
       slots_(new ThreadSlot[max_threads]),
       random_(static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
@@ -99,27 +101,19 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   slot.self_registered = self;
   const uint32_t generation = slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF;
 
-  struct sigevent event;
-  std::memset(&event, 0, sizeof event);
-  event.sigev_notify = SIGEV_THREAD_ID;
-  event.sigev_signo = sampler_->signal;
-  event.sigev_value.sival_ptr = reinterpret_cast<void*>(TimerToken::Encode(index, generation));
-  event._sigev_un._tid = tid;  // glibc 2.36 has no sigev_notify_thread_id macro
-  timer_t timer;
-  if (timer_create(ThreadCpuClock(tid), &event, &timer) != 0) {
+  const int created = engine_->Create(tid, TimerToken::Encode(index, generation), &slot.source);
+  if (created != 0) {
     // ESRCH/EINVAL: the thread exited between the scan and now. Anything else is worth
     // telling the user once.
-    if (errno != ESRCH && errno != EINVAL && warnings_.size() < 8) {
-      warnings_.push_back(std::string("timer_create for thread ") + std::to_string(tid) + ": " +
-                          std::strerror(errno));
+    if (created != ESRCH && created != EINVAL && warnings_.size() < 8) {
+      warnings_.push_back(std::string(EngineName(engine_->kind())) + " engine: cannot sample thread " +
+                          std::to_string(tid) + ": " + std::strerror(created));
     }
     ring_pool_.push_back(slot.ring);
     slot.ring = nullptr;
     return;
   }
   free_slots_.pop_back();
-  slot.timer = timer;
-  slot.has_timer = true;
   by_tid_.emplace(tid, index);
   ++threads_seen_;
   slot.state.store(SlotState::kActive, std::memory_order_release);
@@ -127,14 +121,10 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   // Random first expiry: a thread that lives for less than one period is still sampled in
   // proportion to its CPU time instead of never.
   std::uniform_int_distribution<long> first(1, period_ns_);
-  const long first_ns = first(random_);
-  struct itimerspec spec;
-  spec.it_interval.tv_sec = period_ns_ / 1000000000L;
-  spec.it_interval.tv_nsec = period_ns_ % 1000000000L;
-  spec.it_value.tv_sec = first_ns / 1000000000L;
-  spec.it_value.tv_nsec = first_ns % 1000000000L;
-  if (timer_settime(timer, 0, &spec, nullptr) != 0 && warnings_.size() < 8) {
-    warnings_.push_back(std::string("timer_settime: ") + std::strerror(errno));
+  const int started = engine_->Start(&slot.source, first(random_));
+  if (started != 0 && warnings_.size() < 8) {
+    warnings_.push_back(std::string(EngineName(engine_->kind())) + " engine: cannot start: " +
+                        std::strerror(started));
   }
 }
 
@@ -144,10 +134,7 @@ void ThreadRegistry::RetireLocked(uint32_t index) {
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
   // the timer so no new one is queued.
   slot.state.store(SlotState::kRetiring, std::memory_order_release);
-  if (slot.has_timer) {
-    timer_delete(slot.timer);
-    slot.has_timer = false;
-  }
+  engine_->Destroy(&slot.source);
   by_tid_.erase(slot.tid.load(std::memory_order_relaxed));
 }
 
@@ -273,6 +260,10 @@ void ThreadRegistry::ReleaseRetired() {
     delete ring_pool_.back();
     ring_pool_.pop_back();
   }
+}
+
+void ThreadRegistry::ForgetInChild() {
+  for (uint32_t i = 0; i < sampler_->slot_count; ++i) engine_->ForgetInChild(&slots_[i].source);
 }
 
 uint64_t ThreadRegistry::threads_seen() const {

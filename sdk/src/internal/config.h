@@ -19,6 +19,7 @@ struct Config {
   std::vector<std::string> outputs;
   double frequency = 99;  // off-round so sampling does not lock step with periodic work
   std::string unwind = "fp";
+  std::string engine = "auto";  // auto, perf, timer
   int signal = SIGPROF;
   bool quiet = false;
   uint32_t max_depth = 128;

@@ -23,6 +23,13 @@ namespace inprof::internal {
 
 enum class SlotState : uint32_t { kFree, kActive, kRetiring };
 
+// An engine's per-thread resources (see engine.h). Control path only.
+struct ThreadSource {
+  timer_t timer{};      // timer engine
+  bool has_timer = false;
+  int fd = -1;          // perf engine
+};
+
 struct ThreadSlot {
   std::atomic<SlotState> state{SlotState::kFree};
   std::atomic<uint32_t> generation{0};
@@ -33,13 +40,12 @@ struct ThreadSlot {
   std::atomic<bool> in_handler{false};  // re-entry guard
   SampleRing* ring = nullptr;
   // Control path only:
-  timer_t timer{};
-  bool has_timer = false;
+  ThreadSource source;  // the engine's per-thread resources
   bool self_registered = false;  // registered by the thread itself (pthread_create hook)
 };
 
 struct SamplerCounters {
-  std::atomic<uint64_t> signals{0};    // our timer signals handled
+  std::atomic<uint64_t> signals{0};    // our sampling signals handled
   std::atomic<uint64_t> ring_full{0};  // dropped: collector fell behind
   std::atomic<uint64_t> reentered{0};  // dropped: signal arrived inside the handler
   std::atomic<uint64_t> stale{0};      // for a slot that was already retired
@@ -72,6 +78,10 @@ struct Sampler {
   uint32_t max_depth = kMaxFrames;
   int signal = 0;
   std::atomic<const CodeRanges*> code{nullptr};
+  // perf engine: the TimerToken of the event behind each fd (0: not ours), indexed by the
+  // si_fd of its overflow signals.
+  std::atomic<uint64_t>* fd_tokens = nullptr;
+  uint32_t fd_token_count = 0;
   SamplerCounters counters;
 };
 

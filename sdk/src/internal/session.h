@@ -23,6 +23,7 @@
 #include "inprof/exporters.h"
 #include "inprof/symbolize.h"
 #include "internal/config.h"
+#include "internal/engine.h"
 #include "internal/sampler.h"
 #include "internal/stack_table.h"
 #include "internal/thread_registry.h"
@@ -58,6 +59,11 @@ class Session {
   void OnThreadStart() { registry_->RegisterCurrentThread(); }
   void OnThreadExit() { registry_->UnregisterCurrentThread(); }
   void ExcludeThread(pid_t tid) { registry_->Exclude(tid); }
+  // In a forked child: drop inherited engine resources (perf fds still controlling the
+  // parent's events) without touching locks or the parent's events.
+  void ForgetInChild() {
+    if (registry_) registry_->ForgetInChild();
+  }
   // Records the modules loaded now in the symbolizer, which keeps them after they are
   // unloaded. Called before dlclose and when the collector sees the module list change.
   void NoteModules();
@@ -71,9 +77,13 @@ class Session {
   // returns whether it did. Collector thread (or Start) only.
   bool RefreshCodeRanges(bool force);
   Health CurrentHealth();
+  Status ChooseEngine();
 
   Config config_;
   Sampler sampler_;
+  std::unique_ptr<Engine> engine_;  // outlives registry_ (declared before it)
+  std::string engine_reason_;
+  std::vector<std::string> warnings_;  // from Start, shown in every summary
   std::unique_ptr<ThreadRegistry> registry_;
 
   std::mutex data_mu_;

@@ -24,13 +24,14 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "internal/engine.h"
 #include "internal/sampler.h"
 
 namespace inprof::internal {
 
 class ThreadRegistry {
  public:
-  ThreadRegistry(Sampler* sampler, double frequency_hz, uint32_t max_threads);
+  ThreadRegistry(Sampler* sampler, Engine* engine, double frequency_hz, uint32_t max_threads);
   ~ThreadRegistry();
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
@@ -46,6 +47,9 @@ class ThreadRegistry {
   void Rescan();
   // Deletes every timer and retires every slot. Not async-signal-safe.
   void RetireAll();
+  // In a forked child: releases what the engine inherited, touching nothing else (no lock:
+  // the threads that might hold it do not exist in the child). Not async-signal-safe.
+  void ForgetInChild();
   // Frees the rings of retired slots whose rings are empty. Caller holds the drain lock.
   // Not async-signal-safe.
   void ReleaseRetired();
@@ -61,6 +65,7 @@ class ThreadRegistry {
   SampleRing* TakeRingLocked();
 
   Sampler* sampler_;
+  Engine* engine_;
   long period_ns_;
   mutable std::mutex mu_;
   std::unique_ptr<ThreadSlot[]> slots_;

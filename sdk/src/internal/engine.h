@@ -1,0 +1,65 @@
+// Sampling engines: what delivers the sampling signal to each thread.
+//
+//   timer  one POSIX timer per thread on its CPU-time clock (SIGEV_THREAD_ID). Works
+//          everywhere, charges syscall time to the calling code, capped by the kernel tick;
+//          samples carry 1 + overrun as weight so totals stay exact above the tick.
+//   perf   one perf_event (software task-clock, user space only) per thread, its overflow
+//          signal routed to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX/F_OWNER_TID).
+//          hrtimer based: accurate at 1-4 kHz. Needs perf_event_paranoid <= 2 (or
+//          CAP_PERFMON); with exclude_kernel, time inside syscalls is not sampled at all.
+//
+// Concurrency contract: engines are used by the ThreadRegistry under its lock; the handler
+// only reads the fd token table of the perf engine (see sampler.h).
+#ifndef INPROF_SDK_ENGINE_H_
+#define INPROF_SDK_ENGINE_H_
+
+#include <sys/types.h>
+#include <time.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "internal/sampler.h"
+
+namespace inprof::internal {
+
+enum class EngineKind { kTimer, kPerf };
+
+const char* EngineName(EngineKind kind);
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual EngineKind kind() const = 0;
+  // Creates the (not yet running) source that will sample thread `tid`, tagged with
+  // `token` (see TimerToken). Returns 0 or an errno value. Not async-signal-safe.
+  virtual int Create(pid_t tid, uint64_t token, ThreadSource* source) = 0;
+  // Starts delivering signals; the first after about `first_ns` of the thread's CPU time.
+  // Returns 0 or an errno value. Not async-signal-safe.
+  virtual int Start(ThreadSource* source, long first_ns) = 0;
+  // Stops and frees the source; afterwards no new signal is queued for it.
+  // Not async-signal-safe.
+  virtual void Destroy(ThreadSource* source) = 0;
+  // In a forked child: release inherited resources without touching the parent's events.
+  // Not async-signal-safe.
+  virtual void ForgetInChild(ThreadSource* source) = 0;
+};
+
+// `period_ns` is the sampling period in the thread's CPU time.
+std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns);
+// Publishes fd -> token entries in `sampler` for the handler.
+std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, long period_ns);
+
+// Whether per-thread perf_event sampling works here: 0, or the errno of perf_event_open.
+int ProbePerfEvents();
+// What a perf_event_open errno means for the user, and what to do about it.
+std::string PerfErrorAdvice(int error);
+
+// The kernel tick rate (CONFIG_HZ), which caps the timer engine's signal rate: the
+// resolution of CLOCK_REALTIME_COARSE is one tick.
+double KernelTickHz();
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_ENGINE_H_

@@ -1,0 +1,67 @@
+// The timer engine: one POSIX CPU-time timer per thread. Control path.
+#include <signal.h>
+
+#include <cstring>
+
+#include "internal/engine.h"
+#include "internal/thread_registry.h"
+
+namespace inprof::internal {
+namespace {
+
+class TimerEngine final : public Engine {
+ public:
+  TimerEngine(int signal, long period_ns) : signal_(signal), period_ns_(period_ns) {}
+  EngineKind kind() const override { return EngineKind::kTimer; }
+
+  int Create(pid_t tid, uint64_t token, ThreadSource* source) override {
+    struct sigevent event;
+    std::memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = signal_;
+    event.sigev_value.sival_ptr = reinterpret_cast<void*>(token);
+    event._sigev_un._tid = tid;  // glibc 2.36 has no sigev_notify_thread_id macro
+    if (timer_create(ThreadCpuClock(tid), &event, &source->timer) != 0) return errno;
+    source->has_timer = true;
+    return 0;
+  }
+
+  int Start(ThreadSource* source, long first_ns) override {
+    struct itimerspec spec;
+    spec.it_interval.tv_sec = period_ns_ / 1000000000L;
+    spec.it_interval.tv_nsec = period_ns_ % 1000000000L;
+    spec.it_value.tv_sec = first_ns / 1000000000L;
+    spec.it_value.tv_nsec = first_ns % 1000000000L;
+    return timer_settime(source->timer, 0, &spec, nullptr) == 0 ? 0 : errno;
+  }
+
+  void Destroy(ThreadSource* source) override {
+    if (source->has_timer) timer_delete(source->timer);
+    source->has_timer = false;
+  }
+
+  // POSIX timers are not inherited by fork: nothing to release.
+  void ForgetInChild(ThreadSource* source) override { source->has_timer = false; }
+
+ private:
+  int signal_;
+  long period_ns_;
+};
+
+}  // namespace
+
+const char* EngineName(EngineKind kind) { return kind == EngineKind::kPerf ? "perf" : "timer"; }
+
+std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns) {
+  return std::make_unique<TimerEngine>(signal, period_ns);
+}
+
+double KernelTickHz() {
+  struct timespec res;
+  if (clock_getres(CLOCK_REALTIME_COARSE, &res) != 0 || (res.tv_sec == 0 && res.tv_nsec == 0)) {
+    return 250;
+  }
+  return 1e9 / (static_cast<double>(res.tv_sec) * 1e9 + static_cast<double>(res.tv_nsec));
+}
+
+}  // namespace inprof::internal
