@@ -97,13 +97,32 @@ void RenameOutputsForDescendant(std::vector<std::string>* outputs) {
     return;
   }
   if (pid == root) return;
-  for (std::string& path : *outputs) {
-    const size_t slash = path.rfind('/');
-    const size_t dot = path.rfind('.');
-    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-      path += "." + pid;
-    } else {
-      path.insert(dot, "." + pid);
+  for (std::string& path : *outputs) path = PathForProcess(path, getpid());
+}
+
+// In a forked child the watcher thread does not exist and our SIGTERM/SIGINT handlers would
+// write into a pipe nobody reads, so the child could not be terminated: start a watcher of
+// its own when the child is profiled, otherwise give the signals back their default action.
+void AfterForkInChild() {
+  g_exit_done.store(false);
+  if (g_termination_pipe[0] < 0) return;
+  close(g_termination_pipe[0]);
+  close(g_termination_pipe[1]);
+  g_termination_pipe[0] = g_termination_pipe[1] = -1;
+  if (inprof_is_running()) {
+    const pid_t watcher = StartTerminationWatcher();
+    if (watcher != 0) {
+      RuntimeExcludeThread(watcher);
+      return;
+    }
+  }
+  for (int signal : {SIGTERM, SIGINT}) {
+    struct sigaction current;
+    if (sigaction(signal, nullptr, &current) == 0 && current.sa_handler == &TerminationSignalHandler) {
+      struct sigaction dfl;
+      std::memset(&dfl, 0, sizeof dfl);
+      dfl.sa_handler = SIG_DFL;
+      sigaction(signal, &dfl, nullptr);
     }
   }
 }
@@ -131,6 +150,9 @@ __attribute__((constructor)) void Autostart() {
   // destructor the program registers later (they run in reverse order of registration).
   std::atexit(&FinishProfile);
   if (watcher != 0) InstallTerminationHandlers();
+  // Runs after the runtime's own child handler (registered earlier), which has already
+  // started the child's session when it follows forks.
+  pthread_atfork(nullptr, nullptr, &AfterForkInChild);
 }
 
 }  // namespace

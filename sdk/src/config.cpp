@@ -65,8 +65,8 @@ bool ParseBool(std::string_view text, bool* out) {
 }
 
 constexpr const char* kKnownKeys =
-    "output, frequency, engine, unwind, signal, quiet, max_depth, max_memory, max_threads, "
-    "path_map";
+    "output, frequency, engine, unwind, signal, quiet, follow_fork, max_depth, max_memory, "
+    "max_threads, path_map";
 
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
   if (key == "output") return ParseOutputs(value, &config->outputs);
@@ -100,6 +100,10 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
   }
   if (key == "quiet") {
     if (!ParseBool(value, &config->quiet)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "follow_fork") {
+    if (!ParseBool(value, &config->follow_fork)) return BadValue(key, value, "1 or 0");
     return Status::Ok();
   }
   if (key == "max_depth") {
@@ -148,6 +152,19 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
 }
 
 }  // namespace
+
+std::string PathForProcess(const std::string& path, long pid) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  std::string result = path;
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
+      dot == (slash == std::string::npos ? 0 : slash + 1)) {
+    result += "." + std::to_string(pid);
+  } else {
+    result.insert(dot, "." + std::to_string(pid));
+  }
+  return result;
+}
 
 Status ParseSignal(std::string_view text, int* signal) {
   std::string s = Trim(text);
@@ -263,7 +280,7 @@ Status ConfigFromEnvironment(Config* config) {
       if (s.message().rfind("unknown configuration key", 0) == 0) {
         return Status::Error("unknown environment variable " + name +
                              " (known: INPROF_OUTPUT, INPROF_FREQUENCY, INPROF_ENGINE, INPROF_UNWIND, "
-                             "INPROF_SIGNAL, INPROF_QUIET, INPROF_MAX_DEPTH, INPROF_MAX_MEMORY, "
+                             "INPROF_SIGNAL, INPROF_QUIET, INPROF_FOLLOW_FORK, INPROF_MAX_DEPTH, INPROF_MAX_MEMORY, "
                              "INPROF_MAX_THREADS, INPROF_PATH_MAP)");
       }
       return Status::Error(name + ": " + s.message());

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <shared_mutex>
@@ -39,12 +40,27 @@ Runtime& GetRuntime() {
       // locks, its timers) does not exist here. Forget it without touching it.
       Runtime& rt = GetRuntime();
       new (&rt.lifecycle) std::shared_mutex();
-      if (rt.session != nullptr) {
-        rt.session->ForgetInChild();
-        rt.abandoned = rt.session;  // kept reachable, never freed
+      Session* parent = rt.session;
+      if (parent != nullptr) {
+        parent->ForgetInChild();
+        rt.abandoned = parent;  // kept reachable, never freed
       }
       rt.session = nullptr;
       ForgetSamplerAfterFork();
+      // Follow the fork: the child profiles into its own files (out.<pid>.folded).
+      if (parent != nullptr && parent->config().follow_fork && !parent->config().outputs.empty()) {
+        Config config = parent->config();
+        for (std::string& path : config.outputs) path = PathForProcess(path, getpid());
+        auto session = std::make_unique<Session>(std::move(config));
+        if (session->Start({}).ok()) {
+          rt.session = session.release();
+          // The child's files are written when it exits (an inherited autostart handler
+          // may get there first; then this finds nothing running).
+          std::atexit([] {
+            if (RuntimeRunning()) RuntimeStop();
+          });
+        }
+      }
     });
     return r;
   }();

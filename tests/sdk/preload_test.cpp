@@ -194,7 +194,7 @@ TEST(PreloadTest, ForkedChildrenOfAPerfSessionDoNotTouchTheParentsEvents) {
   ProfiledRun run = Profile({"fork"}, {{"INPROF_ENGINE", "perf"}, {"INPROF_FREQUENCY", "997"}});
   SKIP_WITHOUT_PERF(run);
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
-  EXPECT_NE(run.process.out.find("child status=0"), std::string::npos) << run.process.out;
+  EXPECT_NE(run.process.out.find(" status=0"), std::string::npos) << run.process.out;
   // The parent kept sampling after the child closed its inherited copies of the fds.
   EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos);
 }
@@ -359,11 +359,39 @@ TEST(PreloadTest, AProgramsOwnSigtermHandlerKeepsWorking) {
   EXPECT_TRUE(FileExists(run.folded));
 }
 
-TEST(PreloadTest, ForkedChildrenRunAndDoNotClobberTheParentsOutputs) {
+TEST(PreloadTest, ForkedChildrenProfileIntoTheirOwnFiles) {
   ProfiledRun run = Profile({"fork"});
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
-  EXPECT_NE(run.process.out.find("child status=0"), std::string::npos) << run.process.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(child pid=(\d+) status=0)")))
+      << run.process.out;
+  const std::string child = run.dir + "/out." + m[1].str() + ".folded";
+  ASSERT_TRUE(FileExists(child)) << run.process.err;
+  EXPECT_NE(ReadFile(child).find("early_spin"), std::string::npos);
+  EXPECT_TRUE(FileExists(run.dir + "/perf." + m[1].str() + ".log"));
+  EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos)
+      << "the parent's profile";
+}
+
+TEST(PreloadTest, ForkedChildrenRunUnprofiledWhenNotFollowed) {
+  ProfiledRun run = Profile({"fork"}, {{"INPROF_FOLLOW_FORK", "0"}});
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(child pid=(\d+) status=0)")))
+      << run.process.out;
+  EXPECT_FALSE(FileExists(run.dir + "/out." + m[1].str() + ".folded"));
   EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos);
+}
+
+TEST(PreloadTest, AForkedChildStillDiesOfSigterm) {
+  for (const char* follow : {"1", "0"}) {
+    ProfiledRun run = Profile({"fork_sigterm"}, {{"INPROF_FOLLOW_FORK", follow}});
+    EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(child pid=(\d+) signal=15)")))
+        << "follow=" << follow << ": " << run.process.out << run.process.err;
+    EXPECT_EQ(FileExists(run.dir + "/out." + m[1].str() + ".folded"), follow[0] == '1');
+  }
 }
 
 TEST(PreloadTest, ExecedChildrenWriteTheirOwnFiles) {

@@ -22,6 +22,7 @@ struct Config {
   std::string engine = "auto";  // auto, perf, timer
   int signal = SIGPROF;
   bool quiet = false;
+  bool follow_fork = true;  // a fork()ed child profiles into its own files
   uint32_t max_depth = 128;
   size_t max_memory = size_t{64} << 20;
   uint32_t max_threads = 4096;
@@ -39,6 +40,10 @@ Status ConfigFromEnvironment(Config* config);
 // with `check_writable`, a directory that exists and is writable.
 Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs,
                     bool check_writable = true);
+
+// `path` with `.<pid>` inserted before its extension: out.folded -> out.1234.folded,
+// perf.log -> perf.1234.log. Used for the files of child processes.
+std::string PathForProcess(const std::string& path, long pid);
 
 // Parses a signal given as a number or a name (PROF, SIGPROF, RTMIN+3, ...).
 Status ParseSignal(std::string_view text, int* signal);
