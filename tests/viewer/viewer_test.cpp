@@ -161,7 +161,7 @@ TEST(ViewerRealProfile, HottestFunctionsAndLinesOfTheWorkload) {
   const ProcessResult run =
       RunProcess({INPROF_WORKLOAD, "shares", "3"},
                  {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", json},
-                  {"INPROF_FREQUENCY", "997"}});
+                  {"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "timer"}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string text = ReadFile(json);
   Annotations a;
