@@ -45,7 +45,7 @@ void Setup() {
   std::memset(&g_info, 0, sizeof g_info);
   g_info.si_signo = SIGPROF;
   g_info.si_code = SI_TIMER;
-  g_info.si_value.sival_ptr = reinterpret_cast<void*>(TimerToken::Encode(0, 0));
+  g_info.si_value.sival_ptr = reinterpret_cast<void*>(TimerToken::Encode(0, 0, 0));
 }
 
 __attribute__((noinline)) void Measure(benchmark::State& state) {

@@ -74,9 +74,10 @@ void Session::DrainLocked() {
           break;
       }
       if (record->recovered_leaf_caller) ++recovered_leaf_callers_;
-      table_.Add(std::span<const uintptr_t>(scratch_.data(), n), record->weight, 0);
+      table_.Add(std::span<const uintptr_t>(scratch_.data(), n), record->weight, record->event);
       ++samples_;
       weight_ += record->weight;
+      if (record->event == 0) first_event_weight_ += record->weight;
       ring->pop();
     }
   }

@@ -1,5 +1,7 @@
 #include "internal/config.h"
 
+#include "internal/events.h"
+
 #include <unistd.h>
 
 #include <cctype>
@@ -65,8 +67,8 @@ bool ParseBool(std::string_view text, bool* out) {
 }
 
 constexpr const char* kKnownKeys =
-    "output, frequency, engine, unwind, signal, quiet, follow_fork, max_depth, max_memory, "
-    "max_threads, path_map";
+    "output, events, frequency, wall_frequency, engine, unwind, signal, quiet, follow_fork, "
+    "max_depth, max_memory, max_threads, path_map";
 
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
   if (key == "output") return ParseOutputs(value, &config->outputs);
@@ -89,6 +91,39 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "signal") return ParseSignal(value, &config->signal);
+  if (key == "wall_frequency") {
+    char* end = nullptr;
+    errno = 0;
+    double hz = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(hz) || hz < 1 || hz > 10000) {
+      return BadValue(key, value, "a sampling rate in Hz between 1 and 10000, e.g. 19");
+    }
+    config->wall_frequency = hz;
+    return Status::Ok();
+  }
+  if (key == "events") {
+    std::vector<std::string> events;
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t end = value.find(',', start);
+      if (end == std::string::npos) end = value.size();
+      std::string name = Trim(std::string_view(value).substr(start, end - start));
+      start = end + 1;
+      if (name.empty()) continue;
+      if (FindEvent(name) == nullptr) {
+        return BadValue(key, value, "a list of events from: " + KnownEventNames());
+      }
+      for (const std::string& e : events) {
+        if (e == name) return BadValue(key, value, "each event once");
+      }
+      events.push_back(name);
+    }
+    if (events.empty() || events.size() > 8) {
+      return BadValue(key, value, "between 1 and 8 events, e.g. cpu,wall");
+    }
+    config->events = std::move(events);
+    return Status::Ok();
+  }
   if (key == "engine") {
     if (value != "auto" && value != "perf" && value != "timer") {
       return BadValue(key, value,
@@ -153,17 +188,27 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
 
 }  // namespace
 
-std::string PathForProcess(const std::string& path, long pid) {
+namespace {
+std::string InsertBeforeExtension(const std::string& path, const std::string& part) {
   const size_t slash = path.rfind('/');
   const size_t dot = path.rfind('.');
   std::string result = path;
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
       dot == (slash == std::string::npos ? 0 : slash + 1)) {
-    result += "." + std::to_string(pid);
+    result += "." + part;
   } else {
-    result.insert(dot, "." + std::to_string(pid));
+    result.insert(dot, "." + part);
   }
   return result;
+}
+}  // namespace
+
+std::string PathForEvent(const std::string& path, const std::string& event) {
+  return InsertBeforeExtension(path, event);
+}
+
+std::string PathForProcess(const std::string& path, long pid) {
+  return InsertBeforeExtension(path, std::to_string(pid));
 }
 
 Status ParseSignal(std::string_view text, int* signal) {

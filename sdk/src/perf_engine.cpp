@@ -18,20 +18,16 @@
 namespace inprof::internal {
 namespace {
 
-// File descriptors above this are not used for sampling (the handler's lookup table is a
-// flat array indexed by fd).
-constexpr uint32_t kMaxFds = 1u << 16;
-
-perf_event_attr TaskClockAttr(long period_ns) {
+perf_event_attr EventAttr(uint32_t type, uint64_t config, uint64_t period, bool include_kernel) {
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof attr);
   attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;  // counts nanoseconds of the thread's CPU time
-  attr.sample_period = static_cast<uint64_t>(period_ns);
+  attr.type = type;
+  attr.config = config;  // task-clock counts nanoseconds of the thread's CPU time
+  attr.sample_period = period;
   attr.disabled = 1;
   // Unprivileged perf_event (paranoid 2) only allows user-space sampling.
-  attr.exclude_kernel = 1;
+  attr.exclude_kernel = include_kernel ? 0 : 1;
   attr.exclude_hv = 1;
   attr.wakeup_events = 1;
   return attr;
@@ -43,23 +39,18 @@ int OpenEvent(perf_event_attr* attr, pid_t tid) {
 
 class PerfEngine final : public Engine {
  public:
-  PerfEngine(Sampler* sampler, int signal, long period_ns)
-      : sampler_(sampler), signal_(signal), period_ns_(period_ns), tokens_(new std::atomic<uint64_t>[kMaxFds]) {
-    for (uint32_t i = 0; i < kMaxFds; ++i) tokens_[i].store(0, std::memory_order_relaxed);
-    sampler_->fd_tokens = tokens_.get();
-    sampler_->fd_token_count = kMaxFds;
-  }
-  ~PerfEngine() override {
-    sampler_->fd_tokens = nullptr;
-    sampler_->fd_token_count = 0;
-  }
+  PerfEngine(Sampler* sampler, int signal, uint32_t type, uint64_t config, uint64_t period,
+             bool include_kernel)
+      : signal_(signal), type_(type), config_(config), period_(period),
+        include_kernel_(include_kernel),
+        tokens_(sampler->fd_tokens), token_count_(sampler->fd_token_count) {}
   EngineKind kind() const override { return EngineKind::kPerf; }
 
   int Create(pid_t tid, uint64_t token, ThreadSource* source) override {
-    perf_event_attr attr = TaskClockAttr(period_ns_);
+    perf_event_attr attr = EventAttr(type_, config_, period_, include_kernel_);
     const int fd = OpenEvent(&attr, tid);
     if (fd < 0) return errno;
-    if (static_cast<uint32_t>(fd) >= kMaxFds) {
+    if (tokens_ == nullptr || static_cast<uint32_t>(fd) >= token_count_) {
       close(fd);
       return EMFILE;
     }
@@ -102,19 +93,23 @@ class PerfEngine final : public Engine {
   }
 
  private:
-  Sampler* sampler_;
   int signal_;
-  long period_ns_;
-  std::unique_ptr<std::atomic<uint64_t>[]> tokens_;
+  uint32_t type_;
+  uint64_t config_;
+  uint64_t period_;
+  bool include_kernel_;
+  std::atomic<uint64_t>* tokens_;  // owned by the session, shared by its perf engines
+  uint32_t token_count_;
 };
 
 }  // namespace
 
-std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, long period_ns) {
-  return std::make_unique<PerfEngine>(sampler, signal, period_ns);
+std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, uint32_t type,
+                                       uint64_t config, uint64_t period, bool include_kernel) {
+  return std::make_unique<PerfEngine>(sampler, signal, type, config, period, include_kernel);
 }
 
-int ProbePerfEvents() {
+int ProbePerfEvent(uint32_t type, uint64_t config, bool include_kernel) {
   // Test seam: INPROF_TEST_PERF_ERRNO=EACCES|ENOENT|ENOSYS makes the probe fail as the
   // kernel would, so the fallback chain can be tested where perf_event works.
   if (const char* forced = std::getenv("INPROF_TEST_PERF_ERRNO")) {
@@ -122,7 +117,7 @@ int ProbePerfEvents() {
     if (std::strcmp(forced, "ENOENT") == 0) return ENOENT;
     if (std::strcmp(forced, "ENOSYS") == 0) return ENOSYS;
   }
-  perf_event_attr attr = TaskClockAttr(1000000);
+  perf_event_attr attr = EventAttr(type, config, 1000000, include_kernel);
   const int fd = OpenEvent(&attr, 0);
   if (fd < 0) return errno;
   close(fd);

@@ -46,12 +46,20 @@ Profile Session::Snapshot() {
       stopped_ ? stop_monotonic_ns_ : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
   profile.meta.duration_ns = end - start_monotonic_ns_;
 
-  EventInfo cpu;
-  cpu.name = "cpu";
-  cpu.unit = "nanoseconds";
-  cpu.period = static_cast<uint64_t>(1e9 / config_.frequency);
-  cpu.frequency_hz = config_.frequency;
-  profile.events.push_back(cpu);
+  for (size_t e = 0; e < events_.size(); ++e) {
+    const EventSpec& spec = *events_[e];
+    EventInfo info;
+    info.name = spec.name;
+    info.unit = spec.unit;
+    const double hz = spec.source == EventSource::kWallTime ? config_.wall_frequency : config_.frequency;
+    if (spec.time_based) {
+      info.period = static_cast<uint64_t>(1e9 / hz);
+      info.frequency_hz = hz;
+    } else {
+      info.period = 1;  // sample weights are already event counts (period x samples)
+    }
+    profile.events.push_back(info);
+  }
 
   // Each distinct address becomes its chain of frames (outermost first), created once.
   std::unordered_map<uintptr_t, std::vector<uint32_t>> chains;

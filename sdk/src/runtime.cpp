@@ -122,7 +122,9 @@ RuntimeResult RuntimeStop() {
     Status s = session->Dump(session->config().outputs);
     if (!s.ok()) result = {RuntimeError::kOutput, "inprof_stop: " + s.message()};
     for (const std::string& path : session->config().outputs) {
-      if (access(path.c_str(), F_OK) == 0) written.push_back(path);
+      for (const auto& [file, event] : session->FilesFor(path)) {
+        if (access(file.c_str(), F_OK) == 0) written.push_back(file);
+      }
     }
   }
   if (!session->config().quiet) {

@@ -12,6 +12,9 @@
 #include <cstring>
 #include <algorithm>
 
+#include <linux/perf_event.h>
+
+#include "internal/events.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
@@ -33,7 +36,7 @@ SymbolizerOptions MakeSymbolizerOptions(const Config& config) {
 
 Session::Session(Config config)
     : config_(std::move(config)),
-      table_(config_.max_memory, 1),
+      table_(config_.max_memory, config_.events.size()),
       symbolizer_(MakeSymbolizerOptions(config_)) {
   sampler_.signal = config_.signal;
   sampler_.max_depth = config_.max_depth;
@@ -55,12 +58,14 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   start_monotonic_ns_ = Now(CLOCK_MONOTONIC);
   start_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
 
-  Status chosen = ChooseEngine();
+  Status chosen = SetUpEngines();
   if (!chosen.ok()) {
     stopped_ = true;
     return chosen;
   }
-  registry_ = std::make_unique<ThreadRegistry>(&sampler_, engine_.get(), config_.frequency,
+  std::vector<Engine*> engines;
+  for (const auto& engine : engines_) engines.push_back(engine.get());
+  registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::move(engines), config_.frequency,
                                                config_.max_threads);
   for (pid_t tid : excluded) registry_->Exclude(tid);
   RefreshCodeRanges(true);
@@ -105,73 +110,150 @@ void Session::Stop() {
   registry_->ReleaseRetired();
 }
 
+std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string& path) const {
+  // Folded stacks and perf.log hold one event: with several events each gets its own file
+  // (out.cpu.folded, perf.wall.log). The annotation JSON carries every event in one file.
+  std::optional<Format> format = FormatFromPath(path);
+  if (config_.events.size() <= 1 || (format && *format == Format::kAnnotationJson)) {
+    return {{path, 0}};
+  }
+  std::vector<std::pair<std::string, size_t>> files;
+  for (size_t e = 0; e < config_.events.size(); ++e) {
+    files.emplace_back(PathForEvent(path, config_.events[e]), e);
+  }
+  return files;
+}
+
 Status Session::Dump(const std::vector<std::string>& outputs) {
   Profile profile = Snapshot();
   std::string failures;
   for (const std::string& path : outputs) {
     std::optional<Format> format = FormatFromPath(path);
-    Status s = format ? WriteProfileFile(profile, *format, path)
-                      : Status::Error("unknown output format for '" + path + "'");
-    if (!s.ok()) {
-      if (!failures.empty()) failures += "; ";
-      failures += s.message();
+    for (const auto& [file, event] : FilesFor(path)) {
+      ExportOptions options;
+      options.event = event;
+      Status s = format ? WriteProfileFile(profile, *format, file, options)
+                        : Status::Error("unknown output format for '" + file + "'");
+      if (!s.ok()) {
+        if (!failures.empty()) failures += "; ";
+        failures += s.message();
+      }
     }
   }
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
-// Which engine samples, and why, in words the user can act on. For the cpu event the timer
-// engine is the more truthful default: unprivileged perf_event must exclude the kernel, so
-// every sample that lands in a syscall is dropped and I/O-heavy code looks idle, while CPU
-// timers charge syscall time to the user stack that made the call. perf is chosen by
-// `auto` only when the timers cannot deliver the requested rate (above the kernel tick).
-Status Session::ChooseEngine() {
-  const long period_ns = std::max(1L, static_cast<long>(1e9 / config_.frequency));
+// Which engine samples each event, and why, in words the user can act on. For the cpu event
+// the timer engine is the more truthful default: unprivileged perf_event must exclude the
+// kernel, so every sample that lands in a syscall is dropped and I/O-heavy code looks idle,
+// while CPU timers charge syscall time to the user stack that made the call. perf is chosen
+// by `auto` only when the timers cannot deliver the requested rate (above the kernel tick).
+Status Session::SetUpEngines() {
+  const long cpu_period_ns = std::max(1L, static_cast<long>(1e9 / config_.frequency));
   const double tick = KernelTickHz();
   char tick_text[64];
   std::snprintf(tick_text, sizeof tick_text, "%g Hz", tick);
-  const bool above_tick = config_.frequency > tick * 1.001;
-  if (config_.engine == "perf" || (config_.engine == "auto" && above_tick)) {
-    const int error = ProbePerfEvents();
-    if (error == 0) {
-      engine_ = MakePerfEngine(&sampler_, config_.signal, period_ns);
-      engine_reason_ =
-          config_.engine == "perf"
-              ? "perf_event task-clock per thread, as asked (engine=perf)"
-              : std::string("requested rate is above the kernel tick (") + tick_text +
-                    "): perf_event task-clock per thread, accurate at that rate";
-      return Status::Ok();
+  auto ensure_fd_table = [this] {
+    if (fd_tokens_) return;
+    fd_tokens_.reset(new std::atomic<uint64_t>[kMaxPerfFds]);
+    for (uint32_t i = 0; i < kMaxPerfFds; ++i) fd_tokens_[i].store(0, std::memory_order_relaxed);
+    sampler_.fd_tokens = fd_tokens_.get();
+    sampler_.fd_token_count = kMaxPerfFds;
+  };
+  sampler_.event_count = static_cast<uint32_t>(config_.events.size());
+  for (size_t e = 0; e < config_.events.size(); ++e) {
+    const EventSpec* spec = FindEvent(config_.events[e]);
+    if (spec == nullptr) return Status::Error("unknown event '" + config_.events[e] + "'");
+    events_.push_back(spec);
+    std::string reason;
+    std::unique_ptr<Engine> engine;
+    if (spec->source == EventSource::kWallTime) {
+      const long period = std::max(1L, static_cast<long>(1e9 / config_.wall_frequency));
+      engine = MakeTimerEngine(config_.signal, period, /*wall=*/true);
+      reason = "wall: per-thread CLOCK_MONOTONIC timers at " +
+               std::to_string(static_cast<long>(config_.wall_frequency)) +
+               " Hz (blocked threads are sampled too; their nanosleep/poll/epoll_wait may "
+               "return EINTR)";
+      sampler_.event_weights[e] = 1;
+    } else if (spec->source == EventSource::kPerf) {
+      const int error = ProbePerfEvent(spec->perf_type, spec->perf_config, spec->kernel_side);
+      if (error != 0) {
+        std::string message = std::string("event ") + spec->name + " needs perf_event: " +
+                              PerfErrorAdvice(error);
+        if (spec->kernel_side && (error == EACCES || error == EPERM)) {
+          message += "; it happens inside the kernel, so it needs kernel sampling: "
+                     "perf_event_paranoid 1 or less, or CAP_PERFMON";
+        }
+        return Status::Error(message);
+      }
+      ensure_fd_table();
+      const uint64_t period = spec->time_based ? static_cast<uint64_t>(cpu_period_ns) : spec->count_period;
+      engine = MakePerfEngine(&sampler_, config_.signal, spec->perf_type, spec->perf_config, period,
+                              spec->kernel_side);
+      reason = std::string(spec->name) + ": perf_event per thread, one sample every " +
+               std::to_string(period) + (spec->time_based ? " ns" : " events");
+      sampler_.event_weights[e] = spec->time_based ? 1u : static_cast<uint32_t>(period);
+    } else {
+      // cpu
+      const bool above_tick = config_.frequency > tick * 1.001;
+      if (config_.engine == "perf" || (config_.engine == "auto" && above_tick)) {
+        const int error = ProbePerfEvent(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+        if (error == 0) {
+          ensure_fd_table();
+          engine = MakePerfEngine(&sampler_, config_.signal, PERF_TYPE_SOFTWARE,
+                                  PERF_COUNT_SW_TASK_CLOCK, static_cast<uint64_t>(cpu_period_ns));
+          reason = config_.engine == "perf"
+                       ? "perf_event task-clock per thread, as asked (engine=perf)"
+                       : std::string("requested rate is above the kernel tick (") + tick_text +
+                             "): perf_event task-clock per thread, accurate at that rate";
+        } else if (config_.engine == "perf") {
+          return Status::Error("engine=perf: " + PerfErrorAdvice(error) +
+                               "; use engine=timer (or auto) to sample with CPU timers");
+        } else {
+          reason = PerfErrorAdvice(error) + ": using per-thread CPU timers";
+        }
+      } else if (config_.engine == "timer") {
+        reason = "per-thread CPU-time timers, as asked (engine=timer)";
+      } else {
+        reason =
+            "per-thread CPU-time timers: they charge time in syscalls to the code that made them "
+            "(unprivileged perf_event would drop those samples)";
+      }
+      if (!engine) {
+        if (above_tick) {
+          warnings_.push_back(
+              std::string("requested ") + std::to_string(static_cast<long>(config_.frequency)) +
+              " Hz is above the kernel tick (" + tick_text +
+              "): CPU timers deliver at most one signal per tick; each sample is weighted by its "
+              "timer overruns so totals stay exact");
+        }
+        engine = MakeTimerEngine(config_.signal, cpu_period_ns);
+      }
+      sampler_.event_weights[e] = 1;
     }
-    if (config_.engine == "perf") {
-      return Status::Error("engine=perf: " + PerfErrorAdvice(error) +
-                           "; use engine=timer (or auto) to sample with CPU timers");
-    }
-    engine_reason_ = PerfErrorAdvice(error) + ": using per-thread CPU timers";
-  } else if (config_.engine == "timer") {
-    engine_reason_ = "per-thread CPU-time timers, as asked (engine=timer)";
-  } else {
-    engine_reason_ =
-        "per-thread CPU-time timers: they charge time in syscalls to the code that made them "
-        "(unprivileged perf_event would drop those samples)";
+    if (config_.events.size() > 1 && spec->source == EventSource::kCpuTime) reason = "cpu: " + reason;
+    engine_reasons_.push_back(reason);
+    engines_.push_back(std::move(engine));
   }
-  if (above_tick) {
-    warnings_.push_back(std::string("requested ") + std::to_string(static_cast<long>(config_.frequency)) +
-                        " Hz is above the kernel tick (" + tick_text +
-                        "): CPU timers deliver at most one signal per tick; each sample is "
-                        "weighted by its timer overruns so totals stay exact");
-  }
-  engine_ = MakeTimerEngine(config_.signal, period_ns);
   return Status::Ok();
 }
 
 Health Session::CurrentHealth() {
   Health h;
-  h.engine = engine_ ? EngineName(engine_->kind()) : "none";
-  h.engine_reason = engine_reason_;
+  // The engine of the first event names the session ("engine=timer"); every event's reason
+  // is listed.
+  h.engine = engines_.empty() ? "none" : EngineName(engines_.front()->kind());
+  for (const std::string& reason : engine_reasons_) {
+    if (!h.engine_reason.empty()) h.engine_reason += "; ";
+    h.engine_reason += reason;
+  }
   h.unwinder = config_.unwind;
   h.requested_hz = config_.frequency;
   const int64_t cpu_ns = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
-  h.achieved_hz = cpu_ns > 0 ? static_cast<double>(weight_) * 1e9 / static_cast<double>(cpu_ns) : 0;
+  // Rate of the first event per CPU-second (meaningful for cpu; for other events it is
+  // their samples per CPU-second of the process).
+  h.achieved_hz =
+      cpu_ns > 0 ? static_cast<double>(first_event_weight_) * 1e9 / static_cast<double>(cpu_ns) : 0;
   const SamplerCounters& c = sampler_.counters;
   h.samples = samples_;
   h.dropped =

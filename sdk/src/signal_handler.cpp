@@ -27,8 +27,8 @@ namespace {
 // __tls_get_addr, which may allocate).
 thread_local int t_in_handler __attribute__((tls_model("initial-exec"))) = 0;
 
-void TakeSample(Sampler* sampler, uint32_t index, uint32_t generation, uint32_t weight,
-                const ucontext_t* context) {
+void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
+                uint32_t weight, const ucontext_t* context) {
   ThreadSlot& slot = sampler->slots[index];
   if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
       (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
@@ -46,7 +46,8 @@ void TakeSample(Sampler* sampler, uint32_t index, uint32_t generation, uint32_t 
                             sampler->code.load(std::memory_order_acquire),
                             sampler->max_depth,
                             static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed)),
-                            weight};
+                            weight,
+                            event};
   if (slot.ring->try_emplace(request)) {
     sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -77,9 +78,9 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
   bool ours = false;
-  uint32_t index = 0, generation = 0, weight = 0;
+  uint32_t event = 0, index = 0, generation = 0, weight = 0;
   if (info != nullptr && info->si_code == SI_TIMER &&
-      TimerToken::Decode(reinterpret_cast<uint64_t>(info->si_value.sival_ptr), &index,
+      TimerToken::Decode(reinterpret_cast<uint64_t>(info->si_value.sival_ptr), &event, &index,
                          &generation)) {
     // Timer engine: the kernel counts the expirations it could not deliver (it checks CPU
     // timers on the tick), so the sample stands for 1 + overrun periods.
@@ -89,14 +90,18 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
              sampler != nullptr && info->si_fd >= 0 &&
              static_cast<uint32_t>(info->si_fd) < sampler->fd_token_count &&
              TimerToken::Decode(
-                 sampler->fd_tokens[info->si_fd].load(std::memory_order_acquire), &index,
-                 &generation)) {
-    // perf engine: one signal per overflow. POLL_HUP is the event's thread exiting.
+                 sampler->fd_tokens[info->si_fd].load(std::memory_order_acquire), &event,
+                 &index, &generation)) {
+    // perf engine: one signal per overflow, standing for one period of the event.
+    // POLL_HUP is the event's thread exiting.
     ours = true;
-    weight = info->si_code == POLL_IN ? 1u : 0u;
+    weight = info->si_code == POLL_IN && event < sampler->event_count
+                 ? sampler->event_weights[event]
+                 : 0u;
   }
-  if (ours && weight != 0 && sampler != nullptr && index < sampler->slot_count) {
-    TakeSample(sampler, index, generation, weight, static_cast<const ucontext_t*>(context));
+  if (ours && weight != 0 && sampler != nullptr && index < sampler->slot_count &&
+      event < sampler->event_count) {
+    TakeSample(sampler, event, index, generation, weight, static_cast<const ucontext_t*>(context));
   }
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
   if (!ours) {

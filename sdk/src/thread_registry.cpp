@@ -30,10 +30,10 @@ clockid_t ThreadCpuClock(pid_t tid) {
   return static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 4u | 2u);
 }
 
-ThreadRegistry::ThreadRegistry(Sampler* sampler, Engine* engine, double frequency_hz,
-                               uint32_t max_threads)
+ThreadRegistry::ThreadRegistry(Sampler* sampler, std::vector<Engine*> engines,
+                               double frequency_hz, uint32_t max_threads)
     : sampler_(sampler),
-      engine_(engine),
+      engines_(std::move(engines)),
       period_ns_(std::max(1L, static_cast<long>(1e9 / frequency_hz))),
       slots_(new ThreadSlot[max_threads]),
       random_(static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
@@ -101,13 +101,22 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   slot.self_registered = self;
   const uint32_t generation = slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF;
 
-  const int created = engine_->Create(tid, TimerToken::Encode(index, generation), &slot.source);
+  int created = 0;
+  size_t made = 0;
+  for (; made < engines_.size(); ++made) {
+    created = engines_[made]->Create(
+        tid, TimerToken::Encode(static_cast<uint32_t>(made), index, generation),
+        &slot.sources[made]);
+    if (created != 0) break;
+  }
   if (created != 0) {
+    for (size_t e = 0; e < made; ++e) engines_[e]->Destroy(&slot.sources[e]);
     // ESRCH/EINVAL: the thread exited between the scan and now. Anything else is worth
     // telling the user once.
     if (created != ESRCH && created != EINVAL && warnings_.size() < 8) {
-      warnings_.push_back(std::string(EngineName(engine_->kind())) + " engine: cannot sample thread " +
-                          std::to_string(tid) + ": " + std::strerror(created));
+      warnings_.push_back(std::string(EngineName(engines_[made]->kind())) +
+                          " engine: cannot sample thread " + std::to_string(tid) + ": " +
+                          std::strerror(created));
     }
     ring_pool_.push_back(slot.ring);
     slot.ring = nullptr;
@@ -121,10 +130,12 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   // Random first expiry: a thread that lives for less than one period is still sampled in
   // proportion to its CPU time instead of never.
   std::uniform_int_distribution<long> first(1, period_ns_);
-  const int started = engine_->Start(&slot.source, first(random_));
-  if (started != 0 && warnings_.size() < 8) {
-    warnings_.push_back(std::string(EngineName(engine_->kind())) + " engine: cannot start: " +
-                        std::strerror(started));
+  for (size_t e = 0; e < engines_.size(); ++e) {
+    const int started = engines_[e]->Start(&slot.sources[e], first(random_));
+    if (started != 0 && warnings_.size() < 8) {
+      warnings_.push_back(std::string(EngineName(engines_[e]->kind())) +
+                          " engine: cannot start: " + std::strerror(started));
+    }
   }
 }
 
@@ -134,7 +145,7 @@ void ThreadRegistry::RetireLocked(uint32_t index) {
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
   // the timer so no new one is queued.
   slot.state.store(SlotState::kRetiring, std::memory_order_release);
-  engine_->Destroy(&slot.source);
+  for (size_t e = 0; e < engines_.size(); ++e) engines_[e]->Destroy(&slot.sources[e]);
   by_tid_.erase(slot.tid.load(std::memory_order_relaxed));
 }
 
@@ -263,7 +274,9 @@ void ThreadRegistry::ReleaseRetired() {
 }
 
 void ThreadRegistry::ForgetInChild() {
-  for (uint32_t i = 0; i < sampler_->slot_count; ++i) engine_->ForgetInChild(&slots_[i].source);
+  for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
+    for (size_t e = 0; e < engines_.size(); ++e) engines_[e]->ForgetInChild(&slots_[i].sources[e]);
+  }
 }
 
 uint64_t ThreadRegistry::threads_seen() const {

@@ -11,7 +11,8 @@ namespace {
 
 class TimerEngine final : public Engine {
  public:
-  TimerEngine(int signal, long period_ns) : signal_(signal), period_ns_(period_ns) {}
+  TimerEngine(int signal, long period_ns, bool wall)
+      : signal_(signal), period_ns_(period_ns), wall_(wall) {}
   EngineKind kind() const override { return EngineKind::kTimer; }
 
   int Create(pid_t tid, uint64_t token, ThreadSource* source) override {
@@ -21,7 +22,8 @@ class TimerEngine final : public Engine {
     event.sigev_signo = signal_;
     event.sigev_value.sival_ptr = reinterpret_cast<void*>(token);
     event._sigev_un._tid = tid;  // glibc 2.36 has no sigev_notify_thread_id macro
-    if (timer_create(ThreadCpuClock(tid), &event, &source->timer) != 0) return errno;
+    const clockid_t clock = wall_ ? CLOCK_MONOTONIC : ThreadCpuClock(tid);
+    if (timer_create(clock, &event, &source->timer) != 0) return errno;
     source->has_timer = true;
     return 0;
   }
@@ -46,14 +48,15 @@ class TimerEngine final : public Engine {
  private:
   int signal_;
   long period_ns_;
+  bool wall_;
 };
 
 }  // namespace
 
 const char* EngineName(EngineKind kind) { return kind == EngineKind::kPerf ? "perf" : "timer"; }
 
-std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns) {
-  return std::make_unique<TimerEngine>(signal, period_ns);
+std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall) {
+  return std::make_unique<TimerEngine>(signal, period_ns, wall);
 }
 
 double KernelTickHz() {

@@ -1,6 +1,8 @@
 // Known-stack tests of the frame-pointer walker: a chain of noinline functions records its
 // own return addresses, takes a context with getcontext(), and the walk must reproduce them.
+#include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <ucontext.h>
 
@@ -188,6 +190,43 @@ TEST(FpWalkTest, RecoversTheCallerOfAFramelessLeaf) {
   r = FpWalk(&uc, bounds, &code, out, 8);
   EXPECT_FALSE(r.recovered_leaf_caller);
   EXPECT_EQ(out[1], 0x7777u);
+}
+extern "C" __attribute__((noinline)) int calls_getpid_through_plt() {
+  return getpid() + 1;  // `call getpid@plt`: libc is built without frame pointers
+}
+
+TEST(FpWalkTest, RecoversTheCallerOfALibraryLeafCalledThroughThePlt) {
+  // Find the call instruction in our function and the return address after it.
+  const auto* code_bytes = reinterpret_cast<const uint8_t*>(&calls_getpid_through_plt);
+  uintptr_t return_address = 0;
+  for (int i = 0; i < 64; ++i) {
+    if (code_bytes[i] == 0xE8) {
+      return_address = reinterpret_cast<uintptr_t>(code_bytes + i + 5);
+      break;
+    }
+  }
+  ASSERT_NE(return_address, 0u);
+  ASSERT_EQ(calls_getpid_through_plt(), getpid() + 1);  // binds the PLT slot
+  const uintptr_t getpid_address = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "getpid"));
+  ASSERT_NE(getpid_address, 0u);
+  std::vector<uintptr_t> flat = ExecutableRanges();
+  CodeRanges code{reinterpret_cast<const uintptr_t(*)[2]>(flat.data()), flat.size() / 2};
+
+  alignas(16) uintptr_t stack[64] = {};
+  stack[0] = return_address;
+  stack[16] = 0;
+  stack[17] = 0x7777;
+  ucontext_t uc = {};
+  uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(getpid_address + 4);
+  uc.uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(reinterpret_cast<uintptr_t>(stack));
+  uc.uc_mcontext.gregs[REG_RBP] = static_cast<greg_t>(reinterpret_cast<uintptr_t>(&stack[16]));
+  const StackBounds bounds{reinterpret_cast<uintptr_t>(stack),
+                           reinterpret_cast<uintptr_t>(stack + 64)};
+  uintptr_t out[8];
+  WalkResult r = FpWalk(&uc, bounds, &code, out, 8);
+  ASSERT_GE(r.depth, 2u);
+  EXPECT_TRUE(r.recovered_leaf_caller);
+  EXPECT_EQ(out[1], return_address);
 }
 #endif
 

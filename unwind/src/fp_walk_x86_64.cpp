@@ -30,6 +30,24 @@ bool DirectCallTarget(uintptr_t return_address, const CodeRanges& code, uintptr_
   return true;
 }
 
+// A call through the PLT lands on `jmp *GOT(%rip)` (FF 25 rel32): the function is the
+// address in that GOT slot (once the loader has bound it). Returns `target` unchanged when
+// it is not such a stub. The GOT slot belongs to the same loaded module as the stub, so it
+// is mapped. Async-signal-safe.
+uintptr_t ThroughPlt(uintptr_t target, const CodeRanges& code) {
+  if (!code.Contains(target) || !code.Contains(target + 5)) return target;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(target);
+  if (bytes[0] != 0xFF || bytes[1] != 0x25) return target;
+  const int32_t rel = static_cast<int32_t>(static_cast<uint32_t>(bytes[2]) |
+                                           static_cast<uint32_t>(bytes[3]) << 8 |
+                                           static_cast<uint32_t>(bytes[4]) << 16 |
+                                           static_cast<uint32_t>(bytes[5]) << 24);
+  const uintptr_t slot = target + 6 + static_cast<intptr_t>(rel);
+  if ((slot & (kWord - 1)) != 0) return target;
+  const uintptr_t resolved = *reinterpret_cast<const uintptr_t*>(slot);
+  return code.Contains(resolved) ? resolved : target;
+}
+
 }  // namespace
 
 uintptr_t ContextPc(const ucontext_t* context) {
@@ -67,8 +85,9 @@ __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* cont
 
   // Frameless leaf: rbp still holds the caller's frame, so the first return address read
   // from it belongs to the caller's caller and the caller itself would vanish. If the word
-  // at sp is a return address right after a direct call to a function that starts shortly
-  // before pc, it is the leaf's own return address.
+  // at sp is a return address right after a direct call (or a call through the PLT) to a
+  // function that starts shortly before pc, it is the leaf's own return address. This is
+  // the common case of a call into a library built without frame pointers (Debian's libc).
   if (code != nullptr && (sp & (kWord - 1)) == 0 && sp + kWord <= bounds.hi) {
     const uintptr_t candidate = *reinterpret_cast<const uintptr_t*>(sp);
     uintptr_t target = 0;
@@ -76,8 +95,10 @@ __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* cont
     const bool fp_frame_is_leafs = fp >= sp && fp + 2 * kWord <= bounds.hi &&
                                    (fp & (kWord - 1)) == 0 &&
                                    reinterpret_cast<const uintptr_t*>(fp)[1] == candidate;
-    if (!fp_frame_is_leafs && DirectCallTarget(candidate, *code, &target) && target <= pc &&
-        pc - target < kMaxLeafSize) {
+    if (!fp_frame_is_leafs && DirectCallTarget(candidate, *code, &target)) {
+      target = ThroughPlt(target, *code);
+    }
+    if (!fp_frame_is_leafs && target != 0 && target <= pc && pc - target < kMaxLeafSize) {
       if (result.depth < max_depth) {
         out[result.depth++] = candidate;
         result.recovered_leaf_caller = true;

@@ -19,7 +19,9 @@ struct Config {
   std::vector<std::string> outputs;
   double frequency = 99;  // off-round so sampling does not lock step with periodic work
   std::string unwind = "fp";
-  std::string engine = "auto";  // auto, perf, timer
+  std::string engine = "auto";  // auto, perf, timer (for the cpu event)
+  std::vector<std::string> events = {"cpu"};
+  double wall_frequency = 19;  // low: each wall sample interrupts blocked threads (EINTR)
   int signal = SIGPROF;
   bool quiet = false;
   bool follow_fork = true;  // a fork()ed child profiles into its own files
@@ -40,6 +42,10 @@ Status ConfigFromEnvironment(Config* config);
 // with `check_writable`, a directory that exists and is writable.
 Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs,
                     bool check_writable = true);
+
+// `path` with `.<event>` inserted before its extension, for files that hold one event of a
+// profile with several: out.folded -> out.wall.folded, perf.log -> perf.wall.log.
+std::string PathForEvent(const std::string& path, const std::string& event);
 
 // `path` with `.<pid>` inserted before its extension: out.folded -> out.1234.folded,
 // perf.log -> perf.1234.log. Used for the files of child processes.

@@ -46,13 +46,22 @@ class Engine {
   virtual void ForgetInChild(ThreadSource* source) = 0;
 };
 
-// `period_ns` is the sampling period in the thread's CPU time.
-std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns);
-// Publishes fd -> token entries in `sampler` for the handler.
-std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, long period_ns);
+// `period_ns` is the sampling period in the thread's CPU time, or with `wall` in real time
+// (CLOCK_MONOTONIC: the thread is sampled whether it runs or not).
+std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall = false);
 
-// Whether per-thread perf_event sampling works here: 0, or the errno of perf_event_open.
-int ProbePerfEvents();
+// Size of the fd -> token table perf engines publish into (Sampler::fd_tokens).
+inline constexpr uint32_t kMaxPerfFds = 1u << 16;
+// A per-thread perf event of `type`/`config` overflowing every `period` (ns for clocks,
+// a count otherwise). Publishes fd -> token entries in sampler->fd_tokens, which the caller
+// allocates (kMaxPerfFds entries) before any perf engine exists.
+std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, uint32_t type,
+                                       uint64_t config, uint64_t period,
+                                       bool include_kernel = false);
+
+// Whether per-thread sampling of that perf event works here: 0, or the errno of
+// perf_event_open.
+int ProbePerfEvent(uint32_t type, uint64_t config, bool include_kernel = false);
 // What a perf_event_open errno means for the user, and what to do about it.
 std::string PerfErrorAdvice(int error);
 

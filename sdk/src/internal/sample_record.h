@@ -24,6 +24,7 @@ struct WalkRequest {
   uint32_t max_depth;
   uint32_t tid;
   uint32_t weight;
+  uint32_t event;
 };
 
 // A raw stack: leaf first, frames[0] is the interrupted pc and frames[1..] return addresses.
@@ -31,7 +32,8 @@ struct WalkRequest {
 // ring memory with no copy. frames beyond `depth` are left uninitialised on purpose.
 struct SampleRecord {
   uint32_t tid;
-  uint32_t weight;  // 1 + timer overrun
+  uint32_t weight;  // 1 + timer overrun, or the perf event's period in its unit count
+  uint16_t event;   // index into the session's events
   uint16_t depth;
   WalkStop stop;
   bool recovered_leaf_caller;
@@ -42,6 +44,7 @@ struct SampleRecord {
     WalkResult r = FpWalk(request.context, request.bounds, request.code, frames, request.max_depth);
     tid = request.tid;
     weight = request.weight;
+    event = static_cast<uint16_t>(request.event);
     depth = static_cast<uint16_t>(r.depth);
     stop = r.stop;
     recovered_leaf_caller = r.recovered_leaf_caller;

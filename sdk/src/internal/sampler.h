@@ -21,6 +21,25 @@
 
 namespace inprof::internal {
 
+// What identifies one of our signals (a timer's sigev_value, or a perf fd's entry in
+// Sampler::fd_tokens): a tag that tells ours from anyone else's, the event, the slot, and
+// the registration of that slot.
+struct TimerToken {
+  static constexpr uint64_t kTag = 0x1F9;  // 12 bits
+  static constexpr uint32_t kMaxEvents = 16;
+  static uint64_t Encode(uint32_t event, uint32_t index, uint32_t generation) {
+    return kTag << 52 | (uint64_t{event} & 0xF) << 48 | (uint64_t{generation} & 0xFFFFFF) << 24 |
+           (index & 0xFFFFFF);
+  }
+  static bool Decode(uint64_t token, uint32_t* event, uint32_t* index, uint32_t* generation) {
+    if (token >> 52 != kTag) return false;
+    *event = static_cast<uint32_t>((token >> 48) & 0xF);
+    *index = static_cast<uint32_t>(token & 0xFFFFFF);
+    *generation = static_cast<uint32_t>((token >> 24) & 0xFFFFFF);
+    return true;
+  }
+};
+
 enum class SlotState : uint32_t { kFree, kActive, kRetiring };
 
 // An engine's per-thread resources (see engine.h). Control path only.
@@ -40,7 +59,7 @@ struct ThreadSlot {
   std::atomic<bool> in_handler{false};  // re-entry guard
   SampleRing* ring = nullptr;
   // Control path only:
-  ThreadSource source;  // the engine's per-thread resources
+  ThreadSource sources[TimerToken::kMaxEvents];  // per event: the engine's resources
   bool self_registered = false;  // registered by the thread itself (pthread_create hook)
 };
 
@@ -57,21 +76,6 @@ static_assert(std::atomic<uintptr_t>::is_always_lock_free);
 static_assert(std::atomic<SlotState>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
 
-// The timer's sigev_value: which slot, which registration of that slot, and a tag that
-// tells our timers from anyone else's SI_TIMER signals.
-struct TimerToken {
-  static constexpr uint64_t kTag = 0x1F9A;
-  static uint64_t Encode(uint32_t index, uint32_t generation) {
-    return kTag << 48 | (uint64_t{generation} & 0xFFFFFF) << 24 | (index & 0xFFFFFF);
-  }
-  static bool Decode(uint64_t token, uint32_t* index, uint32_t* generation) {
-    if (token >> 48 != kTag) return false;
-    *index = static_cast<uint32_t>(token & 0xFFFFFF);
-    *generation = static_cast<uint32_t>((token >> 24) & 0xFFFFFF);
-    return true;
-  }
-};
-
 struct Sampler {
   ThreadSlot* slots = nullptr;
   uint32_t slot_count = 0;
@@ -82,6 +86,10 @@ struct Sampler {
   // si_fd of its overflow signals.
   std::atomic<uint64_t>* fd_tokens = nullptr;
   uint32_t fd_token_count = 0;
+  // Weight of one perf overflow signal, per event (1 for time events, whose period is the
+  // event's own; the period for count events, so weights add up to counts).
+  uint32_t event_weights[TimerToken::kMaxEvents] = {};
+  uint32_t event_count = 1;
   SamplerCounters counters;
 };
 

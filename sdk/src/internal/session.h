@@ -17,6 +17,8 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@
 #include "inprof/symbolize.h"
 #include "internal/config.h"
 #include "internal/engine.h"
+#include "internal/events.h"
 #include "internal/sampler.h"
 #include "internal/stack_table.h"
 #include "internal/thread_registry.h"
@@ -51,6 +54,8 @@ class Session {
   // Writes the profile so far to `outputs`. Every output is attempted; the status names
   // the ones that failed. Not async-signal-safe.
   Status Dump(const std::vector<std::string>& outputs);
+  // The files an output path becomes, with the event each holds. Not async-signal-safe.
+  std::vector<std::pair<std::string, size_t>> FilesFor(const std::string& path) const;
   // The symbolized profile so far. Not async-signal-safe.
   Profile Snapshot();
   // "inprof: engine=timer unwinder=fp ..." Not async-signal-safe.
@@ -77,12 +82,16 @@ class Session {
   // returns whether it did. Collector thread (or Start) only.
   bool RefreshCodeRanges(bool force);
   Health CurrentHealth();
-  Status ChooseEngine();
+  Status SetUpEngines();
 
   Config config_;
   Sampler sampler_;
-  std::unique_ptr<Engine> engine_;  // outlives registry_ (declared before it)
-  std::string engine_reason_;
+  // Per event, in config order. Engines and the perf fd table outlive registry_ (declared
+  // before it).
+  std::vector<const EventSpec*> events_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<std::string> engine_reasons_;
+  std::unique_ptr<std::atomic<uint64_t>[]> fd_tokens_;
   std::vector<std::string> warnings_;  // from Start, shown in every summary
   std::unique_ptr<ThreadRegistry> registry_;
 
@@ -91,6 +100,7 @@ class Session {
   std::vector<uintptr_t> scratch_;
   uint64_t samples_ = 0;
   uint64_t weight_ = 0;
+  uint64_t first_event_weight_ = 0;
   uint64_t truncated_ = 0;
   uint64_t broken_ = 0;
   uint64_t leaf_only_ = 0;

@@ -31,7 +31,10 @@ namespace inprof::internal {
 
 class ThreadRegistry {
  public:
-  ThreadRegistry(Sampler* sampler, Engine* engine, double frequency_hz, uint32_t max_threads);
+  // One engine per event, in event order; each thread gets a source from every engine.
+  // `period_ns` bounds the random first expiry.
+  ThreadRegistry(Sampler* sampler, std::vector<Engine*> engines, double frequency_hz,
+                 uint32_t max_threads);
   ~ThreadRegistry();
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
@@ -65,7 +68,7 @@ class ThreadRegistry {
   SampleRing* TakeRingLocked();
 
   Sampler* sampler_;
-  Engine* engine_;
+  std::vector<Engine*> engines_;
   long period_ns_;
   mutable std::mutex mu_;
   std::unique_ptr<ThreadSlot[]> slots_;

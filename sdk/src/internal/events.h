@@ -1,0 +1,42 @@
+// The events a session can sample, and what each one needs.
+//
+//   cpu                 CPU time of each thread (timer or perf engine, see engine.h)
+//   wall                wall-clock time of every thread, running or blocked: where threads
+//                       wait. Per-thread CLOCK_MONOTONIC timers; a blocked thread is woken by
+//                       the signal, so nanosleep/poll/epoll_wait (not restartable) return
+//                       EINTR. Its rate is `wall_frequency` (default 19 Hz), kept low for that.
+//   task-clock, cpu-clock, page-faults, context-switches
+//                       perf_event software events (perf engine required)
+//   cycles, instructions, cache-misses, branch-misses
+//                       perf_event hardware events: need a PMU (a VM often has none)
+// Not async-signal-safe (control path only).
+#ifndef INPROF_SDK_EVENTS_H_
+#define INPROF_SDK_EVENTS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace inprof::internal {
+
+enum class EventSource { kCpuTime, kWallTime, kPerf };
+
+struct EventSpec {
+  const char* name;
+  EventSource source;
+  uint32_t perf_type;    // PERF_TYPE_* for kPerf
+  uint64_t perf_config;  // PERF_COUNT_* for kPerf
+  bool time_based;       // period comes from the frequency (ns); otherwise a count
+  uint64_t count_period; // events per sample for count events
+  const char* unit;      // "nanoseconds" or "count"
+  bool kernel_side;      // happens inside the kernel: cannot be sampled with exclude_kernel
+};
+
+// The event called `name`, or nullptr.
+const EventSpec* FindEvent(std::string_view name);
+// "cpu, wall, task-clock, ..." for messages.
+std::string KnownEventNames();
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_EVENTS_H_
