@@ -17,7 +17,12 @@ namespace inprof::internal {
 // Shared with signal_install.cpp (control path).
 std::atomic<Sampler*> g_sampler{nullptr};
 std::atomic<int> g_handlers_in_flight{0};
-struct sigaction g_previous_action;
+// The action chained to for signals that are not ours: the one installed before us, or the
+// one the program installed later through our sigaction/signal hooks. Updated by the control
+// path into the next of four slots, then published by index, so a handler never reads a
+// half-written action (it would take four updates during one handler run to reuse a slot).
+struct sigaction g_previous_actions[4];
+std::atomic<unsigned> g_previous_index{0};
 static_assert(std::atomic<Sampler*>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 
@@ -57,7 +62,8 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
 }
 
 void ChainToPrevious(int signal, siginfo_t* info, void* context) {
-  const struct sigaction& previous = g_previous_action;
+  const struct sigaction& previous =
+      g_previous_actions[g_previous_index.load(std::memory_order_acquire) & 3];
   if ((previous.sa_flags & SA_SIGINFO) != 0) {
     if (previous.sa_sigaction != nullptr) previous.sa_sigaction(signal, info, context);
   } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN &&

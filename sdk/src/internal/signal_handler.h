@@ -21,6 +21,15 @@ int InstallSamplingHandler(Sampler* sampler);
 // previous action unless the program replaced ours meanwhile. Not async-signal-safe.
 void UninstallSamplingHandler(Sampler* sampler);
 
+// The action signals that are not ours are chained to, and replacing it (the program's
+// sigaction/signal calls for our signal while we own it land here). Not async-signal-safe.
+struct sigaction PreviousAction();
+void SetPreviousAction(const struct sigaction& action);
+// The signal our handler is installed for, 0 when none. Async-signal-safe.
+int OwnedSignal();
+// sigaction as the C library provides it, bypassing our hook. Not async-signal-safe.
+int RealSigaction(int signal, const struct sigaction* action, struct sigaction* old);
+
 // Forgets the sampler in a forked child without touching anything else.
 // Not async-signal-safe.
 void ForgetSamplerAfterFork();
