@@ -8,8 +8,16 @@
  * the INPROF_* environment variables in lower case without the prefix:
  *
  *   output     comma-separated output paths; the format comes from the name:
- *              *.folded (flame-graph folded stacks), perf.log / *.log (perfanno.nvim)
+ *              *.folded (flame-graph folded stacks), perf.log / *.log (perfanno.nvim),
+ *              *.json (annotation JSON for editors and the inprof viewer)
+ *   events     what to sample: cpu (default), wall, task-clock, cpu-clock, page-faults,
+ *              context-switches, cycles, instructions, cache-misses, branch-misses;
+ *              with several, *.folded and *.log outputs are written once per event
+ *              (out.cpu.folded, perf.wall.log)
  *   frequency  samples per CPU-second per thread (default 99)
+ *   wall_frequency  samples per second of the wall event (default 19)
+ *   engine     auto (default), timer (per-thread CPU timers) or perf (perf_event)
+ *   follow_fork  1 (default): a fork()ed child profiles into <name>.<pid>.<ext>
  *   unwind     fp (frame pointers)
  *   signal     signal number or name used for sampling (default SIGPROF)
  *   quiet      1 to suppress the summary line printed on stderr at stop
