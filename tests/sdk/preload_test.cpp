@@ -446,6 +446,31 @@ TEST(PreloadTest, AProgramThatInstallsItsOwnSigprofHandlerLaterKeepsBothWorking)
   }
 }
 
+TEST(PreloadTest, LuaJitsOwnProfilerRunsAtTheSameTime) {
+#ifndef INPROF_LUAJIT_HOST
+  GTEST_SKIP() << "LuaJIT (libluajit-5.1-dev) was not found at build time";
+#else
+  const std::string dir = MakeTempDir();
+  const std::string folded = dir + "/out.folded";
+  ProcessResult r = RunProcess({INPROF_LUAJIT_HOST}, {{"LD_PRELOAD", PreloadValue()},
+                                                      {"INPROF_OUTPUT", folded},
+                                                      {"INPROF_FREQUENCY", "199"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(lua samples=(\d+))"))) << r.out;
+  // LuaJIT's 2 ms ITIMER_PROF over 0.8 s of Lua: its profiler saw its own signals.
+  EXPECT_GT(std::stoi(m[1].str()), 100) << r.out;
+  int64_t total = 0, host = 0;
+  for (const auto& s : ReadFolded(folded)) {
+    total += s.count;
+    if (Contains(s, "host_spin")) host += s.count;
+  }
+  // We sampled all along: 1.3 s at 199 Hz, and after LuaJIT stopped its profiler too.
+  EXPECT_GT(total, 180) << r.err;
+  EXPECT_GT(host, 60) << r.err;
+#endif
+}
+
 TEST(PreloadTest, AProgramsOwnSigtermHandlerKeepsWorking) {
   ProfiledRun run = Profile({"own_sigterm"});
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
