@@ -13,8 +13,7 @@
 namespace inprof::internal {
 namespace {
 
-constexpr int kDrainIntervalMs = 10;
-constexpr int kRescanEvery = 10;  // drains: 100 ms
+constexpr int kRescanIntervalMs = 100;
 
 }  // namespace
 
@@ -26,10 +25,14 @@ void* Session::CollectorEntry(void* self) {
 void Session::CollectorMain() {
   ProfilerWorkScope work;
   pthread_setname_np(pthread_self(), "inprof-collect");
+  // Wake often enough that a ring (31 records) is never more than a quarter full between
+  // drains, and no more often: each wakeup preempts a busy thread on a loaded machine.
+  const int drain_ms = drain_interval_ms_;
+  const int rescan_every = std::max(1, kRescanIntervalMs / drain_ms);
   int tick = 0;
   while (!stop_requested_.load(std::memory_order_acquire)) {
     struct pollfd pfd = {wake_fd_, POLLIN, 0};
-    poll(&pfd, 1, kDrainIntervalMs);
+    poll(&pfd, 1, drain_ms);
     if (stop_requested_.load(std::memory_order_acquire)) break;
     {
       std::lock_guard<std::mutex> lock(data_mu_);
@@ -39,7 +42,7 @@ void Session::CollectorMain() {
     // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
     // library that is loaded, sampled and unloaded between two dumps is still known.
     if (RefreshCodeRanges(false)) NoteModules();
-    if (++tick % kRescanEvery == 0) registry_->Rescan();
+    if (++tick % rescan_every == 0) registry_->Rescan();
   }
 }
 

@@ -65,6 +65,7 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   }
   std::vector<Engine*> engines;
   for (const auto& engine : engines_) engines.push_back(engine.get());
+  drain_interval_ms_ = DrainIntervalMs();
   registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::move(engines), config_.frequency,
                                                config_.max_threads);
   for (pid_t tid : excluded) registry_->Exclude(tid);
@@ -236,6 +237,30 @@ Status Session::SetUpEngines() {
     engines_.push_back(std::move(engine));
   }
   return Status::Ok();
+}
+
+// The highest rate at which one thread can fill its ring, from the engines in use: timers
+// deliver at most one signal per kernel tick; perf time events follow the frequency; count
+// events have no bound, so they get the shortest interval.
+int Session::DrainIntervalMs() const {
+  constexpr double kRecordsPerDrain = 8;  // a quarter of the 31-record ring
+  const double tick = KernelTickHz();
+  double rate = 0;
+  for (size_t e = 0; e < events_.size(); ++e) {
+    const EventSpec& spec = *events_[e];
+    const bool perf = engines_[e]->kind() == EngineKind::kPerf;
+    if (spec.source == EventSource::kWallTime) {
+      rate += std::min(config_.wall_frequency, tick);
+    } else if (!perf) {
+      rate += std::min(config_.frequency, tick);
+    } else if (spec.time_based) {
+      rate += config_.frequency;
+    } else {
+      rate += 4000;
+    }
+  }
+  const double ms = rate > 0 ? 1000.0 * kRecordsPerDrain / rate : 25;
+  return static_cast<int>(std::clamp(ms, 2.0, 25.0));
 }
 
 Health Session::CurrentHealth() {

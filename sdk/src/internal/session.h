@@ -83,6 +83,7 @@ class Session {
   bool RefreshCodeRanges(bool force);
   Health CurrentHealth();
   Status SetUpEngines();
+  int DrainIntervalMs() const;
 
   Config config_;
   Sampler sampler_;
@@ -116,6 +117,7 @@ class Session {
   unsigned long long modules_stamp_ = ~0ull;
 
   int wake_fd_ = -1;
+  int drain_interval_ms_ = 10;
   pthread_t collector_{};
   bool collector_running_ = false;
   std::atomic<bool> stop_requested_{false};
