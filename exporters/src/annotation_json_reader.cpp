@@ -155,6 +155,21 @@ bool ReadHealth(JsonCursor& c, Health* h) {
     if (key == "broken") return ReadUint64(c, &h->broken);
     if (key == "overflow") return ReadUint64(c, &h->overflow);
     if (key == "threads_seen") return ReadUint64(c, &h->threads_seen);
+    if (key == "overruns") return ReadUint64(c, &h->overruns);
+    if (key == "threads") {
+      return ReadArray(c, [&] {
+        ThreadHealth& t = h->threads.emplace_back();
+        return ReadObject(c, [&](const std::string& k) {
+          if (k == "tid") return c.ReadInt(&t.tid);
+          if (k == "name") return c.ReadString(&t.name);
+          if (k == "cpu_seconds") return c.ReadDouble(&t.cpu_seconds);
+          if (k == "expected") return c.ReadDouble(&t.expected);
+          if (k == "taken") return ReadUint64(c, &t.taken);
+          if (k == "weight") return ReadUint64(c, &t.weight);
+          return c.Skip();
+        });
+      });
+    }
     if (key == "unknown_frames") return ReadUint64(c, &h->unknown_frames);
     if (key == "warnings") {
       return ReadArray(c, [&] {

@@ -80,7 +80,16 @@ void Session::DrainLocked() {
       table_.Add(std::span<const uintptr_t>(scratch_.data(), n), record->weight, record->event);
       ++samples_;
       weight_ += record->weight;
-      if (record->event == 0) first_event_weight_ += record->weight;
+      if (record->event == 0) {
+        first_event_weight_ += record->weight;
+        ++slot.drained_samples;
+        slot.drained_weight += record->weight;
+      }
+      // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
+      if (record->event < engines_.size() && engines_[record->event]->kind() == EngineKind::kTimer &&
+          record->weight > 1) {
+        overruns_ += record->weight - 1;
+      }
       ring->pop();
     }
   }

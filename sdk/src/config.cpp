@@ -125,10 +125,10 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "engine") {
-    if (value != "auto" && value != "perf" && value != "timer") {
+    if (value != "auto" && value != "perf" && value != "timer" && value != "itimer") {
       return BadValue(key, value,
-                      "auto (the best that works here), perf (perf_event) or timer (per-thread "
-                      "CPU timers)");
+                      "auto (the best that works here), perf (perf_event), timer (per-thread "
+                      "CPU timers) or itimer (process-wide ITIMER_PROF)");
     }
     config->engine = value;
     return Status::Ok();
@@ -317,7 +317,7 @@ Status ConfigFromEnvironment(Config* config) {
     if (eq == std::string_view::npos) continue;
     std::string key(entry.substr(kPrefix.size(), eq - kPrefix.size()));
     // Variables the runtime sets for itself, not configuration.
-    if (key == "ROOT_PID" || key == "TEST_PERF_ERRNO") continue;
+    if (key == "ROOT_PID" || key == "TEST_PERF_ERRNO" || key == "TEST_TIMER_ERRNO") continue;
     for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     Status s = SetKey(key, Trim(entry.substr(eq + 1)), config);
     if (!s.ok()) {

@@ -15,6 +15,7 @@
 #include <linux/perf_event.h>
 
 #include "internal/events.h"
+#include "internal/itimer.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
@@ -95,6 +96,7 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
 void Session::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
+  for (const auto& engine : engines_) engine->StopAll();
   registry_->RetireAll();
   UninstallSamplingHandler(&sampler_);
   if (collector_running_) {
@@ -150,6 +152,7 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
 // while CPU timers charge syscall time to the user stack that made the call. perf is chosen
 // by `auto` only when the timers cannot deliver the requested rate (above the kernel tick).
 Status Session::SetUpEngines() {
+  constexpr std::string_view kUsingTimers = ": using per-thread CPU timers";
   const long cpu_period_ns = std::max(1L, static_cast<long>(1e9 / config_.frequency));
   const double tick = KernelTickHz();
   char tick_text[64];
@@ -169,6 +172,9 @@ Status Session::SetUpEngines() {
     std::string reason;
     std::unique_ptr<Engine> engine;
     if (spec->source == EventSource::kWallTime) {
+      if (const int error = ProbeThreadTimer(); error != 0) {
+        return Status::Error("event wall needs per-thread timers: " + TimerErrorAdvice(error));
+      }
       const long period = std::max(1L, static_cast<long>(1e9 / config_.wall_frequency));
       engine = MakeTimerEngine(config_.signal, period, /*wall=*/true);
       reason = "wall: per-thread CLOCK_MONOTONIC timers at " +
@@ -211,14 +217,47 @@ Status Session::SetUpEngines() {
           return Status::Error("engine=perf: " + PerfErrorAdvice(error) +
                                "; use engine=timer (or auto) to sample with CPU timers");
         } else {
-          reason = PerfErrorAdvice(error) + ": using per-thread CPU timers";
+          reason = PerfErrorAdvice(error) + std::string(kUsingTimers);
         }
       } else if (config_.engine == "timer") {
         reason = "per-thread CPU-time timers, as asked (engine=timer)";
-      } else {
+      } else if (config_.engine == "auto") {
         reason =
             "per-thread CPU-time timers: they charge time in syscalls to the code that made them "
             "(unprivileged perf_event would drop those samples)";
+      }
+      const int timer_error = engine || config_.engine == "itimer" ? 0 : ProbeThreadTimer();
+      if (!engine && (config_.engine == "itimer" || timer_error != 0)) {
+        if (config_.engine == "timer") {
+          return Status::Error("engine=timer: " + TimerErrorAdvice(timer_error) +
+                               "; use engine=itimer (or auto) to sample with ITIMER_PROF");
+        }
+        if (config_.signal != SIGPROF) {
+          return Status::Error(
+              (timer_error != 0 ? TimerErrorAdvice(timer_error) + "; " : std::string()) +
+              "the itimer engine can only signal with SIGPROF, not signal " +
+              std::to_string(config_.signal));
+        }
+        if (config_.engine == "itimer") {
+          reason = "process-wide ITIMER_PROF, as asked (engine=itimer)";
+        } else {
+          // The perf reason (if any) stays: it says why perf was not used either.
+          reason = (reason.ends_with(kUsingTimers)
+                        ? reason.substr(0, reason.size() - kUsingTimers.size()) + "; "
+                        : std::string()) +
+                   TimerErrorAdvice(timer_error) +
+                   ": using the process-wide ITIMER_PROF timer (the last resort: at most one "
+                   "signal per tick, and the program may take it over)";
+        }
+        if (above_tick) {
+          warnings_.push_back(
+              std::string("requested ") + std::to_string(static_cast<long>(config_.frequency)) +
+              " Hz is above the kernel tick (" + tick_text +
+              "): ITIMER_PROF delivers at most one signal per tick and counts no overruns, so "
+              "samples above that rate are lost (health shows the shortfall per thread)");
+        }
+        engine = MakeItimerEngine(&sampler_, static_cast<uint32_t>(e), cpu_period_ns,
+                                  config_.max_threads);
       }
       if (!engine) {
         if (above_tick) {
@@ -287,11 +326,35 @@ Health Session::CurrentHealth() {
   h.broken = broken_;
   h.overflow = table_.overflow_samples();
   h.threads_seen = registry_ ? registry_->threads_seen() : 0;
+  h.overruns = overruns_;
   if (registry_) {
+    // What each thread's CPU time promised: only a CPU-time first event has a rate per
+    // CPU-second (wall samples follow real time, count events their counts).
+    const EventSpec* first = events_.empty() ? nullptr : events_.front();
+    const bool cpu_time = first != nullptr && (first->source == EventSource::kCpuTime ||
+                                               (first->source == EventSource::kPerf &&
+                                                first->time_based));
+    h.threads = registry_->ThreadHealthSnapshot(cpu_time ? config_.frequency : 0);
+    for (const ThreadHealth& t : h.threads) {
+      // Worth a word only when the thread ran long enough for the shortfall to be real: at
+      // 100 expected samples the count's standard deviation is 10, so 20 % short is 2 sigma.
+      if (t.expected >= 100 && static_cast<double>(t.weight) < 0.8 * t.expected) {
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "thread %lld (%s) got %.0f%% of the samples its CPU time should give "
+                      "(%" PRIu64 " of %.0f)",
+                      static_cast<long long>(t.tid), t.name.c_str(),
+                      100.0 * static_cast<double>(t.weight) / t.expected, t.weight, t.expected);
+        h.warnings.push_back(text);
+      }
+    }
     h.warnings = registry_->TakeWarnings();
     if (uint64_t n = registry_->threads_unsampled()) {
       h.warnings.push_back(std::to_string(n) + " threads were not sampled (max_threads)");
     }
+  }
+  for (const auto& engine : engines_) {
+    for (std::string& w : engine->Warnings()) h.warnings.push_back(std::move(w));
   }
   h.warnings.insert(h.warnings.begin(), warnings_.begin(), warnings_.end());
   if (leaf_only_ != 0) {
@@ -328,6 +391,23 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
   }
   line += "\ninprof: engine: " + h.engine_reason;
+  double expected = 0, cpu_s = 0;
+  uint64_t weight = 0, taken = 0;
+  for (const ThreadHealth& t : h.threads) {
+    expected += t.expected;
+    cpu_s += t.cpu_seconds;
+    weight += t.weight;
+    taken += t.taken;
+  }
+  if (expected > 0) {
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "\ninprof: threads: %zu sampled, %.2f CPU-s, expected %.0f samples at %g Hz, "
+                  "got %" PRIu64 " (%.1f%%: %" PRIu64 " signals + %" PRIu64 " overruns)",
+                  h.threads.size(), cpu_s, expected, h.requested_hz, weight,
+                  100.0 * static_cast<double>(weight) / expected, taken, weight - taken);
+    line += text;
+  }
   for (const std::string& w : h.warnings) line += "\ninprof: warning: " + w;
   return line;
 }

@@ -10,6 +10,7 @@
 
 #include "internal/sample_record.h"
 #include "internal/sampler.h"
+#include "internal/current_tid.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
@@ -104,6 +105,20 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     weight = info->si_code == POLL_IN && event < sampler->event_count
                  ? sampler->event_weights[event]
                  : 0u;
+  } else if (info != nullptr && info->si_code == SI_KERNEL && sampler != nullptr &&
+             sampler->itimer_event.load(std::memory_order_acquire) != 0) {
+    // itimer engine: ITIMER_PROF's signal goes to the process and the kernel hands it to the
+    // thread that was running; find that thread's slot by its id.
+    ours = true;
+    event = sampler->itimer_event.load(std::memory_order_relaxed) - 1;
+    const int32_t tid = CurrentTidRaw();
+    if (LookupTidSlot(*sampler, tid, &index) && index < sampler->slot_count &&
+        sampler->slots[index].tid.load(std::memory_order_relaxed) == tid) {
+      generation = sampler->slots[index].generation.load(std::memory_order_relaxed) & 0xFFFFFF;
+      weight = 1;  // no overrun count: one signal at most per tick
+    } else {
+      sampler->counters.stale.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   if (ours && weight != 0 && sampler != nullptr && index < sampler->slot_count &&
       event < sampler->event_count) {

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,33 @@ namespace {
 constexpr size_t kRingCapacity = 31;
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+// -1 when the thread is gone.
+int64_t ThreadCpuNs(pid_t tid) {
+  struct timespec ts;
+  if (clock_gettime(ThreadCpuClock(tid), &ts) != 0) return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string ThreadName(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/comm", static_cast<int>(tid));
+  std::string name;
+  if (FILE* f = std::fopen(path, "re")) {
+    char buf[64] = {};
+    if (std::fgets(buf, sizeof buf, f) != nullptr) name = buf;
+    std::fclose(f);
+  }
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
+}
+
+// The calling thread's name without touching /proc (this runs on thread creation and exit).
+std::string CurrentThreadName() {
+  char buf[17] = {};
+  if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0) return {};
+  return buf;
+}
 
 }  // namespace
 
@@ -125,6 +153,10 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   free_slots_.pop_back();
   by_tid_.emplace(tid, index);
   ++threads_seen_;
+  slot.cpu_start_ns = slot.cpu_last_ns = std::max<int64_t>(0, ThreadCpuNs(tid));
+  slot.drained_samples = 0;
+  slot.drained_weight = 0;
+  slot.record = NewRecordLocked(tid, self ? CurrentThreadName() : ThreadName(tid));
   slot.state.store(SlotState::kActive, std::memory_order_release);
 
   // Random first expiry: a thread that lives for less than one period is still sampled in
@@ -139,14 +171,33 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   }
 }
 
-void ThreadRegistry::RetireLocked(uint32_t index) {
+uint32_t ThreadRegistry::NewRecordLocked(pid_t tid, std::string name) {
+  if (records_.size() < kMaxThreadRecords) {
+    records_.push_back(ThreadRecord{tid, std::move(name), 0, 0, 0});
+    return static_cast<uint32_t>(records_.size() - 1);
+  }
+  if (records_.size() == kMaxThreadRecords) {
+    records_.push_back(ThreadRecord{0, "[other threads]", 0, 0, 0});
+  }
+  return kMaxThreadRecords;
+}
+
+void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string name) {
   ThreadSlot& slot = slots_[index];
   if (slot.state.load(std::memory_order_relaxed) != SlotState::kActive) return;
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
   // the timer so no new one is queued.
   slot.state.store(SlotState::kRetiring, std::memory_order_release);
   for (size_t e = 0; e < engines_.size(); ++e) engines_[e]->Destroy(&slot.sources[e]);
-  by_tid_.erase(slot.tid.load(std::memory_order_relaxed));
+  const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  by_tid_.erase(tid);
+  // The thread's CPU time while sampled: exact when the thread itself retires or is still
+  // alive, else what the last scan saw (at most 100 ms short).
+  if (cpu_ns < 0) cpu_ns = ThreadCpuNs(tid);
+  if (cpu_ns < 0) cpu_ns = slot.cpu_last_ns;
+  ThreadRecord& record = records_[slot.record];
+  record.cpu_ns += std::max<int64_t>(0, cpu_ns - slot.cpu_start_ns);
+  if (!name.empty() && slot.record < kMaxThreadRecords) record.name = std::move(name);
 }
 
 void ThreadRegistry::RegisterCurrentThread() {
@@ -171,7 +222,12 @@ void ThreadRegistry::UnregisterCurrentThread() {
   std::lock_guard<std::mutex> lock(mu_);
   const pid_t tid = CurrentTid();
   auto it = by_tid_.find(tid);
-  if (it != by_tid_.end()) RetireLocked(it->second);
+  if (it != by_tid_.end()) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    RetireLocked(it->second, static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
+                 CurrentThreadName());
+  }
   exiting_.insert(tid);
 }
 
@@ -200,6 +256,9 @@ void ThreadRegistry::Rescan() {
     if (!std::binary_search(alive.begin(), alive.end(), tid)) gone.push_back(index);
   }
   for (uint32_t index : gone) RetireLocked(index);
+  for (const auto& [tid, index] : by_tid_) {
+    if (const int64_t cpu = ThreadCpuNs(tid); cpu >= 0) slots_[index].cpu_last_ns = cpu;
+  }
   for (auto it = exiting_.begin(); it != exiting_.end();) {
     it = std::binary_search(alive.begin(), alive.end(), *it) ? std::next(it) : exiting_.erase(it);
   }
@@ -259,6 +318,10 @@ void ThreadRegistry::ReleaseRetired() {
     ThreadSlot& slot = slots_[i];
     if (slot.state.load(std::memory_order_acquire) != SlotState::kRetiring) continue;
     if (slot.ring->peek() != nullptr) continue;  // drained next time
+    ThreadRecord& record = records_[slot.record];
+    record.samples += slot.drained_samples;
+    record.weight += slot.drained_weight;
+    slot.drained_samples = slot.drained_weight = 0;
     slot.state.store(SlotState::kFree, std::memory_order_release);
     slot.generation.fetch_add(1, std::memory_order_relaxed);
     ring_pool_.push_back(slot.ring);
@@ -277,6 +340,43 @@ void ThreadRegistry::ForgetInChild() {
   for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
     for (size_t e = 0; e < engines_.size(); ++e) engines_[e]->ForgetInChild(&slots_[i].sources[e]);
   }
+}
+
+std::vector<ThreadHealth> ThreadRegistry::ThreadHealthSnapshot(double expected_per_cpu_second) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ThreadRecord> records = records_;
+  std::vector<bool> alive(records.size(), false);
+  for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
+    const ThreadSlot& slot = slots_[i];
+    const SlotState state = slot.state.load(std::memory_order_acquire);
+    if (state == SlotState::kFree) continue;
+    ThreadRecord& record = records[slot.record];
+    record.samples += slot.drained_samples;
+    record.weight += slot.drained_weight;
+    if (state != SlotState::kActive) continue;
+    const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+    int64_t cpu = ThreadCpuNs(tid);
+    if (cpu < 0) cpu = slot.cpu_last_ns;
+    record.cpu_ns += std::max<int64_t>(0, cpu - slot.cpu_start_ns);
+    if (slot.record < kMaxThreadRecords) alive[slot.record] = true;
+  }
+  std::vector<ThreadHealth> out;
+  out.reserve(records.size());
+  for (size_t r = 0; r < records.size(); ++r) {
+    ThreadHealth t;
+    t.tid = records[r].tid;
+    // A live thread may have been renamed since it was registered.
+    t.name = alive[r] ? ThreadName(records[r].tid) : records[r].name;
+    if (t.name.empty()) t.name = records[r].name;
+    t.cpu_seconds = static_cast<double>(records[r].cpu_ns) / 1e9;
+    t.expected = t.cpu_seconds * expected_per_cpu_second;
+    t.taken = records[r].samples;
+    t.weight = records[r].weight;
+    out.push_back(std::move(t));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ThreadHealth& a, const ThreadHealth& b) { return a.tid < b.tid; });
+  return out;
 }
 
 uint64_t ThreadRegistry::threads_seen() const {

@@ -1,7 +1,12 @@
 // The timer engine: one POSIX CPU-time timer per thread. Control path.
 #include <signal.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "internal/itimer.h"
 
 #include "internal/engine.h"
 #include "internal/thread_registry.h"
@@ -53,7 +58,57 @@ class TimerEngine final : public Engine {
 
 }  // namespace
 
-const char* EngineName(EngineKind kind) { return kind == EngineKind::kPerf ? "perf" : "timer"; }
+const char* EngineName(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::kPerf:
+      return "perf";
+    case EngineKind::kItimer:
+      return "itimer";
+    default:
+      return "timer";
+  }
+}
+
+int InjectedTimerErrno() {
+  // Test seam, like INPROF_TEST_PERF_ERRNO: makes the timer probe fail as the kernel would,
+  // so the fallback to the itimer engine can be tested where timers work.
+  const char* forced = std::getenv("INPROF_TEST_TIMER_ERRNO");
+  if (forced == nullptr) return 0;
+  if (std::strcmp(forced, "EAGAIN") == 0) return EAGAIN;
+  if (std::strcmp(forced, "EPERM") == 0) return EPERM;
+  if (std::strcmp(forced, "ENOSYS") == 0) return ENOSYS;
+  return 0;
+}
+
+int ProbeThreadTimer() {
+  if (const int injected = InjectedTimerErrno(); injected != 0) return injected;
+  struct sigevent event;
+  std::memset(&event, 0, sizeof event);
+  event.sigev_notify = SIGEV_NONE;
+  timer_t timer;
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer) != 0) return errno;
+  timer_delete(timer);
+  return 0;
+}
+
+std::string TimerErrorAdvice(int error) {
+  std::string text = std::string("timer_create: ") + strerrorname_np(error);
+  switch (error) {
+    case EAGAIN:
+      text += " (the kernel refused another timer: RLIMIT_SIGPENDING is exhausted, see ulimit -i)";
+      break;
+    case EPERM:
+      text += " (refused by a seccomp filter or container policy)";
+      break;
+    case ENOSYS:
+      text += " (the kernel or an emulator does not provide POSIX CPU timers)";
+      break;
+    default:
+      text += std::string(" (") + std::strerror(error) + ")";
+      break;
+  }
+  return text;
+}
 
 std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall) {
   return std::make_unique<TimerEngine>(signal, period_ns, wall);

@@ -68,6 +68,16 @@ struct Sample {
 };
 
 // What the profiler saw of its own quality. Every exporter that has room for it writes it.
+// One sampled thread: what its CPU time promised at the requested rate, and what came.
+struct ThreadHealth {
+  int64_t tid = 0;
+  std::string name;          // comm at the time the thread was seen
+  double cpu_seconds = 0;    // the thread's CPU time while it was sampled
+  double expected = 0;       // cpu_seconds x requested rate (the first event, when it is CPU time)
+  uint64_t taken = 0;        // signals handled for the first event
+  uint64_t weight = 0;       // their weight: taken + timer overruns
+};
+
 struct Health {
   std::string engine;         // "timer"
   std::string engine_reason;  // why this engine was chosen
@@ -81,6 +91,8 @@ struct Health {
   uint64_t overflow = 0;         // samples charged to [overflow] because memory was full
   uint64_t threads_seen = 0;
   uint64_t unknown_frames = 0;   // frames in no known module
+  uint64_t overruns = 0;         // timer expirations folded into the weight of later samples
+  std::vector<ThreadHealth> threads;  // sorted by tid
   std::vector<std::string> warnings;
 };
 

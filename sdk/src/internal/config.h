@@ -19,7 +19,7 @@ struct Config {
   std::vector<std::string> outputs;
   double frequency = 99;  // off-round so sampling does not lock step with periodic work
   std::string unwind = "fp";
-  std::string engine = "auto";  // auto, perf, timer (for the cpu event)
+  std::string engine = "auto";  // auto, perf, timer, itimer (for the cpu event)
   std::vector<std::string> events = {"cpu"};
   double wall_frequency = 19;  // low: each wall sample interrupts blocked threads (EINTR)
   int signal = SIGPROF;

@@ -7,6 +7,9 @@
 //          signal routed to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX/F_OWNER_TID).
 //          hrtimer based: accurate at 1-4 kHz. Needs perf_event_paranoid <= 2 (or
 //          CAP_PERFMON); with exclude_kernel, time inside syscalls is not sampled at all.
+//   itimer one process-wide ITIMER_PROF (setitimer): the last resort when timer_create fails.
+//          At most one signal per tick for the whole process, no overrun count, and the
+//          program may take the timer over (itimer_engine.cpp).
 //
 // Concurrency contract: engines are used by the ThreadRegistry under its lock; the handler
 // only reads the fd token table of the perf engine (see sampler.h).
@@ -19,12 +22,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "internal/sampler.h"
 
 namespace inprof::internal {
 
-enum class EngineKind { kTimer, kPerf };
+enum class EngineKind { kTimer, kPerf, kItimer };
 
 const char* EngineName(EngineKind kind);
 
@@ -44,11 +48,22 @@ class Engine {
   // In a forked child: release inherited resources without touching the parent's events.
   // Not async-signal-safe.
   virtual void ForgetInChild(ThreadSource* source) = 0;
+  // Stops whatever the engine runs for the whole process (the itimer); per-thread sources
+  // are destroyed one by one. Not async-signal-safe.
+  virtual void StopAll() {}
+  // What the user should know about how sampling went (e.g. a timer taken over).
+  // Not async-signal-safe.
+  virtual std::vector<std::string> Warnings() const { return {}; }
 };
 
 // `period_ns` is the sampling period in the thread's CPU time, or with `wall` in real time
 // (CLOCK_MONOTONIC: the thread is sampled whether it runs or not).
 std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall = false);
+
+// The process-wide ITIMER_PROF engine sampling event `event` (SIGPROF only), with a tid ->
+// slot table in `sampler` sized for `max_threads`.
+std::unique_ptr<Engine> MakeItimerEngine(Sampler* sampler, uint32_t event, long period_ns,
+                                         uint32_t max_threads);
 
 // Size of the fd -> token table perf engines publish into (Sampler::fd_tokens).
 inline constexpr uint32_t kMaxPerfFds = 1u << 16;

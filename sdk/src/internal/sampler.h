@@ -47,6 +47,7 @@ struct ThreadSource {
   timer_t timer{};      // timer engine
   bool has_timer = false;
   int fd = -1;          // perf engine
+  int32_t itimer_tid = 0;  // itimer engine: the tid entered in the tid table
 };
 
 struct ThreadSlot {
@@ -61,6 +62,13 @@ struct ThreadSlot {
   // Control path only:
   ThreadSource sources[TimerToken::kMaxEvents];  // per event: the engine's resources
   bool self_registered = false;  // registered by the thread itself (pthread_create hook)
+  uint32_t record = 0;           // the registry's ThreadRecord of this registration
+  int64_t cpu_start_ns = 0;      // the thread's CPU clock when it was registered
+  int64_t cpu_last_ns = 0;       // ... when a scan last looked
+  // Samples of the first event drained from this slot's ring (written by the drain, read by
+  // the registry when the slot is released or health is taken; both hold the drain lock).
+  uint64_t drained_samples = 0;
+  uint64_t drained_weight = 0;
 };
 
 struct SamplerCounters {
@@ -76,6 +84,18 @@ static_assert(std::atomic<uintptr_t>::is_always_lock_free);
 static_assert(std::atomic<SlotState>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
 
+// The itimer engine's tid -> slot table: ITIMER_PROF's process-wide SIGPROF carries no token,
+// so the handler finds the interrupted thread's slot by its tid. Open addressing with linear
+// probing over single 64-bit entries (tid << 32 | slot index) so a reader never sees half an
+// entry; 0 is empty, kTidTombstone a deleted entry. Writers (the registry, under its lock)
+// keep every entry within kMaxTidProbes of its home so a lookup is bounded.
+inline constexpr uint64_t kTidTombstone = ~uint64_t{0};
+inline constexpr uint32_t kMaxTidProbes = 32;
+
+inline uint32_t TidHome(int32_t tid, uint32_t mask) {
+  return (static_cast<uint32_t>(tid) * 0x9E3779B1u) & mask;
+}
+
 struct Sampler {
   ThreadSlot* slots = nullptr;
   uint32_t slot_count = 0;
@@ -90,8 +110,30 @@ struct Sampler {
   // event's own; the period for count events, so weights add up to counts).
   uint32_t event_weights[TimerToken::kMaxEvents] = {};
   uint32_t event_count = 1;
+  // itimer engine: the table above (mask + 1 entries) and 1 + the index of the event it
+  // samples while ITIMER_PROF is ours (0: SIGPROF from a kernel timer is not ours).
+  std::atomic<uint64_t>* tid_table = nullptr;
+  uint32_t tid_table_mask = 0;
+  std::atomic<uint32_t> itimer_event{0};
   SamplerCounters counters;
 };
+
+// The slot of thread `tid` in the itimer table. A lookup racing with a removal may miss (the
+// sample is then dropped as stale), never return a torn entry. Async-signal-safe.
+inline bool LookupTidSlot(const Sampler& sampler, int32_t tid, uint32_t* index) {
+  if (sampler.tid_table == nullptr) return false;
+  const uint32_t home = TidHome(tid, sampler.tid_table_mask);
+  for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
+    const uint64_t entry =
+        sampler.tid_table[(home + i) & sampler.tid_table_mask].load(std::memory_order_acquire);
+    if (entry == 0) return false;
+    if (entry != kTidTombstone && static_cast<int32_t>(entry >> 32) == tid) {
+      *index = static_cast<uint32_t>(entry);
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace inprof::internal
 

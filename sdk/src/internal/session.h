@@ -102,6 +102,7 @@ class Session {
   uint64_t samples_ = 0;
   uint64_t weight_ = 0;
   uint64_t first_event_weight_ = 0;
+  uint64_t overruns_ = 0;
   uint64_t truncated_ = 0;
   uint64_t broken_ = 0;
   uint64_t leaf_only_ = 0;

@@ -57,15 +57,39 @@ class ThreadRegistry {
   // Not async-signal-safe.
   void ReleaseRetired();
 
+  // Every thread sampled so far (bounded: beyond kMaxThreadRecords the oldest exited
+  // threads are merged into one "[other threads]" entry with tid 0): its CPU time while
+  // sampled and the samples of the first event drained from it. `expected_per_cpu_second`
+  // is the rate a CPU-time event promises (0: no expectation). Caller holds the drain lock.
+  // Not async-signal-safe.
+  std::vector<ThreadHealth> ThreadHealthSnapshot(double expected_per_cpu_second);
+
   uint64_t threads_seen() const;
   uint64_t threads_unsampled() const;  // more threads than max_threads
   std::vector<std::string> TakeWarnings();
 
  private:
   void RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi, bool self);
-  void RetireLocked(uint32_t index);
+  // `cpu_ns`: the thread's CPU clock now when the caller knows it (-1: read it, or keep
+  // the last value a scan saw if the thread is gone); `name`: its name if known.
+  void RetireLocked(uint32_t index, int64_t cpu_ns = -1, std::string name = {});
   void ResolveBoundsLocked();
   SampleRing* TakeRingLocked();
+  uint32_t NewRecordLocked(pid_t tid, std::string name);
+
+  // What health reports per thread. Alive records are updated by scans; ended ones hold
+  // their final CPU time and drained samples.
+  // (index kMaxThreadRecords is the aggregate of every thread registered after the first
+  // kMaxThreadRecords, so thread churn cannot grow this without bound.)
+  struct ThreadRecord {
+    pid_t tid = 0;
+    std::string name;
+    int64_t cpu_ns = 0;  // CPU time of ended registrations
+    uint64_t samples = 0;
+    uint64_t weight = 0;
+  };
+  static constexpr uint32_t kMaxThreadRecords = 4096;
+  std::vector<ThreadRecord> records_;
 
   Sampler* sampler_;
   std::vector<Engine*> engines_;

@@ -1,0 +1,35 @@
+// What the itimer engine shares with its hooks (setitimer and exec interposition) and with
+// the session's engine choice. Not async-signal-safe unless said otherwise.
+#ifndef INPROF_SDK_ITIMER_H_
+#define INPROF_SDK_ITIMER_H_
+
+#include <sys/time.h>
+
+#include <string>
+
+namespace inprof::internal {
+
+// setitimer as the C library provides it, bypassing our hook.
+int RealSetitimer(int which, const struct itimerval* value, struct itimerval* old);
+
+// The program set ITIMER_PROF (arming it when `arming`) while the itimer engine may own it:
+// arming takes it over from us, disarming after a takeover gives it back.
+void ItimerProgramSets(bool arming);
+// Whether a session's itimer engine currently holds ITIMER_PROF (even if yielded).
+bool ItimerOwned();
+// The interval our ITIMER_PROF is armed with now, 0 when it is not armed by us. Lock-free:
+// the exec hooks call it, possibly in a vfork child. Async-signal-safe.
+long ItimerArmedPeriodNs();
+// Re-arms ITIMER_PROF after an exec that failed. Async-signal-safe.
+int RearmItimerAfterFailedExec(long period_ns);
+
+// Whether this thread can have a per-thread CPU timer (what the timer engine needs): 0 or
+// the errno of timer_create. INPROF_TEST_TIMER_ERRNO=EAGAIN|EPERM|ENOSYS forces a failure.
+int ProbeThreadTimer();
+int InjectedTimerErrno();
+// What a timer_create errno means for the user.
+std::string TimerErrorAdvice(int error);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_ITIMER_H_

@@ -1,0 +1,209 @@
+// The itimer engine: one process-wide ITIMER_PROF, the last resort when per-thread timers
+// cannot be created (timer_create failing: RLIMIT_SIGPENDING exhausted, seccomp filters,
+// emulators without POSIX CPU timers). Control path.
+//
+// What it costs compared with the timer engine, and why it is only a fallback:
+// - The kernel checks process CPU timers on the tick, so at most one signal per tick reaches
+//   the process and, unlike timer_create, setitimer reports no overruns: above the tick
+//   samples are lost, not re-weighted (health shows the shortfall per thread).
+// - The signal carries no token: the handler finds the thread's slot by its tid
+//   (LookupTidSlot in sampler.h).
+// - ITIMER_PROF is one per process and belongs to whoever set it last: a program (or LuaJIT's
+//   profiler) that arms it takes it over. The setitimer hook (itimer_hooks.cpp) then stops
+//   our sampling until the program disarms it again, and health says so.
+// - Interval timers survive execve while the new image's SIGPROF action is the default
+//   (terminate): the exec hooks disarm it first.
+#include <signal.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <mutex>
+
+#include "internal/engine.h"
+#include "internal/itimer.h"
+
+namespace inprof::internal {
+namespace {
+
+// The engine that owns ITIMER_PROF, for the hooks. Guarded by g_itimer_mu; the period is
+// also readable without it (exec hooks must not lock: a vfork child shares our memory).
+class ItimerEngine;
+std::mutex g_itimer_mu;
+ItimerEngine* g_itimer = nullptr;
+std::atomic<long> g_armed_period_ns{0};
+
+int SetProfTimer(long period_ns) {
+  struct itimerval value {};
+  value.it_interval.tv_sec = period_ns / 1000000000L;
+  value.it_interval.tv_usec = (period_ns % 1000000000L) / 1000;
+  if (period_ns > 0 && value.it_interval.tv_sec == 0 && value.it_interval.tv_usec == 0) {
+    value.it_interval.tv_usec = 1;
+  }
+  value.it_value = value.it_interval;
+  return RealSetitimer(ITIMER_PROF, &value, nullptr) == 0 ? 0 : errno;
+}
+
+class ItimerEngine final : public Engine {
+ public:
+  ItimerEngine(Sampler* sampler, uint32_t event, long period_ns, uint32_t max_threads)
+      : sampler_(sampler), event_(event), period_ns_(period_ns) {
+    // Twice the slots, rounded up to a power of two: probes stay short.
+    uint32_t size = 64;
+    while (size < 2 * max_threads) size <<= 1;
+    table_.reset(new std::atomic<uint64_t>[size]);
+    for (uint32_t i = 0; i < size; ++i) table_[i].store(0, std::memory_order_relaxed);
+    sampler_->tid_table_mask = size - 1;
+    sampler_->tid_table = table_.get();
+  }
+
+  ~ItimerEngine() override {
+    StopAll();
+    sampler_->tid_table = nullptr;
+    sampler_->tid_table_mask = 0;
+  }
+
+  EngineKind kind() const override { return EngineKind::kItimer; }
+
+  int Create(pid_t tid, uint64_t token, ThreadSource* source) override {
+    uint32_t event = 0, index = 0, generation = 0;
+    if (!TimerToken::Decode(token, &event, &index, &generation)) return EINVAL;
+    const uint32_t mask = sampler_->tid_table_mask;
+    const uint32_t home = TidHome(tid, mask);
+    for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
+      std::atomic<uint64_t>& entry = table_[(home + i) & mask];
+      const uint64_t old = entry.load(std::memory_order_relaxed);
+      if (old == 0 || old == kTidTombstone) {
+        entry.store(static_cast<uint64_t>(static_cast<uint32_t>(tid)) << 32 | index,
+                    std::memory_order_release);
+        source->itimer_tid = tid;
+        return 0;
+      }
+    }
+    return ENOSPC;  // a probe run this long means a pathological tid pattern: skip the thread
+  }
+
+  int Start(ThreadSource*, long) override {
+    std::lock_guard<std::mutex> lock(g_itimer_mu);
+    if (g_itimer == this || stopped_) return 0;
+    g_itimer = this;
+    if (yielded_) return 0;  // the program owns ITIMER_PROF for now
+    return ArmLocked();
+  }
+
+  void Destroy(ThreadSource* source) override {
+    if (source->itimer_tid == 0) return;
+    const uint32_t mask = sampler_->tid_table_mask;
+    const uint32_t home = TidHome(source->itimer_tid, mask);
+    for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
+      const uint32_t at = (home + i) & mask;
+      const uint64_t entry = table_[at].load(std::memory_order_relaxed);
+      if (entry == 0) break;
+      if (entry != kTidTombstone && static_cast<int32_t>(entry >> 32) == source->itimer_tid) {
+        // A tombstone keeps later entries of the same probe run reachable; when nothing
+        // follows, the run can shrink instead.
+        const bool last = table_[(at + 1) & mask].load(std::memory_order_relaxed) == 0;
+        table_[at].store(last ? 0 : kTidTombstone, std::memory_order_release);
+        for (uint32_t back = at; last && back != home;) {
+          back = (back - 1) & mask;
+          if (table_[back].load(std::memory_order_relaxed) != kTidTombstone) break;
+          table_[back].store(0, std::memory_order_release);
+        }
+        break;
+      }
+    }
+    source->itimer_tid = 0;
+  }
+
+  // Interval timers are not inherited by fork: nothing of the parent's to release.
+  void ForgetInChild(ThreadSource* source) override { source->itimer_tid = 0; }
+
+  void StopAll() override {
+    std::lock_guard<std::mutex> lock(g_itimer_mu);
+    stopped_ = true;
+    if (g_itimer != this) return;
+    DisarmLocked();
+    g_itimer = nullptr;
+  }
+
+  std::vector<std::string> Warnings() const override {
+    std::lock_guard<std::mutex> lock(g_itimer_mu);
+    std::vector<std::string> out;
+    if (takeovers_ != 0) {
+      out.push_back("the program armed ITIMER_PROF itself " + std::to_string(takeovers_) +
+                    (takeovers_ == 1 ? " time" : " times") +
+                    ": the itimer engine took no samples while the program owned it (use "
+                    "engine=timer to sample alongside it)");
+    }
+    return out;
+  }
+
+  // setitimer hook: the program arms (or disarms) ITIMER_PROF. Arming takes it over from
+  // us; disarming gives it back once its own call is done.
+  void ProgramArms() {
+    if (!yielded_) {
+      ++takeovers_;
+      yielded_ = true;
+      sampler_->itimer_event.store(0, std::memory_order_release);
+      g_armed_period_ns.store(0, std::memory_order_release);
+    }
+  }
+  void ProgramDisarmed() {
+    if (yielded_ && !stopped_) {
+      yielded_ = false;
+      ArmLocked();
+    }
+  }
+
+ private:
+  int ArmLocked() {
+    sampler_->itimer_event.store(event_ + 1, std::memory_order_release);
+    const int error = SetProfTimer(period_ns_);
+    if (error != 0) {
+      sampler_->itimer_event.store(0, std::memory_order_release);
+      return error;
+    }
+    g_armed_period_ns.store(period_ns_, std::memory_order_release);
+    return 0;
+  }
+  void DisarmLocked() {
+    if (!yielded_) SetProfTimer(0);
+    sampler_->itimer_event.store(0, std::memory_order_release);
+    g_armed_period_ns.store(0, std::memory_order_release);
+  }
+
+  Sampler* sampler_;
+  uint32_t event_;
+  long period_ns_;
+  std::unique_ptr<std::atomic<uint64_t>[]> table_;
+  bool stopped_ = false;   // guarded by g_itimer_mu
+  bool yielded_ = false;   // guarded by g_itimer_mu
+  uint64_t takeovers_ = 0;  // guarded by g_itimer_mu
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> MakeItimerEngine(Sampler* sampler, uint32_t event, long period_ns,
+                                         uint32_t max_threads) {
+  return std::make_unique<ItimerEngine>(sampler, event, period_ns, max_threads);
+}
+
+void ItimerProgramSets(bool arming) {
+  std::lock_guard<std::mutex> lock(g_itimer_mu);
+  if (g_itimer == nullptr) return;
+  if (arming) {
+    g_itimer->ProgramArms();
+  } else {
+    g_itimer->ProgramDisarmed();
+  }
+}
+
+bool ItimerOwned() {
+  std::lock_guard<std::mutex> lock(g_itimer_mu);
+  return g_itimer != nullptr;
+}
+
+long ItimerArmedPeriodNs() { return g_armed_period_ns.load(std::memory_order_acquire); }
+
+int RearmItimerAfterFailedExec(long period_ns) { return SetProfTimer(period_ns); }
+
+}  // namespace inprof::internal
