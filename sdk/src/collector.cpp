@@ -86,7 +86,7 @@ void Session::DrainLocked() {
         slot.drained_weight += record->weight;
       }
       // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
-      if (record->event < engines_.size() && engines_[record->event]->kind() == EngineKind::kTimer &&
+      if (record->event < engines_.size() && engines_[record->event]->kind() != EngineKind::kPerf &&
           record->weight > 1) {
         overruns_ += record->weight - 1;
       }

@@ -4,8 +4,10 @@
 //
 // What it costs compared with the timer engine, and why it is only a fallback:
 // - The kernel checks process CPU timers on the tick, so at most one signal per tick reaches
-//   the process and, unlike timer_create, setitimer reports no overruns: above the tick
-//   samples are lost, not re-weighted (health shows the shortfall per thread).
+//   the process, setitimer reports no overruns, and while threads run in parallel a pending
+//   SIGPROF absorbs the next one. The handler weights each sample by its thread's CPU time
+//   since that thread's previous sample instead (ItimerWeight in signal_handler.cpp), so
+//   totals and per-thread shares stay right at the price of fewer, heavier samples.
 // - The signal carries no token: the handler finds the thread's slot by its tid
 //   (LookupTidSlot in sampler.h).
 // - ITIMER_PROF is one per process and belongs to whoever set it last: a program (or LuaJIT's
@@ -15,12 +17,14 @@
 //   (terminate): the exec hooks disarm it first.
 #include <signal.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include <cerrno>
 #include <mutex>
 
 #include "internal/engine.h"
 #include "internal/itimer.h"
+#include "internal/thread_registry.h"
 
 namespace inprof::internal {
 namespace {
@@ -41,6 +45,12 @@ int SetProfTimer(long period_ns) {
   }
   value.it_value = value.it_interval;
   return RealSetitimer(ITIMER_PROF, &value, nullptr) == 0 ? 0 : errno;
+}
+
+int64_t ThreadCpuNow(pid_t tid) {
+  struct timespec ts;
+  if (clock_gettime(ThreadCpuClock(tid), &ts) != 0) return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 class ItimerEngine final : public Engine {
@@ -73,6 +83,7 @@ class ItimerEngine final : public Engine {
       std::atomic<uint64_t>& entry = table_[(home + i) & mask];
       const uint64_t old = entry.load(std::memory_order_relaxed);
       if (old == 0 || old == kTidTombstone) {
+        sampler_->slots[index].itimer_cpu_base.store(ThreadCpuNow(tid), std::memory_order_relaxed);
         entry.store(static_cast<uint64_t>(static_cast<uint32_t>(tid)) << 32 | index,
                     std::memory_order_release);
         source->itimer_tid = tid;
@@ -156,6 +167,14 @@ class ItimerEngine final : public Engine {
 
  private:
   int ArmLocked() {
+    // CPU time of the threads while the timer was not ours is not theirs to be charged for.
+    sampler_->itimer_period_ns = period_ns_;
+    for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
+      ThreadSlot& slot = sampler_->slots[i];
+      if (slot.state.load(std::memory_order_acquire) == SlotState::kFree) continue;
+      slot.itimer_cpu_base.store(ThreadCpuNow(slot.tid.load(std::memory_order_relaxed)),
+                                 std::memory_order_relaxed);
+    }
     sampler_->itimer_event.store(event_ + 1, std::memory_order_release);
     const int error = SetProfTimer(period_ns_);
     if (error != 0) {

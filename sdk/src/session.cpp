@@ -253,8 +253,8 @@ Status Session::SetUpEngines() {
           warnings_.push_back(
               std::string("requested ") + std::to_string(static_cast<long>(config_.frequency)) +
               " Hz is above the kernel tick (" + tick_text +
-              "): ITIMER_PROF delivers at most one signal per tick and counts no overruns, so "
-              "samples above that rate are lost (health shows the shortfall per thread)");
+              "): ITIMER_PROF delivers at most one signal per tick, so each sample stands for "
+              "several periods (weighted by the thread's CPU time between its samples)");
         }
         engine = MakeItimerEngine(&sampler_, static_cast<uint32_t>(e), cpu_period_ns,
                                   config_.max_threads);

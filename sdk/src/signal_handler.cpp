@@ -10,7 +10,7 @@
 
 #include "internal/sample_record.h"
 #include "internal/sampler.h"
-#include "internal/current_tid.h"
+#include "internal/raw_syscall.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
@@ -60,6 +60,26 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
     sampler->counters.ring_full.fetch_add(1, std::memory_order_relaxed);
   }
   slot.in_handler.store(false, std::memory_order_release);
+}
+
+// ITIMER_PROF reports no overruns, and while several threads run at once the kernel
+// generates signals faster than the process takes them (a pending SIGPROF absorbs the next):
+// a thread that runs alongside others loses samples. So each sample stands for the periods of
+// its own thread's CPU time not yet accounted for, as the timer engine's overruns do: totals
+// and per-thread shares stay right. The base advances by whole periods (the remainder carries
+// to the next sample); a signal that lands on a thread with less than a period of its own
+// time unaccounted stands for nothing (weight 0: no sample) — the time it was generated for
+// belongs to another thread, which is charged on its own next sample.
+uint32_t ItimerWeight(Sampler* sampler, ThreadSlot& slot) {
+  const int64_t now = ThreadCpuNsRaw();
+  const int64_t period = sampler->itimer_period_ns;
+  if (now < 0 || period <= 0) return 1;
+  const int64_t base = slot.itimer_cpu_base.load(std::memory_order_relaxed);
+  int64_t periods = (now - base) / period;
+  if (periods < 1) return 0;
+  if (periods > 100000) periods = 100000;  // a base from before a long pause: do not explode
+  slot.itimer_cpu_base.store(base + periods * period, std::memory_order_relaxed);
+  return static_cast<uint32_t>(periods);
 }
 
 void ChainToPrevious(int signal, siginfo_t* info, void* context) {
@@ -115,7 +135,7 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     if (LookupTidSlot(*sampler, tid, &index) && index < sampler->slot_count &&
         sampler->slots[index].tid.load(std::memory_order_relaxed) == tid) {
       generation = sampler->slots[index].generation.load(std::memory_order_relaxed) & 0xFFFFFF;
-      weight = 1;  // no overrun count: one signal at most per tick
+      weight = ItimerWeight(sampler, sampler->slots[index]);
     } else {
       sampler->counters.stale.fetch_add(1, std::memory_order_relaxed);
     }

@@ -327,6 +327,15 @@ class EngineTest : public ::testing::TestWithParam<const char*> {
     const std::string engine = GetParam();
     return {{"INPROF_ENGINE", engine}, {"INPROF_FREQUENCY", engine == "perf" ? "997" : "250"}};
   }
+  // Independent samples behind a profile: the signals taken (a weighted sample stands for
+  // several periods but is one observation), from the summary's threads line.
+  static int64_t Signals(const ProfiledRun& run, int64_t weight) {
+    std::smatch m;
+    if (std::regex_search(run.process.err, m, std::regex(R"(: (\d+) signals \+)"))) {
+      return std::min<int64_t>(weight, std::stoll(m[1].str()));
+    }
+    return weight;
+  }
   static double Tolerance(double share_percent, int64_t samples) {
     const double p = share_percent / 100;
     return std::max(3.0, 350.0 * std::sqrt(p * (1 - p) / static_cast<double>(samples)));
@@ -342,9 +351,10 @@ TEST_P(EngineTest, LeafSharesMatchTheWorkload) {
   int64_t hot = 0;
   auto shares = LeafShares(run.folded, &hot);
   ASSERT_GT(hot, 1000) << run.process.err;
-  EXPECT_NEAR(shares["hot50"], 50, Tolerance(50, hot)) << hot << " samples";
-  EXPECT_NEAR(shares["hot30"], 30, Tolerance(30, hot)) << hot << " samples";
-  EXPECT_NEAR(shares["hot20"], 20, Tolerance(20, hot)) << hot << " samples";
+  const int64_t n = Signals(run, hot);
+  EXPECT_NEAR(shares["hot50"], 50, Tolerance(50, n)) << n << " signals";
+  EXPECT_NEAR(shares["hot30"], 30, Tolerance(30, n)) << n << " signals";
+  EXPECT_NEAR(shares["hot20"], 20, Tolerance(20, n)) << n << " signals";
 }
 
 TEST_P(EngineTest, AThreadStartedLaterIsSampledInProportionToItsCpu) {
@@ -367,14 +377,15 @@ TEST_P(EngineTest, AThreadStartedLaterIsSampledInProportionToItsCpu) {
   ASSERT_GT(a + b, 100) << run.process.err;
   const double sample_share = 100.0 * a / (a + b);
   const double cpu_share = 100.0 * cpu_a / (cpu_a + cpu_b);
-  EXPECT_NEAR(sample_share, cpu_share, Tolerance(cpu_share, a + b)) << a + b << " samples";
-  // The weight against the CPU time itself. Timers weight by overruns: exact. perf without
-  // kernel sampling misses the workers' time inside syscalls: a little low. ITIMER_PROF has
-  // no overrun count and merges signals that arrive together: low, but never high.
+  const int64_t n = Signals(run, a + b);
+  EXPECT_NEAR(sample_share, cpu_share, Tolerance(cpu_share, n)) << n << " signals";
+  // The weight against the CPU time itself. Timers weight by overruns, the itimer by the
+  // process CPU time between samples: both exact. perf without kernel sampling misses the
+  // workers' time inside syscalls: a little low.
   const double rate = engine == "perf" ? 997 : 250;
   const double ratio = (a + b) / ((cpu_a + cpu_b) * rate);
   EXPECT_LT(ratio, 1.05);
-  EXPECT_GT(ratio, engine == "timer" ? 0.95 : engine == "perf" ? 0.85 : 0.4);
+  EXPECT_GT(ratio, engine == "perf" ? 0.85 : 0.92);
 
   // Health lists both workers with their CPU time, and what that time promised vs got.
   Annotations annotations;
@@ -386,7 +397,7 @@ TEST_P(EngineTest, AThreadStartedLaterIsSampledInProportionToItsCpu) {
     ++workers;
     EXPECT_NEAR(t.expected, t.cpu_seconds * rate, 1e-6 * t.expected + 1e-9);
     EXPECT_LE(static_cast<double>(t.weight), 1.05 * t.expected + 10) << t.tid;
-    EXPECT_GE(static_cast<double>(t.weight), (engine == "itimer" ? 0.4 : 0.85) * t.expected)
+    EXPECT_GE(static_cast<double>(t.weight), 0.85 * t.expected)
         << t.tid;
   }
   EXPECT_GE(workers, 2) << run.process.err;

@@ -58,6 +58,9 @@ struct ThreadSlot {
   std::atomic<uintptr_t> stack_hi{0};   // 0 until known
   std::atomic<uintptr_t> probe_sp{0};   // left by the handler while bounds are unknown
   std::atomic<bool> in_handler{false};  // re-entry guard
+  // itimer engine: the thread CPU time its samples have accounted for so far (set at
+  // registration and when the timer is re-armed, advanced by the handler).
+  std::atomic<int64_t> itimer_cpu_base{0};
   SampleRing* ring = nullptr;
   // Control path only:
   ThreadSource sources[TimerToken::kMaxEvents];  // per event: the engine's resources
@@ -83,6 +86,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uintptr_t>::is_always_lock_free);
 static_assert(std::atomic<SlotState>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
+static_assert(std::atomic<int64_t>::is_always_lock_free);
 
 // The itimer engine's tid -> slot table: ITIMER_PROF's process-wide SIGPROF carries no token,
 // so the handler finds the interrupted thread's slot by its tid. Open addressing with linear
@@ -115,6 +119,9 @@ struct Sampler {
   std::atomic<uint64_t>* tid_table = nullptr;
   uint32_t tid_table_mask = 0;
   std::atomic<uint32_t> itimer_event{0};
+  // The itimer's period: each of its samples is weighted by the periods of the thread's CPU
+  // time since the thread's last one (ThreadSlot::itimer_cpu_base).
+  int64_t itimer_period_ns = 0;
   SamplerCounters counters;
 };
 

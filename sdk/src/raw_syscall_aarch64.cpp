@@ -1,0 +1,27 @@
+// Signal path: system calls the handler needs, without libc (aarch64). glibc's wrappers
+// would do, but every call the handler makes must land in signal-path code
+// (signal_path_symbols.cmake).
+#include <ctime>
+
+#include "internal/raw_syscall.h"
+
+namespace inprof::internal {
+
+int32_t CurrentTidRaw() {
+  register long number asm("x8") = 178;  // __NR_gettid
+  register long result asm("x0");
+  asm volatile("svc 0" : "=r"(result) : "r"(number) : "memory");
+  return static_cast<int32_t>(result);
+}
+
+int64_t ThreadCpuNsRaw() {
+  struct timespec ts = {0, 0};
+  register long number asm("x8") = 113;  // __NR_clock_gettime
+  register long x0 asm("x0") = CLOCK_THREAD_CPUTIME_ID;
+  register struct timespec* x1 asm("x1") = &ts;
+  asm volatile("svc 0" : "+r"(x0) : "r"(number), "r"(x1) : "memory");
+  if (x0 != 0) return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,29 @@
+// Signal path: system calls the handler needs, without libc (x86-64). glibc's wrappers would
+// do, but every call the handler makes must land in signal-path code
+// (signal_path_symbols.cmake).
+#include <ctime>
+
+#include "internal/raw_syscall.h"
+
+namespace inprof::internal {
+
+int32_t CurrentTidRaw() {
+  long result;
+  asm volatile("syscall" : "=a"(result) : "0"(186L /* __NR_gettid */) : "rcx", "r11", "memory");
+  return static_cast<int32_t>(result);
+}
+
+int64_t ThreadCpuNsRaw() {
+  struct timespec ts = {0, 0};
+  long result;
+  register long clock asm("rdi") = CLOCK_THREAD_CPUTIME_ID;
+  register struct timespec* out asm("rsi") = &ts;
+  asm volatile("syscall"
+               : "=a"(result)
+               : "0"(228L /* __NR_clock_gettime */), "r"(clock), "r"(out)
+               : "rcx", "r11", "memory");
+  if (result != 0) return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace inprof::internal
