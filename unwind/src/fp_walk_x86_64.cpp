@@ -38,9 +38,10 @@ uintptr_t ThroughPlt(uintptr_t target, const CodeRanges& code) {
   if (!code.Contains(target) || !code.Contains(target + 5)) return target;
   const auto* bytes = reinterpret_cast<const uint8_t*>(target);
   if (bytes[0] != 0xFF || bytes[1] != 0x25) return target;
-  const int32_t rel = static_cast<int32_t>(
-      static_cast<uint32_t>(bytes[2]) | static_cast<uint32_t>(bytes[3]) << 8 |
-      static_cast<uint32_t>(bytes[4]) << 16 | static_cast<uint32_t>(bytes[5]) << 24);
+  const int32_t rel = static_cast<int32_t>(static_cast<uint32_t>(bytes[2]) |
+                                           static_cast<uint32_t>(bytes[3]) << 8 |
+                                           static_cast<uint32_t>(bytes[4]) << 16 |
+                                           static_cast<uint32_t>(bytes[5]) << 24);
   const uintptr_t slot = target + 6 + static_cast<intptr_t>(rel);
   if ((slot & (kWord - 1)) != 0) return target;
   const uintptr_t resolved = *reinterpret_cast<const uintptr_t*>(slot);
