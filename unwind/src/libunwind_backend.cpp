@@ -167,7 +167,11 @@ class LibunwindUnwinder final : public DwarfUnwinder {
       const int step = unw_step(&cursor);
       if (step > 0) continue;
       if (step == 0) {
-        result.stop = UnwindStop::kRoot;
+        // libunwind also ends "normally" where its frame-pointer fallback finds a null
+        // frame record, e.g. in garbage; a real outermost frame is inside a module.
+        result.stop = modules_.FindCode(result.depth > 1 ? ip - 1 : ip) != nullptr
+                          ? UnwindStop::kRoot
+                          : UnwindStop::kNoUnwindInfo;
       } else if (sample.memory.above_window()) {
         result.stop = UnwindStop::kTruncated;
       } else if (sample.no_unwind_info ||
