@@ -306,32 +306,59 @@ INSTANTIATE_TEST_SUITE_P(Backends, DwarfUnwindTest,
                            return info.param == DwarfBackend::kLibunwind ? "libunwind" : "libdwfl";
                          });
 
-// Both backends give the same chains on the same copies.
+// Both backends give the same chains and stop reasons on the same copies: whole stacks
+// through qsort, and 4 KiB windows of a deep recursion (truncated).
+unsigned CompareBackends(DwarfUnwinder& a, DwarfUnwinder& b, const Sampler& sampler,
+                         unsigned count, std::string* example) {
+  Symbolizer symbolizer;
+  unsigned same = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    Chain ca = UnwindSample(a, sampler.sample(i));
+    Chain cb = UnwindSample(b, sampler.sample(i));
+    if (ca.pcs == cb.pcs && ca.stop == cb.stop) {
+      ++same;
+    } else if (example->empty()) {
+      *example = "libunwind:\n" + Describe(Names(symbolizer, ca), ca.stop) + "libdwfl:\n" +
+                 Describe(Names(symbolizer, cb), cb.stop);
+    }
+  }
+  return same;
+}
+
 TEST(DwarfBackendsTest, SameChainsOnTheSameCopies) {
   std::string error;
   auto a = DwarfUnwinder::Create(DwarfBackend::kLibunwind, &error);
   ASSERT_NE(a, nullptr) << error;
   auto b = DwarfUnwinder::Create(DwarfBackend::kLibdwfl, &error);
   ASSERT_NE(b, nullptr) << error;
+
   constexpr unsigned kSamples = 500;
-  Sampler sampler(kSamples, kStackBytes);
-  sampler.Start(kIntervalUs);
-  nofp_sort_until(&sampler.taken(), kSamples);
-  sampler.Stop();
-  Symbolizer symbolizer;
-  unsigned same = 0;
+  Sampler whole(kSamples, kStackBytes);
+  whole.Start(kIntervalUs);
+  nofp_sort_until(&whole.taken(), kSamples);
+  whole.Stop();
   std::string example;
-  for (unsigned i = 0; i < kSamples; ++i) {
-    Chain ca = UnwindSample(*a, sampler.sample(i));
-    Chain cb = UnwindSample(*b, sampler.sample(i));
-    if (ca.pcs == cb.pcs && ca.stop == cb.stop) {
-      ++same;
-    } else if (example.empty()) {
-      example = "libunwind:\n" + Describe(Names(symbolizer, ca), ca.stop) + "libdwfl:\n" +
-                Describe(Names(symbolizer, cb), cb.stop);
-    }
-  }
+  const unsigned same = CompareBackends(*a, *b, whole, kSamples, &example);
+  std::printf("whole stacks: %u of %u identical\n", same, kSamples);
   EXPECT_GE(same, kSamples * 99 / 100) << example;
+
+  constexpr unsigned kWindows = 100;
+  Sampler windows(kWindows, 4096);
+  windows.Start(kIntervalUs);
+  // Each call waits for two more samples: stop while two slots are left.
+  while (windows.taken().load() + 2 < kWindows) nofp_recurse(60, &windows.taken());
+  windows.Stop();
+  unsigned truncated = 0;
+  const unsigned taken = windows.taken().load();
+  for (unsigned i = 0; i < taken; ++i) {
+    truncated += UnwindSample(*a, windows.sample(i)).stop == UnwindStop::kTruncated;
+  }
+  example.clear();
+  const unsigned same_windows = CompareBackends(*a, *b, windows, taken, &example);
+  std::printf("4 KiB windows: %u of %u identical, %u truncated\n", same_windows, taken,
+              truncated);
+  EXPECT_GE(truncated, taken / 2);
+  EXPECT_GE(same_windows, taken * 99 / 100) << example;
 }
 
 }  // namespace
