@@ -76,6 +76,49 @@ uintptr_t ContextFp(const ucontext_t* context);
 WalkResult FpWalk(const ucontext_t* context, StackBounds bounds, const CodeRanges* code,
                   uintptr_t* out, uint32_t max_depth);
 
+// ---------------------------------------------------------------------------------------------
+// Stack capture for DWARF unwinding off the signal path.
+//
+// Unwinding with DWARF CFI inside the handler is not safe (libunwind's local unwinder takes
+// the loader lock and a mutex, libdwfl allocates), so the handler only copies the interrupted
+// registers and the top of the stack into memory the caller prepared, and a collector thread
+// unwinds the copy later with a DwarfUnwinder (inprof/dwarf_unwind.h).
+
+// The interrupted register state, indexed by DWARF register number of the target:
+//   x86-64:  0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 rip
+//   aarch64: 0-30 x0-x30, 31 sp, 32 pc (PAC bits stripped from x30 and pc are kept as
+//            captured; the unwinder strips them)
+struct RegisterSnapshot {
+  static constexpr uint32_t kMaxRegisters = 33;
+  uint64_t regs[kMaxRegisters];
+  uint32_t count;  // registers valid in `regs` on this architecture
+  uint64_t pc;
+  uint64_t sp;
+};
+
+// What CopyStack captured. The copied bytes themselves live in the caller's buffer; the
+// unwinder gets them next to this header (DwarfUnwinder::Unwind).
+struct StackCopy {
+  RegisterSnapshot regs;
+  uintptr_t sp_base;   // address in the thread's stack of the first copied byte (= regs.sp)
+  uintptr_t stack_hi;  // end of the thread's stack (StackBounds::hi); 0 if it was not known
+  uint32_t bytes;      // bytes copied: [sp_base, sp_base + bytes)
+  // The copy stopped at the buffer's capacity before the end of the stack: frames whose
+  // data lies above the window cannot be unwound (the unwinder reports kTruncated then).
+  bool window_full;
+  // Nothing was copied because the stack pointer is outside `bounds` (an alternate signal
+  // stack, a coroutine stack) or the bounds are not known: only the registers were taken.
+  bool sp_outside_bounds;
+};
+
+// Captures the interrupted registers of `context` and copies
+// [sp, min(sp + capacity, bounds.hi)) into `buffer`. The buffer must have been touched
+// (prefaulted) before the handler runs, or the copy takes page faults, and be 8-byte
+// aligned; `capacity` is rounded down to whole words. Returns the number
+// of bytes copied. Reads only inside `bounds`. Async-signal-safe.
+uint32_t CopyStack(const ucontext_t* context, StackBounds bounds, uint8_t* buffer, size_t capacity,
+                   StackCopy* out);
+
 }  // namespace inprof
 
 #endif  // INPROF_UNWIND_H_

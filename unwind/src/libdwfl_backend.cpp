@@ -1,0 +1,180 @@
+// DWARF unwinding of a stack copy with elfutils' libdwfl.
+//
+// The process is "attached" once per module refresh with our own thread callbacks: one
+// pseudo-thread whose initial registers and memory come from the sample being unwound.
+// dwfl_getthread_frames then walks it with the modules' .eh_frame (read from the files, not
+// from memory; separate debug info is never loaded: .debug_frame is not needed for code
+// that has .eh_frame, and loading it costs tens of milliseconds per library).
+//
+// libdwfl ends a walk "successfully" when a memory read fails, so truncation is only
+// visible through the memory callback (CopyMemory::above_window).
+#include <elfutils/libdwfl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "inprof/dwarf_unwind.h"
+#include "internal/backends.h"
+#include "internal/copy_memory.h"
+#include "internal/module_table.h"
+#include "internal/registers.h"
+
+namespace inprof::internal {
+namespace {
+
+int NoDebuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*, GElf_Word,
+                char**) {
+  return -1;
+}
+
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = NoDebuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+struct Sample {
+  const StackCopy* copy;
+  CopyMemory memory;
+  uintptr_t* pcs;
+  uint32_t max;
+  uint32_t depth = 0;
+  bool reached_zero = false;  // a null return address: the outermost frame
+};
+
+class LibdwflUnwinder final : public DwarfUnwinder {
+ public:
+  ~LibdwflUnwinder() override {
+    if (dwfl_ != nullptr) dwfl_end(dwfl_);
+  }
+
+  bool RefreshModules(std::string* error) override {
+    std::string ignored;
+    if (error == nullptr) error = &ignored;
+    if (!modules_.Refresh(error)) return false;
+    if (dwfl_ != nullptr) dwfl_end(dwfl_);
+    dwfl_ = dwfl_begin(&kCallbacks);
+    if (dwfl_ == nullptr) {
+      *error = std::string("libdwfl: dwfl_begin: ") + dwfl_errmsg(-1);
+      return false;
+    }
+    pid_ = getpid();
+    dwfl_report_begin(dwfl_);
+    const int rc = dwfl_linux_proc_report(dwfl_, pid_);
+    dwfl_report_end(dwfl_, nullptr, nullptr);
+    if (rc != 0) {
+      *error = std::string("libdwfl: reading /proc/self/maps: ") +
+               (rc > 0 ? std::strerror(rc) : dwfl_errmsg(-1));
+      return false;
+    }
+    static const Dwfl_Thread_Callbacks thread_callbacks = {
+        .next_thread = NextThread,
+        .get_thread = nullptr,
+        .memory_read = MemoryRead,
+        .set_initial_registers = SetInitialRegisters,
+        .detach = nullptr,
+        .thread_detach = nullptr,
+    };
+    if (!dwfl_attach_state(dwfl_, nullptr, pid_, &thread_callbacks, this)) {
+      *error = std::string("libdwfl: dwfl_attach_state: ") + dwfl_errmsg(-1);
+      return false;
+    }
+    return true;
+  }
+
+  bool ModulesChanged() const override { return modules_.Changed(); }
+
+  UnwindResult Unwind(const StackCopy& copy, const uint8_t* data, uintptr_t* pcs,
+                      uint32_t max) override {
+    UnwindResult result;
+    if (max == 0) {
+      result.stop = UnwindStop::kDepthLimit;
+      return result;
+    }
+    if (copy.sp_outside_bounds) {
+      pcs[result.depth++] = StripAddress(copy.regs.pc);
+      result.stop = max == 1 ? UnwindStop::kDepthLimit : UnwindStop::kNoStack;
+      return result;
+    }
+    Sample sample{&copy, CopyMemory(copy, data, modules_), pcs, max};
+    sample_ = &sample;
+    const int rc = dwfl_getthread_frames(dwfl_, pid_, OnFrame, &sample);
+    sample_ = nullptr;
+    result.depth = sample.depth;
+    if (result.depth == 0) pcs[result.depth++] = StripAddress(copy.regs.pc);
+    if (rc == DWARF_CB_ABORT && sample.depth == max) {
+      result.stop = UnwindStop::kDepthLimit;
+    } else if (sample.memory.above_window()) {
+      result.stop = UnwindStop::kTruncated;
+    } else if (modules_.FindCode(pcs[result.depth - 1] - (result.depth > 1 ? 1 : 0)) == nullptr) {
+      // libdwfl also ends "successfully" where it finds no unwind info for the next pc;
+      // a walk that really reached the outermost frame ends inside a module (_start,
+      // clone3).
+      result.stop = UnwindStop::kNoUnwindInfo;
+    } else if (rc == 0 || sample.reached_zero) {
+      result.stop = UnwindStop::kRoot;
+    } else {
+      result.stop = UnwindStop::kError;
+    }
+    return result;
+  }
+
+  DwarfBackend backend() const override { return DwarfBackend::kLibdwfl; }
+
+ private:
+  static pid_t NextThread(Dwfl*, void* dwfl_arg, void** thread_argp) {
+    auto* self = static_cast<LibdwflUnwinder*>(dwfl_arg);
+    if (*thread_argp != nullptr) return 0;
+    *thread_argp = self;
+    return self->pid_;
+  }
+
+  static bool MemoryRead(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* dwfl_arg) {
+    Sample* sample = static_cast<LibdwflUnwinder*>(dwfl_arg)->sample_;
+    uint64_t word;
+    if (sample == nullptr || !sample->memory.ReadWord(address, &word)) return false;
+    *result = word;
+    return true;
+  }
+
+  static bool SetInitialRegisters(Dwfl_Thread* thread, void* thread_arg) {
+    Sample* sample = static_cast<LibdwflUnwinder*>(thread_arg)->sample_;
+    if (sample == nullptr) return false;
+    const RegisterSnapshot& regs = sample->copy->regs;
+    if (!dwfl_thread_state_registers(thread, 0, DwflInitialRegisterCount(), regs.regs)) {
+      return false;
+    }
+    dwfl_thread_state_register_pc(thread, regs.pc);
+    return true;
+  }
+
+  static int OnFrame(Dwfl_Frame* frame, void* arg) {
+    auto* sample = static_cast<Sample*>(arg);
+    Dwarf_Addr pc;
+    if (!dwfl_frame_pc(frame, &pc, nullptr)) return DWARF_CB_ABORT;
+    if (pc == 0 && sample->depth > 0) {
+      sample->reached_zero = true;
+      return DWARF_CB_ABORT;
+    }
+    sample->pcs[sample->depth++] = StripAddress(pc);
+    return sample->depth == sample->max ? DWARF_CB_ABORT : DWARF_CB_OK;
+  }
+
+  Dwfl* dwfl_ = nullptr;
+  pid_t pid_ = 0;
+  Sample* sample_ = nullptr;  // the sample being unwound, for the thread callbacks
+  ModuleTable modules_;
+};
+
+}  // namespace
+
+std::unique_ptr<DwarfUnwinder> CreateLibdwflUnwinder(std::string* error) {
+  auto unwinder = std::make_unique<LibdwflUnwinder>();
+  if (!unwinder->RefreshModules(error)) return nullptr;
+  return unwinder;
+}
+
+}  // namespace inprof::internal
