@@ -46,53 +46,128 @@ void Session::CollectorMain() {
   }
 }
 
-void Session::DrainLocked() {
+std::atomic<int> g_dlclose_in_progress{0};
+
+void Session::DrainLocked(bool before_dlclose) {
   if (scratch_.size() < kMaxFrames + 1) scratch_.resize(kMaxFrames + 1);
+  bool modules_checked = false;
   for (uint32_t i = 0; i < sampler_.slot_count; ++i) {
     ThreadSlot& slot = sampler_.slots[i];
     const SlotState state = slot.state.load(std::memory_order_acquire);
     if (state == SlotState::kFree) continue;
     SampleRing* ring = slot.ring;
     while (SampleRecord* record = ring->peek()) {
-      const uint32_t depth = std::min<uint32_t>(record->depth, kMaxFrames);
-      // Return addresses point after the call: look them up at -1 so the line is the
-      // call's, not the next statement's. frames[0] is the interrupted pc itself.
-      size_t n = 0;
-      for (uint32_t f = 0; f < depth; ++f) {
-        scratch_[n++] = f == 0 ? record->frames[0] : record->frames[f] - 1;
-      }
-      switch (record->stop) {
-        case WalkStop::kDepthLimit:
-          scratch_[n++] = kTruncatedMarker;
-          ++truncated_;
-          break;
-        case WalkStop::kNotIncreasing:
-        case WalkStop::kMisaligned:
-          ++broken_;
-          break;
-        case WalkStop::kNoBounds:
-          ++leaf_only_;
-          break;
-        default:
-          break;
-      }
+      const uint32_t n = AdjustedFrames(record->frames, record->depth, record->stop);
       if (record->recovered_leaf_caller) ++recovered_leaf_callers_;
-      table_.Add(std::span<const uintptr_t>(scratch_.data(), n), record->weight, record->event);
-      ++samples_;
-      weight_ += record->weight;
-      if (record->event == 0) {
-        first_event_weight_ += record->weight;
-        ++slot.drained_samples;
-        slot.drained_weight += record->weight;
-      }
-      // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
-      if (record->event < engines_.size() && engines_[record->event]->kind() != EngineKind::kPerf &&
-          record->weight > 1) {
-        overruns_ += record->weight - 1;
-      }
+      AddSample(slot, n, record->weight, record->event);
       ring->pop();
     }
+    // Stack copies wait while a library is being unloaded: their unwind tables may be gone
+    // before the unwinder has heard of it (dlclose_hook.cpp). The drain the hook itself runs
+    // just before the unload is the exception, so samples inside the library unwind fully.
+    if (slot.copies == nullptr || !dwarf_ ||
+        (!before_dlclose && g_dlclose_in_progress.load(std::memory_order_acquire) != 0)) {
+      continue;
+    }
+    const CopyRecord* copy;
+    const uint8_t* bytes;
+    while (slot.copies->Peek(&copy, &bytes)) {
+      if (!modules_checked) {
+        modules_checked = true;
+        std::string error;
+        if (dwarf_->ModulesChanged()) dwarf_->RefreshModules(&error);
+      }
+      AddSample(slot, UnwindCopy(*copy, bytes), copy->weight, copy->event);
+      slot.copies->Pop();
+    }
   }
+}
+
+uint32_t Session::AdjustedFrames(const uintptr_t* frames, uint32_t depth, WalkStop stop) {
+  depth = std::min<uint32_t>(depth, kMaxFrames);
+  // Return addresses point after the call: look them up at -1 so the line is the call's,
+  // not the next statement's. frames[0] is the interrupted pc itself.
+  uint32_t n = 0;
+  for (uint32_t f = 0; f < depth; ++f) scratch_[n++] = f == 0 ? frames[0] : frames[f] - 1;
+  switch (stop) {
+    case WalkStop::kDepthLimit:
+      scratch_[n++] = kTruncatedMarker;
+      ++truncated_;
+      break;
+    case WalkStop::kNotIncreasing:
+    case WalkStop::kMisaligned:
+      ++broken_;
+      break;
+    case WalkStop::kNoBounds:
+      ++leaf_only_;
+      break;
+    default:
+      break;
+  }
+  return n;
+}
+
+uint32_t Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes) {
+  if (dwarf_pcs_.size() < kMaxFrames) dwarf_pcs_.resize(kMaxFrames);
+  const UnwindResult u = dwarf_->Unwind(copy.copy, bytes, dwarf_pcs_.data(), sampler_.max_depth);
+  // auto: DWARF knows every frame of code without frame pointers (libc's qsort between an
+  // application comparator and its caller), where an fp walk can reach the root while
+  // silently skipping frames; the fp chain wins only where DWARF stopped early and fp went
+  // further (code without unwind tables, e.g. JIT code).
+  const bool use_dwarf = copy.fp_depth == 0 || u.stop == UnwindStop::kRoot || u.depth >= copy.fp_depth;
+  if (!use_dwarf) {
+    ++fp_chains_;
+    return AdjustedFrames(copy.fp_frames, copy.fp_depth, copy.fp_stop);
+  }
+  ++dwarf_chains_;
+  const uint32_t depth = std::min<uint32_t>(u.depth, kMaxFrames);
+  uint32_t n = 0;
+  for (uint32_t f = 0; f < depth; ++f) scratch_[n++] = f == 0 ? dwarf_pcs_[0] : dwarf_pcs_[f] - 1;
+  switch (u.stop) {
+    case UnwindStop::kTruncated:
+      // The root side is missing, as at the depth limit: mark it the same way.
+      scratch_[n++] = kTruncatedMarker;
+      ++copy_truncated_;
+      break;
+    case UnwindStop::kDepthLimit:
+      scratch_[n++] = kTruncatedMarker;
+      ++truncated_;
+      break;
+    case UnwindStop::kNoUnwindInfo:
+    case UnwindStop::kError:
+      ++broken_;
+      break;
+    case UnwindStop::kNoStack:
+      ++leaf_only_;
+      break;
+    default:
+      break;
+  }
+  return n;
+}
+
+void Session::AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event) {
+  table_.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
+  ++samples_;
+  weight_ += weight;
+  if (event == 0) {
+    first_event_weight_ += weight;
+    ++slot.drained_samples;
+    slot.drained_weight += weight;
+  }
+  // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
+  if (event < engines_.size() && engines_[event]->kind() != EngineKind::kPerf && weight > 1) {
+    overruns_ += weight - 1;
+  }
+}
+
+void Session::BeforeDlclose() {
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    // Only when no other dlclose is under way: that one may be unmapping right now.
+    if (g_dlclose_in_progress.load(std::memory_order_acquire) == 1) DrainLocked(true);
+  }
+  NoteModules();
 }
 
 void Session::NoteModules() {

@@ -67,8 +67,8 @@ bool ParseBool(std::string_view text, bool* out) {
 }
 
 constexpr const char* kKnownKeys =
-    "output, events, frequency, wall_frequency, engine, unwind, signal, quiet, follow_fork, "
-    "max_depth, max_memory, max_threads, path_map";
+    "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, signal, quiet, "
+    "follow_fork, max_depth, max_memory, max_threads, path_map";
 
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
   if (key == "output") return ParseOutputs(value, &config->outputs);
@@ -84,10 +84,21 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "unwind") {
-    if (value != "fp") {
-      return BadValue(key, value, "'fp' (frame pointers; the only unwinder in this build)");
+    if (value != "fp" && value != "dwarf" && value != "auto") {
+      return BadValue(key, value,
+                      "fp (frame pointers, walked in the handler), dwarf (the stack is copied in "
+                      "the handler and unwound with DWARF CFI by the collector) or auto (both: "
+                      "DWARF where frame pointers do not reach the root)");
     }
     config->unwind = value;
+    return Status::Ok();
+  }
+  if (key == "stack_bytes") {
+    uint64_t v = 0;
+    if (!ParseBytes(value, &v) || v < 1024 || v > (uint64_t{1} << 20)) {
+      return BadValue(key, value, "a stack copy size between 1K and 1M, e.g. 16K");
+    }
+    config->stack_bytes = static_cast<uint32_t>(v) & ~7u;
     return Status::Ok();
   }
   if (key == "signal") return ParseSignal(value, &config->signal);

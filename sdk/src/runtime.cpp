@@ -161,7 +161,7 @@ void RuntimeBeforeDlclose() {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
-  if (rt.session != nullptr) rt.session->NoteModules();
+  if (rt.session != nullptr) rt.session->BeforeDlclose();
 }
 
 }  // namespace inprof::internal

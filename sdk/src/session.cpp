@@ -21,6 +21,10 @@
 namespace inprof::internal {
 namespace {
 
+// Stack copies in flight per thread (unwind=dwarf or auto): memory per thread is this many
+// times stack_bytes. The collector drains when a quarter may be used (DrainIntervalMs).
+constexpr uint32_t kStackCopiesPerThread = 8;
+
 int64_t Now(clockid_t clock) {
   struct timespec ts;
   clock_gettime(clock, &ts);
@@ -64,11 +68,29 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
     stopped_ = true;
     return chosen;
   }
+  if (config_.unwind != "fp") {
+    std::string error;
+    dwarf_ = DwarfUnwinder::Create(DwarfBackend::kLibunwind, &error);
+    if (!dwarf_) {
+      if (config_.unwind == "dwarf") {
+        stopped_ = true;
+        return Status::Error("unwind=dwarf: " + error);
+      }
+      warnings_.push_back("DWARF unwinding is not available here (" + error +
+                          "): stacks are walked with frame pointers only");
+    }
+  }
+  sampler_.unwind = !dwarf_                     ? UnwindMode::kFp
+                    : config_.unwind == "dwarf" ? UnwindMode::kDwarf
+                                                : UnwindMode::kAuto;
   std::vector<Engine*> engines;
   for (const auto& engine : engines_) engines.push_back(engine.get());
   drain_interval_ms_ = DrainIntervalMs();
   registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::move(engines), config_.frequency,
                                                config_.max_threads);
+  if (sampler_.unwind != UnwindMode::kFp) {
+    registry_->EnableStackCopies(kStackCopiesPerThread, config_.stack_bytes);
+  }
   for (pid_t tid : excluded) registry_->Exclude(tid);
   RefreshCodeRanges(true);
   if (const int error = InstallSamplingHandler(&sampler_); error != 0) {
@@ -282,7 +304,9 @@ Status Session::SetUpEngines() {
 // deliver at most one signal per kernel tick; perf time events follow the frequency; count
 // events have no bound, so they get the shortest interval.
 int Session::DrainIntervalMs() const {
-  constexpr double kRecordsPerDrain = 8;  // a quarter of the 31-record ring
+  // A quarter of the 31-record ring, or of the stack copies when the stack is copied.
+  const double kRecordsPerDrain =
+      sampler_.unwind == UnwindMode::kFp ? 8 : kStackCopiesPerThread / 4.0;
   const double tick = KernelTickHz();
   double rate = 0;
   for (size_t e = 0; e < events_.size(); ++e) {
@@ -311,7 +335,9 @@ Health Session::CurrentHealth() {
     if (!h.engine_reason.empty()) h.engine_reason += "; ";
     h.engine_reason += reason;
   }
-  h.unwinder = config_.unwind;
+  h.unwinder = sampler_.unwind == UnwindMode::kFp      ? "fp"
+               : sampler_.unwind == UnwindMode::kDwarf ? "dwarf"
+                                                       : "auto";
   h.requested_hz = config_.frequency;
   const int64_t cpu_ns = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
   // Rate of the first event per CPU-second (meaningful for cpu; for other events it is
@@ -322,7 +348,7 @@ Health Session::CurrentHealth() {
   h.samples = samples_;
   h.dropped =
       c.ring_full.load(std::memory_order_relaxed) + c.reentered.load(std::memory_order_relaxed);
-  h.truncated = truncated_;
+  h.truncated = truncated_ + copy_truncated_;
   h.broken = broken_;
   h.overflow = table_.overflow_samples();
   h.threads_seen = registry_ ? registry_->threads_seen() : 0;
@@ -360,6 +386,17 @@ Health Session::CurrentHealth() {
   if (leaf_only_ != 0) {
     h.warnings.push_back(std::to_string(leaf_only_) +
                          " samples have only their leaf frame (stack bounds not yet known)");
+  }
+  if (copy_truncated_ != 0) {
+    h.warnings.push_back(std::to_string(copy_truncated_) +
+                         " stacks were deeper than the copied window (stack_bytes=" +
+                         std::to_string(config_.stack_bytes) +
+                         "): their outer frames are cut at [truncated]; raise INPROF_STACK_BYTES");
+  }
+  if (const uint64_t full = sampler_.counters.copy_full.load(std::memory_order_relaxed)) {
+    h.warnings.push_back(std::to_string(full) +
+                         " samples came while all of their thread's stack copies were in use: "
+                         "they kept only the frame-pointer walk");
   }
   if (h.overflow != 0) {
     h.warnings.push_back(std::to_string(h.overflow) +

@@ -47,6 +47,31 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
   }
   const uintptr_t hi = slot.stack_hi.load(std::memory_order_acquire);
   if (hi == 0) slot.probe_sp.store(ContextSp(context), std::memory_order_relaxed);
+  if (sampler->unwind != UnwindMode::kFp && slot.copies != nullptr) {
+    CopyRecord* record;
+    uint8_t* bytes;
+    if (slot.copies->Reserve(&record, &bytes)) {
+      const StackBounds bounds{slot.stack_lo.load(std::memory_order_relaxed), hi};
+      record->tid = static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed));
+      record->weight = weight;
+      record->event = static_cast<uint16_t>(event);
+      record->fp_depth = 0;
+      record->fp_stop = WalkStop::kRoot;
+      if (sampler->unwind == UnwindMode::kAuto) {
+        const WalkResult walk = FpWalk(context, bounds, sampler->code.load(std::memory_order_acquire),
+                                       record->fp_frames, sampler->max_depth);
+        record->fp_depth = static_cast<uint16_t>(walk.depth);
+        record->fp_stop = walk.stop;
+      }
+      CopyStack(context, bounds, bytes, slot.copies->slot_bytes(), &record->copy);
+      slot.copies->Publish();
+      sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
+      slot.in_handler.store(false, std::memory_order_release);
+      return;
+    }
+    // All copies in flight (the collector is behind): keep at least the fp walk.
+    sampler->counters.copy_full.fetch_add(1, std::memory_order_relaxed);
+  }
   const WalkRequest request{context,
                             StackBounds{slot.stack_lo.load(std::memory_order_relaxed), hi},
                             sampler->code.load(std::memory_order_acquire),

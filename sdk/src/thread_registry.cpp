@@ -79,6 +79,11 @@ ThreadRegistry::~ThreadRegistry() {
     slots_[i].ring = nullptr;
   }
   for (SampleRing* ring : ring_pool_) delete ring;
+  for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
+    delete slots_[i].copies;
+    slots_[i].copies = nullptr;
+  }
+  for (CopyRing* copies : copy_pool_) delete copies;
   sampler_->slots = nullptr;
   sampler_->slot_count = 0;
 }
@@ -97,6 +102,22 @@ SampleRing* ThreadRegistry::TakeRingLocked() {
   while (ring->pop()) {
   }
   return ring;
+}
+
+void ThreadRegistry::EnableStackCopies(uint32_t slots, uint32_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  copy_slots_ = slots;
+  copy_bytes_ = bytes;
+}
+
+CopyRing* ThreadRegistry::TakeCopyRingLocked() {
+  if (copy_bytes_ == 0) return nullptr;
+  if (!copy_pool_.empty()) {
+    CopyRing* copies = copy_pool_.back();
+    copy_pool_.pop_back();
+    return copies;
+  }
+  return new CopyRing(copy_slots_, copy_bytes_);
 }
 
 void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi, bool self) {
@@ -122,6 +143,7 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   const uint32_t index = free_slots_.back();
   ThreadSlot& slot = slots_[index];
   slot.ring = TakeRingLocked();
+  slot.copies = TakeCopyRingLocked();
   slot.tid.store(tid, std::memory_order_relaxed);
   slot.stack_lo.store(stack_lo, std::memory_order_relaxed);
   slot.stack_hi.store(stack_hi, std::memory_order_relaxed);
@@ -148,6 +170,8 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
     }
     ring_pool_.push_back(slot.ring);
     slot.ring = nullptr;
+    if (slot.copies != nullptr) copy_pool_.push_back(slot.copies);
+    slot.copies = nullptr;
     return;
   }
   free_slots_.pop_back();
@@ -318,6 +342,7 @@ void ThreadRegistry::ReleaseRetired() {
     ThreadSlot& slot = slots_[i];
     if (slot.state.load(std::memory_order_acquire) != SlotState::kRetiring) continue;
     if (slot.ring->peek() != nullptr) continue;  // drained next time
+    if (slot.copies != nullptr && !slot.copies->Empty()) continue;
     ThreadRecord& record = records_[slot.record];
     record.samples += slot.drained_samples;
     record.weight += slot.drained_weight;
@@ -326,6 +351,8 @@ void ThreadRegistry::ReleaseRetired() {
     slot.generation.fetch_add(1, std::memory_order_relaxed);
     ring_pool_.push_back(slot.ring);
     slot.ring = nullptr;
+    if (slot.copies != nullptr) copy_pool_.push_back(slot.copies);
+    slot.copies = nullptr;
     slot.stack_hi.store(0, std::memory_order_relaxed);
     free_slots_.push_back(i);
   }
@@ -333,6 +360,10 @@ void ThreadRegistry::ReleaseRetired() {
   while (ring_pool_.size() > 16) {
     delete ring_pool_.back();
     ring_pool_.pop_back();
+  }
+  while (copy_pool_.size() > 4) {
+    delete copy_pool_.back();
+    copy_pool_.pop_back();
   }
 }
 

@@ -25,7 +25,8 @@ class ConfigEnvTest : public ::testing::Test {
 TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
   Config c;
   EXPECT_EQ(c.frequency, 99);
-  EXPECT_EQ(c.unwind, "fp");
+  EXPECT_EQ(c.unwind, "auto");
+  EXPECT_EQ(c.stack_bytes, 16384u);
   EXPECT_EQ(c.signal, SIGPROF);
   EXPECT_EQ(c.max_depth, 128u);
   EXPECT_FALSE(c.quiet);
@@ -33,7 +34,12 @@ TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
 
 TEST(ConfigTest, ParsesKeysAndOutputListsWithCommas) {
   Config c;
-  ASSERT_TRUE(ParseConfig("output=/tmp/a.folded,/tmp/perf.log,frequency=250,quiet=1", &c).ok());
+  ASSERT_TRUE(ParseConfig("output=/tmp/a.folded,/tmp/perf.log,frequency=250,quiet=1,"
+                          "unwind=dwarf,stack_bytes=32K",
+                          &c)
+                  .ok());
+  EXPECT_EQ(c.unwind, "dwarf");
+  EXPECT_EQ(c.stack_bytes, 32768u);
   ASSERT_EQ(c.outputs.size(), 2u);
   EXPECT_EQ(c.outputs[0], "/tmp/a.folded");
   EXPECT_EQ(c.outputs[1], "/tmp/perf.log");
@@ -75,7 +81,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bogus=1", "unknown configuration key 'bogus'"},
         BadCase{"frequency=abc", "invalid frequency='abc'"},
         BadCase{"frequency=0", "invalid frequency"}, BadCase{"frequency=-5", "invalid frequency"},
-        BadCase{"unwind=magic", "invalid unwind='magic'"}, BadCase{"signal=KILL", "invalid signal"},
+        BadCase{"unwind=magic", "invalid unwind='magic'"},
+        BadCase{"stack_bytes=512", "invalid stack_bytes='512'"},
+        BadCase{"stack_bytes=2M", "invalid stack_bytes='2M'"}, BadCase{"signal=KILL", "invalid signal"},
         BadCase{"signal=SEGV", "invalid signal"}, BadCase{"max_depth=0", "invalid max_depth"},
         BadCase{"max_depth=500", "invalid max_depth"},
         BadCase{"max_memory=1", "invalid max_memory"},

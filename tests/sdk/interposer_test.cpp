@@ -195,6 +195,7 @@ void Loader(double seconds) {
 
 int main(int argc, char** argv) {
   const std::string engine = argc > 1 ? argv[1] : "timer";
+  const std::string unwind = argc > 2 ? argv[2] : "fp";
   // 1. Canary: a handler installed before ours is chained from inside our handler, so its
   //    malloc must be seen as a violation. If it is not, the detector is broken.
   struct sigaction canary = {};
@@ -207,7 +208,8 @@ int main(int argc, char** argv) {
   const char* dir = std::getenv("TMPDIR");
   const std::string out = std::string(dir && *dir ? dir : "/tmp") + "/inprof-interposer-" +
                           std::to_string(getpid()) + ".folded";
-  const std::string config = "quiet=1,frequency=5000,engine=" + engine + ",output=" + out;
+  const std::string config =
+      "quiet=1,frequency=5000,engine=" + engine + ",unwind=" + unwind + ",output=" + out;
   if (inprof_start(config.c_str()) != INPROF_OK) {
     if (engine == "perf" && std::strstr(inprof_last_error(), "perf_event_open") != nullptr) {
       std::printf("skipped: %s\n", inprof_last_error());

@@ -26,14 +26,15 @@ struct ProfiledRun {
 };
 
 ProfiledRun Profile(const std::vector<std::string>& args,
-                    std::map<std::string, std::string> env = {}) {
+                    std::map<std::string, std::string> env = {},
+                    const char* program = INPROF_WORKLOAD) {
   ProfiledRun run;
   run.dir = MakeTempDir();
   run.folded = run.dir + "/out.folded";
   run.perf_log = run.dir + "/perf.log";
   env.emplace("LD_PRELOAD", PreloadValue());
   env.emplace("INPROF_OUTPUT", run.folded + "," + run.perf_log);
-  std::vector<std::string> argv = {INPROF_WORKLOAD};
+  std::vector<std::string> argv = {program};
   argv.insert(argv.end(), args.begin(), args.end());
   run.process = RunProcess(argv, env);
   return run;
@@ -402,6 +403,56 @@ TEST_P(EngineTest, AThreadStartedLaterIsSampledInProportionToItsCpu) {
   }
   EXPECT_GE(workers, 2) << run.process.err;
   EXPECT_NE(run.process.err.find("inprof: threads: "), std::string::npos) << run.process.err;
+}
+
+// Debian's libc has no frame pointers: a comparator called by qsort is where fp walks lose
+// the caller. DWARF unwinding of the copied stack must get through to main.
+TEST(PreloadTest, DwarfUnwindsThroughLibcQsortToMain) {
+  for (const char* unwind : {"dwarf", "auto", "fp"}) {
+    ProfiledRun run = Profile({"qsort", "2"}, {{"INPROF_UNWIND", unwind}, {"INPROF_FREQUENCY", "250"}},
+                              INPROF_WORKLOAD_NOFP);
+    ASSERT_EQ(run.process.exit_code, 0) << unwind << ": " << run.process.err;
+    EXPECT_NE(run.process.err.find(std::string("unwinder=") + unwind + " "), std::string::npos)
+        << run.process.err;
+    int64_t in_comparator = 0, to_main = 0;
+    for (const auto& s : ReadFolded(run.folded)) {
+      if (!Contains(s, "compare_hot(void const*, void const*)")) continue;
+      in_comparator += s.count;
+      if (Contains(s, "main") && Contains(s, "sort_rounds(double)")) to_main += s.count;
+    }
+    ASSERT_GT(in_comparator, 100) << unwind << ": " << run.process.err;
+    const double percent = 100.0 * to_main / in_comparator;
+    if (std::string(unwind) == "fp") {
+      // The fixture really defeats frame pointers (else this test proves nothing).
+      EXPECT_LT(percent, 50) << "fp: " << to_main << " of " << in_comparator;
+    } else {
+      EXPECT_GE(percent, 97) << unwind << ": " << to_main << " of " << in_comparator;
+    }
+  }
+}
+
+// The 50/30/20 workload built with -O2 -fomit-frame-pointer: the default unwinder (auto)
+// keeps the shares and complete stacks.
+TEST(PreloadTest, WithoutFramePointersSharesHoldAndStacksReachTheRoot) {
+  ProfiledRun run = Profile({"shares", "4"}, {{"INPROF_FREQUENCY", "250"}}, INPROF_WORKLOAD_NOFP);
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.err.find("unwinder=auto "), std::string::npos) << run.process.err;
+  int64_t hot = 0;
+  auto shares = LeafShares(run.folded, &hot);
+  ASSERT_GT(hot, 1000) << run.process.err;
+  EXPECT_NEAR(shares["hot50"], 50, 3) << hot;
+  EXPECT_NEAR(shares["hot30"], 30, 3) << hot;
+  EXPECT_NEAR(shares["hot20"], 20, 3) << hot;
+  int64_t complete = 0;
+  for (const auto& s : ReadFolded(run.folded)) {
+    const std::string& leaf = s.frames.back();
+    if (leaf != "hot50" && leaf != "hot30" && leaf != "hot20") continue;
+    // main's thread ends in main, the other in the thread start routine.
+    if (Contains(s, "shares_loop") && (Contains(s, "main") || Contains(s, "start_thread"))) {
+      complete += s.count;
+    }
+  }
+  EXPECT_GE(100.0 * complete / hot, 97) << complete << " of " << hot;
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, EngineTest, ::testing::Values("timer", "perf", "itimer"),

@@ -18,7 +18,8 @@ namespace inprof::internal {
 struct Config {
   std::vector<std::string> outputs;
   double frequency = 99;  // off-round so sampling does not lock step with periodic work
-  std::string unwind = "fp";
+  std::string unwind = "auto";  // fp, dwarf, auto
+  uint32_t stack_bytes = 16384;  // stack copied per sample for DWARF unwinding
   std::string engine = "auto";  // auto, perf, timer, itimer (for the cpu event)
   std::vector<std::string> events = {"cpu"};
   double wall_frequency = 19;  // low: each wall sample interrupts blocked threads (EINTR)

@@ -6,6 +6,7 @@
 #include <ucontext.h>
 
 #include <readerwriterqueue/readerwriterqueue.h>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -57,6 +58,66 @@ struct SampleRecord {
 // Single producer (the sampled thread's handler), single consumer (whoever holds the
 // session's drain lock). try_emplace never allocates.
 using SampleRing = moodycamel::ReaderWriterQueue<SampleRecord>;
+
+// A sample whose stack was copied for DWARF unwinding by the collector. In auto mode the
+// handler also walks the frame pointers, so the collector can keep whichever chain is better.
+struct CopyRecord {
+  uint32_t tid;
+  uint32_t weight;
+  uint16_t event;
+  uint16_t fp_depth;  // frames in fp_frames (0: no fp walk was taken)
+  WalkStop fp_stop;
+  StackCopy copy;     // registers and where the copied bytes came from
+  uintptr_t fp_frames[kMaxFrames];
+};
+
+// Per-thread ring of stack copies: one producer (the thread's handler), one consumer (whoever
+// holds the session's drain lock). Records and their byte windows are allocated and touched
+// when the thread is registered (copy_ring.cpp), so the handler never allocates or faults.
+class CopyRing {
+ public:
+  // Control path (copy_ring.cpp). `slots` is rounded up to a power of two.
+  CopyRing(uint32_t slots, uint32_t slot_bytes);
+  ~CopyRing();
+  CopyRing(const CopyRing&) = delete;
+  CopyRing& operator=(const CopyRing&) = delete;
+
+  uint32_t slot_bytes() const { return slot_bytes_; }
+
+  // Producer: the next free record and its byte window, or false when the ring is full.
+  // Publish() makes it visible to the consumer. Async-signal-safe.
+  bool Reserve(CopyRecord** record, uint8_t** bytes) {
+    const uint32_t head = head_.load(std::memory_order_relaxed);
+    if (head - tail_.load(std::memory_order_acquire) > mask_) return false;
+    *record = &records_[head & mask_];
+    *bytes = data_ + static_cast<size_t>(head & mask_) * slot_bytes_;
+    return true;
+  }
+  void Publish() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+  // Consumer: the oldest published record, or false when empty; Pop() releases it.
+  // Not async-signal-safe (not needed there).
+  bool Peek(const CopyRecord** record, const uint8_t** bytes) const {
+    const uint32_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail == head_.load(std::memory_order_acquire)) return false;
+    *record = &records_[tail & mask_];
+    *bytes = data_ + static_cast<size_t>(tail & mask_) * slot_bytes_;
+    return true;
+  }
+  void Pop() { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  bool Empty() const {
+    return tail_.load(std::memory_order_relaxed) == head_.load(std::memory_order_acquire);
+  }
+
+ private:
+  std::atomic<uint32_t> head_{0};  // written by the producer
+  std::atomic<uint32_t> tail_{0};  // written by the consumer
+  uint32_t mask_ = 0;
+  uint32_t slot_bytes_ = 0;
+  CopyRecord* records_ = nullptr;
+  uint8_t* data_ = nullptr;
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 }  // namespace inprof::internal
 

@@ -62,6 +62,7 @@ struct ThreadSlot {
   // registration and when the timer is re-armed, advanced by the handler).
   std::atomic<int64_t> itimer_cpu_base{0};
   SampleRing* ring = nullptr;
+  CopyRing* copies = nullptr;  // stack copies for DWARF unwinding (unwind=dwarf or auto)
   // Control path only:
   ThreadSource sources[TimerToken::kMaxEvents];  // per event: the engine's resources
   bool self_registered = false;  // registered by the thread itself (pthread_create hook)
@@ -80,6 +81,14 @@ struct SamplerCounters {
   std::atomic<uint64_t> reentered{0};  // dropped: signal arrived inside the handler
   std::atomic<uint64_t> stale{0};      // for a slot that was already retired
   std::atomic<uint64_t> chained{0};    // not ours: passed to the previous handler
+  std::atomic<uint64_t> copy_full{0};  // no free stack copy: the sample kept its fp walk only
+};
+
+// How the handler captures stacks (Config::unwind).
+enum class UnwindMode : uint8_t {
+  kFp,     // walk the frame pointers into the sample ring
+  kDwarf,  // copy registers and stack for the collector to unwind
+  kAuto,   // both: the collector keeps the better chain
 };
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -104,6 +113,7 @@ struct Sampler {
   ThreadSlot* slots = nullptr;
   uint32_t slot_count = 0;
   uint32_t max_depth = kMaxFrames;
+  UnwindMode unwind = UnwindMode::kFp;
   int signal = 0;
   std::atomic<const CodeRanges*> code{nullptr};
   // perf engine: the TimerToken of the event behind each fd (0: not ours), indexed by the

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "inprof/dwarf_unwind.h"
 #include "inprof/symbolize.h"
 #include "internal/config.h"
 #include "internal/engine.h"
@@ -72,12 +73,22 @@ class Session {
   // Records the modules loaded now in the symbolizer, which keeps them after they are
   // unloaded. Called before dlclose and when the collector sees the module list change.
   void NoteModules();
+  // Called by the dlclose hook (after it raised g_dlclose_in_progress): unwinds the stack
+  // copies taken so far while the library is still loaded, and notes the modules.
+  void BeforeDlclose();
   const Config& config() const { return config_; }
 
  private:
   static void* CollectorEntry(void* self);
   void CollectorMain();
-  void DrainLocked();
+  // Drains every ring into the stack table, unwinding stack copies unless a dlclose is in
+  // progress (`before_dlclose`: the hook's own drain, just before its unload).
+  void DrainLocked(bool before_dlclose = false);
+  // Drain helpers: write a sample's frames (adjusted, with stop markers) into scratch_ and
+  // return how many; then account for it. Caller holds data_mu_.
+  uint32_t AdjustedFrames(const uintptr_t* frames, uint32_t depth, WalkStop stop);
+  uint32_t UnwindCopy(const CopyRecord& copy, const uint8_t* bytes);
+  void AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event);
   // Publishes new code ranges to the handler when the module list changed (or `force`);
   // returns whether it did. Collector thread (or Start) only.
   bool RefreshCodeRanges(bool force);
@@ -103,6 +114,12 @@ class Session {
   uint64_t weight_ = 0;
   uint64_t first_event_weight_ = 0;
   uint64_t overruns_ = 0;
+  // DWARF unwinding of stack copies (unwind=dwarf or auto); null with unwind=fp.
+  std::unique_ptr<DwarfUnwinder> dwarf_;
+  std::vector<uintptr_t> dwarf_pcs_;
+  uint64_t copy_truncated_ = 0;  // the copied window was too small for the whole stack
+  uint64_t dwarf_chains_ = 0;    // samples whose chain came from DWARF
+  uint64_t fp_chains_ = 0;       // ... from the fp walk (auto, where DWARF stopped earlier)
   uint64_t truncated_ = 0;
   uint64_t broken_ = 0;
   uint64_t leaf_only_ = 0;
@@ -130,6 +147,9 @@ class Session {
   int64_t start_cpu_ns_ = 0;
   int64_t stop_cpu_ns_ = 0;
 };
+
+// Threads inside dlclose right now (dlclose_hook.cpp): stack copies are not unwound meanwhile.
+extern std::atomic<int> g_dlclose_in_progress;
 
 // pthread_create as the C library provides it, bypassing our hook. Not async-signal-safe.
 int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),

@@ -39,6 +39,10 @@ class ThreadRegistry {
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
+  // Gives every thread registered from now on a ring of `slots` stack copies of `bytes`
+  // each, for DWARF unwinding. Call before sampling starts. Not async-signal-safe.
+  void EnableStackCopies(uint32_t slots, uint32_t bytes);
+
   // Registers the calling thread with its exact stack bounds. Not async-signal-safe.
   void RegisterCurrentThread();
   // Retires the calling thread's slot (from its exit path). Not async-signal-safe.
@@ -75,6 +79,7 @@ class ThreadRegistry {
   void RetireLocked(uint32_t index, int64_t cpu_ns = -1, std::string name = {});
   void ResolveBoundsLocked();
   SampleRing* TakeRingLocked();
+  CopyRing* TakeCopyRingLocked();
   uint32_t NewRecordLocked(pid_t tid, std::string name);
 
   // What health reports per thread. Alive records are updated by scans; ended ones hold
@@ -103,6 +108,9 @@ class ThreadRegistry {
   // moment: the scan must not register them again.
   std::unordered_set<pid_t> exiting_;
   std::vector<SampleRing*> ring_pool_;
+  std::vector<CopyRing*> copy_pool_;
+  uint32_t copy_slots_ = 0;
+  uint32_t copy_bytes_ = 0;
   std::mt19937_64 random_;
   bool closed_ = false;  // RetireAll ran: register nothing more
   uint64_t threads_seen_ = 0;
