@@ -86,8 +86,8 @@ WalkResult FpWalk(const ucontext_t* context, StackBounds bounds, const CodeRange
 
 // The interrupted register state, indexed by DWARF register number of the target:
 //   x86-64:  0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 rip
-//   aarch64: 0-30 x0-x30, 31 sp, 32 pc (PAC bits stripped from x30 and pc are kept as
-//            captured; the unwinder strips them)
+//   aarch64: 0-30 x0-x30, 31 sp, 32 pc (as captured, pointer-authentication bits
+//            included; the unwinder strips them from the addresses it returns)
 struct RegisterSnapshot {
   static constexpr uint32_t kMaxRegisters = 33;
   uint64_t regs[kMaxRegisters];
@@ -107,7 +107,8 @@ struct StackCopy {
   // data lies above the window cannot be unwound (the unwinder reports kTruncated then).
   bool window_full;
   // Nothing was copied because the stack pointer is outside `bounds` (an alternate signal
-  // stack, a coroutine stack) or the bounds are not known: only the registers were taken.
+  // stack, a coroutine stack), is misaligned, or the bounds are not known: only the
+  // registers were taken.
   bool sp_outside_bounds;
 };
 
