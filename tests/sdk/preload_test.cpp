@@ -414,20 +414,37 @@ TEST(PreloadTest, DwarfUnwindsThroughLibcQsortToMain) {
     ASSERT_EQ(run.process.exit_code, 0) << unwind << ": " << run.process.err;
     EXPECT_NE(run.process.err.find(std::string("unwinder=") + unwind + " "), std::string::npos)
         << run.process.err;
-    int64_t in_comparator = 0, to_main = 0;
+    int64_t total = 0, to_main = 0, in_comparator = 0, comparator_to_main = 0;
     for (const auto& s : ReadFolded(run.folded)) {
+      const bool reaches_main = Contains(s, "main") && Contains(s, "sort_rounds(double)");
+      total += s.count;
+      if (reaches_main) to_main += s.count;
       if (!Contains(s, "compare_hot(void const*, void const*)")) continue;
       in_comparator += s.count;
-      if (Contains(s, "main") && Contains(s, "sort_rounds(double)")) to_main += s.count;
+      if (reaches_main) comparator_to_main += s.count;
     }
     ASSERT_GT(in_comparator, 100) << unwind << ": " << run.process.err;
-    const double percent = 100.0 * to_main / in_comparator;
     if (std::string(unwind) == "fp") {
       // The fixture really defeats frame pointers (else this test proves nothing).
-      EXPECT_LT(percent, 50) << "fp: " << to_main << " of " << in_comparator;
+      EXPECT_LT(100.0 * comparator_to_main / in_comparator, 50)
+          << "fp: " << comparator_to_main << " of " << in_comparator;
     } else {
-      EXPECT_GE(percent, 97) << unwind << ": " << to_main << " of " << in_comparator;
+      EXPECT_GE(100.0 * to_main / total, 97) << unwind << ": " << to_main << " of " << total;
+      EXPECT_GE(100.0 * comparator_to_main / in_comparator, 97)
+          << unwind << ": " << comparator_to_main << " of " << in_comparator;
     }
+  }
+}
+
+// libinprof.so brings libunwind (DWARF unwinding) into every profiled program; C++ exceptions
+// must keep working through libgcc_s, with and without frame pointers.
+TEST(PreloadTest, ExceptionsStillWorkInAProfiledProgram) {
+  for (const char* program : {INPROF_WORKLOAD, INPROF_WORKLOAD_NOFP}) {
+    ProfiledRun run = Profile({"throw", "0.5"}, {{"INPROF_FREQUENCY", "997"}}, program);
+    ASSERT_EQ(run.process.exit_code, 0) << program << ": " << run.process.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(caught=(\d+))"))) << run.process.out;
+    EXPECT_GT(std::stol(m[1].str()), 100) << program;
   }
 }
 
@@ -580,7 +597,7 @@ TEST(PreloadTest, PrintsOneSummaryLineUnlessQuiet) {
   ASSERT_EQ(run.process.exit_code, 0);
   EXPECT_TRUE(std::regex_search(
       run.process.err,
-      std::regex(R"(inprof: engine=timer unwinder=fp frequency=99Hz samples=\d+ dropped=\d+ )")))
+      std::regex(R"(inprof: engine=timer unwinder=auto frequency=99Hz samples=\d+ dropped=\d+ )")))
       << run.process.err;
   ProfiledRun quiet = Profile({"callsite", "0.2"}, {{"INPROF_QUIET", "1"}});
   EXPECT_EQ(quiet.process.err.find("inprof:"), std::string::npos) << quiet.process.err;
