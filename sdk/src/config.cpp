@@ -67,7 +67,8 @@ bool ParseBool(std::string_view text, bool* out) {
 }
 
 constexpr const char* kKnownKeys =
-    "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, signal, quiet, "
+    "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
+    "signal, quiet, "
     "follow_fork, max_depth, max_memory, max_threads, path_map";
 
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
@@ -91,6 +92,15 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
                       "DWARF where frame pointers do not reach the root)");
     }
     config->unwind = value;
+    return Status::Ok();
+  }
+  if (key == "dwarf_backend") {
+    if (value != "libunwind" && value != "libdwfl") {
+      return BadValue(key, value,
+                      "libunwind (the default) or libdwfl (elfutils; less CPU per sample here, "
+                      "see docs/unwinding.md)");
+    }
+    config->dwarf_backend = value;
     return Status::Ok();
   }
   if (key == "stack_bytes") {

@@ -70,7 +70,9 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   }
   if (config_.unwind != "fp") {
     std::string error;
-    dwarf_ = DwarfUnwinder::Create(DwarfBackend::kLibunwind, &error);
+    dwarf_ = DwarfUnwinder::Create(
+        config_.dwarf_backend == "libdwfl" ? DwarfBackend::kLibdwfl : DwarfBackend::kLibunwind,
+        &error);
     if (!dwarf_) {
       if (config_.unwind == "dwarf") {
         stopped_ = true;

@@ -35,11 +35,12 @@ TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
 TEST(ConfigTest, ParsesKeysAndOutputListsWithCommas) {
   Config c;
   ASSERT_TRUE(ParseConfig("output=/tmp/a.folded,/tmp/perf.log,frequency=250,quiet=1,"
-                          "unwind=dwarf,stack_bytes=32K",
+                          "unwind=dwarf,stack_bytes=32K,dwarf_backend=libdwfl",
                           &c)
                   .ok());
   EXPECT_EQ(c.unwind, "dwarf");
   EXPECT_EQ(c.stack_bytes, 32768u);
+  EXPECT_EQ(c.dwarf_backend, "libdwfl");
   ASSERT_EQ(c.outputs.size(), 2u);
   EXPECT_EQ(c.outputs[0], "/tmp/a.folded");
   EXPECT_EQ(c.outputs[1], "/tmp/perf.log");
@@ -83,6 +84,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"frequency=0", "invalid frequency"}, BadCase{"frequency=-5", "invalid frequency"},
         BadCase{"unwind=magic", "invalid unwind='magic'"},
         BadCase{"stack_bytes=512", "invalid stack_bytes='512'"},
+        BadCase{"dwarf_backend=gdb", "invalid dwarf_backend='gdb'"},
         BadCase{"stack_bytes=2M", "invalid stack_bytes='2M'"}, BadCase{"signal=KILL", "invalid signal"},
         BadCase{"signal=SEGV", "invalid signal"}, BadCase{"max_depth=0", "invalid max_depth"},
         BadCase{"max_depth=500", "invalid max_depth"},

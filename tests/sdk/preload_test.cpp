@@ -408,11 +408,17 @@ TEST_P(EngineTest, AThreadStartedLaterIsSampledInProportionToItsCpu) {
 // Debian's libc has no frame pointers: a comparator called by qsort is where fp walks lose
 // the caller. DWARF unwinding of the copied stack must get through to main.
 TEST(PreloadTest, DwarfUnwindsThroughLibcQsortToMain) {
-  for (const char* unwind : {"dwarf", "auto", "fp"}) {
-    ProfiledRun run = Profile({"qsort", "2"}, {{"INPROF_UNWIND", unwind}, {"INPROF_FREQUENCY", "250"}},
+  for (const char* unwind : {"dwarf", "auto", "fp", "dwarf/libdwfl"}) {
+    const std::string mode = unwind;
+    const bool libdwfl = mode.ends_with("/libdwfl");
+    ProfiledRun run = Profile({"qsort", "2"},
+                              {{"INPROF_UNWIND", libdwfl ? "dwarf" : unwind},
+                               {"INPROF_DWARF_BACKEND", libdwfl ? "libdwfl" : "libunwind"},
+                               {"INPROF_FREQUENCY", "250"}},
                               INPROF_WORKLOAD_NOFP);
     ASSERT_EQ(run.process.exit_code, 0) << unwind << ": " << run.process.err;
-    EXPECT_NE(run.process.err.find(std::string("unwinder=") + unwind + " "), std::string::npos)
+    EXPECT_NE(run.process.err.find("unwinder=" + mode.substr(0, mode.find('/')) + " "),
+              std::string::npos)
         << run.process.err;
     int64_t total = 0, to_main = 0, in_comparator = 0, comparator_to_main = 0;
     for (const auto& s : ReadFolded(run.folded)) {

@@ -20,6 +20,7 @@ struct Config {
   double frequency = 99;  // off-round so sampling does not lock step with periodic work
   std::string unwind = "auto";  // fp, dwarf, auto
   uint32_t stack_bytes = 16384;  // stack copied per sample for DWARF unwinding
+  std::string dwarf_backend = "libunwind";  // or libdwfl
   std::string engine = "auto";  // auto, perf, timer, itimer (for the cpu event)
   std::vector<std::string> events = {"cpu"};
   double wall_frequency = 19;  // low: each wall sample interrupts blocked threads (EINTR)
