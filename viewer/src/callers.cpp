@@ -4,7 +4,8 @@
 // TARGET is "=NAME" (exact function name), "FILE:LINE" or "FILE:START-END" (FILE matches a
 // profile path exactly or as its trailing components), or else a part of a function name. A
 // name part that matches several functions is an error that lists them: summing unrelated
-// functions (every "operator()" of a program) would give a plausible, wrong answer.
+// functions (every "operator()" of a program) would give a plausible, wrong answer. Names
+// without source lines take part only when no name with source lines matches.
 //
 // Rows aggregate edges to the function that owns the other end's line (or, with --lines, to
 // that line), separately for inlined and real calls. Edge weights count each stack once per
@@ -173,6 +174,11 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, size_t event, bool 
     } else if (!exact) {
       for (const auto& entry : names) {
         if (entry.first.find(wanted) != std::string::npos) matches.push_back(entry);
+      }
+      // Functions without source lines have no edges to follow; they only compete with a
+      // function that has some ("run" would otherwise also match "[truncated]").
+      if (std::any_of(matches.begin(), matches.end(), [](const auto& m) { return m.second.has_source; })) {
+        std::erase_if(matches, [](const auto& m) { return !m.second.has_source; });
       }
     }
     if (matches.empty()) {

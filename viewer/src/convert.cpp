@@ -79,11 +79,14 @@ int RunConvert(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (*format == Format::kPerfLog) {
     bool any = false;
-    for (const Frame& frame : input.profile.frames) any |= frame.has_source();
+    // perfanno matches buffers by absolute path: frames with relative paths are left out.
+    for (const Frame& frame : input.profile.frames) {
+      any |= frame.has_source() && frame.file.starts_with('/');
+    }
     if (!any) {
       err << "inprof: " << o.profile
-          << ": no frame has file:line, and perf.log holds only such frames; for perf script "
-             "record the source lines with `perf script -F +srcline`\n";
+          << ": no frame has an absolute /path:line, and perf.log holds only such frames; "
+             "from perf, use `perf script -F +srcline --full-source-path`\n";
       return kBadInput;
     }
   }
