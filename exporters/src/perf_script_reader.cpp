@@ -149,12 +149,37 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
 };
 
+// Samples are merged by (event, frames); lookups use a view of the stack being built, so a
+// repeated stack (most of them) costs a hash and a compare, no copy.
+struct StackKey {
+  uint32_t event = 0;
+  std::vector<uint32_t> frames;
+};
+struct StackView {
+  uint32_t event = 0;
+  const std::vector<uint32_t>* frames = nullptr;
+};
+
 struct StackHash {
-  size_t operator()(const std::pair<uint32_t, std::vector<uint32_t>>& key) const {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ key.first;
-    for (uint32_t f : key.second) h = (h ^ f) * 0x100000001b3ull;
+  using is_transparent = void;
+  static size_t Hash(uint32_t event, const std::vector<uint32_t>& frames) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ event;
+    for (uint32_t f : frames) h = (h ^ f) * 0x100000001b3ull;
     return static_cast<size_t>(h ^ (h >> 29));
   }
+  size_t operator()(const StackKey& k) const { return Hash(k.event, k.frames); }
+  size_t operator()(const StackView& k) const { return Hash(k.event, *k.frames); }
+};
+
+struct StackEqual {
+  using is_transparent = void;
+  bool operator()(const StackKey& a, const StackKey& b) const {
+    return a.event == b.event && a.frames == b.frames;
+  }
+  bool operator()(const StackView& a, const StackKey& b) const {
+    return a.event == b.event && *a.frames == b.frames;
+  }
+  bool operator()(const StackKey& a, const StackView& b) const { return (*this)(b, a); }
 };
 
 class PerfScriptParser {
@@ -279,14 +304,17 @@ class PerfScriptParser {
     // perf prints the leaf first; the model is root first.
     for (auto it = raw_.rbegin(); it != raw_.rend(); ++it) stack_.push_back(Intern(*it));
     raw_.clear();
-    auto [entry, added] = stacks_.try_emplace({event_, stack_}, 0);
-    if (added) {
-      entry->second = profile_.samples.size();
+    size_t index = 0;
+    if (auto it = stacks_.find(StackView{event_, &stack_}); it != stacks_.end()) {
+      index = it->second;
+    } else {
+      index = profile_.samples.size();
+      stacks_.emplace(StackKey{event_, stack_}, index);
       Sample sample;
       sample.frames = stack_;
       profile_.samples.push_back(std::move(sample));
     }
-    std::vector<int64_t>& weights = profile_.samples[entry->second].weights;
+    std::vector<int64_t>& weights = profile_.samples[index].weights;
     if (weights.size() <= event_) weights.resize(event_ + 1, 0);
     Add(weights[event_], weight_);
     Add(profile_.events[event_].total_weight, weight_);
@@ -376,7 +404,7 @@ class PerfScriptParser {
   std::vector<uint32_t> stack_;
   std::string key_;
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> frames_;
-  std::unordered_map<std::pair<uint32_t, std::vector<uint32_t>>, size_t, StackHash> stacks_;
+  std::unordered_map<StackKey, size_t, StackHash, StackEqual> stacks_;
 };
 
 }  // namespace

@@ -41,7 +41,8 @@ int RunConvert(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
     return kUsage;
   }
   Input input;
-  if (Status s = LoadInput(o.profile, o.progress, &input); !s.ok()) {
+  // Stacks are written as they are; only annotation JSON needs its annotations.
+  if (Status s = LoadInput(o.profile, o.progress, &input, /*annotate=*/false); !s.ok()) {
     err << "inprof: " << s.message() << '\n';
     return kBadInput;
   }
@@ -66,7 +67,9 @@ int RunConvert(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.event.empty()) {
     size_t event = 0;
     std::string error;
-    if (!FindEvent(input.annotations, o.event, &event, &error)) {
+    Annotations events_only;
+    events_only.events = input.profile.events;
+    if (!FindEvent(events_only, o.event, &event, &error)) {
       err << "inprof: " << o.profile << ": " << error << '\n';
       return kBadInput;
     }

@@ -83,7 +83,7 @@ Status ParseStacks(const std::string& path, InputKind kind, std::string_view tex
 
 }  // namespace
 
-Status LoadInput(const std::string& path, bool progress, Input* out) {
+Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate) {
   std::string text;
   std::unique_ptr<Progress> shown;
   if (Status s = ReadWholeFile(path, &text, progress, &shown); !s.ok()) return s;
@@ -94,7 +94,7 @@ Status LoadInput(const std::string& path, bool progress, Input* out) {
   }
   out->has_stacks = true;
   if (Status s = ParseStacks(path, out->kind, text, &out->profile); !s.ok()) return s;
-  out->annotations = BuildAnnotations(out->profile);
+  if (annotate) out->annotations = BuildAnnotations(out->profile);
   return Status::Ok();
 }
 

@@ -53,8 +53,9 @@ struct Input {
 };
 
 // Reads `path` (any kind DetectInput knows). Errors read "PATH:LINE: what was expected".
-// With `progress`, a long load shows its progress on stderr (progress.h).
-Status LoadInput(const std::string& path, bool progress, Input* out);
+// With `progress`, a long load shows its progress on stderr (progress.h). Without
+// `annotate`, stacks are not summarised into `annotations` (annotation JSON still is read).
+Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate = true);
 Status LoadAnnotations(const std::string& path, Annotations* out, bool progress = false);
 
 // Rewrites source paths that start with a map's OLD prefix to NEW (first match wins).
