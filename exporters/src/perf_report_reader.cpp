@@ -141,9 +141,9 @@ Status ReadPerfReport(std::string_view text, const std::string& name, Profile* o
 }
 
 bool LooksLikePerfReport(std::string_view text) {
-  // perf report --stdio starts with comment lines and names the event in one of them.
-  size_t lines = 0;
-  while (!text.empty() && lines++ < 32) {
+  // perf report --stdio starts with comment lines (many with --header) and names the event
+  // in one of them.
+  while (!text.empty()) {
     const size_t end = text.find('\n');
     const std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);

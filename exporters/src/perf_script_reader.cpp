@@ -420,15 +420,12 @@ Status ReadPerfScript(std::string_view text, const std::string& name, Profile* o
 
 bool LooksLikePerfScript(std::string_view text) {
   // The first line that is not a comment must be a sample header: it has a "TIME:" field.
-  size_t checked = 0;
-  while (!text.empty() && checked < 64) {
+  // (`perf script --header` puts a long comment block first.)
+  while (!text.empty()) {
     const size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    if (Trim(line).empty() || line.front() == '#') {
-      ++checked;
-      continue;
-    }
+    if (Trim(line).empty() || line.front() == '#') continue;
     if (line.front() == ' ' || line.front() == '\t') return false;
     while (!line.empty()) {
       if (IsTimeToken(NextToken(line))) return true;

@@ -199,6 +199,11 @@ TEST(PerfScript, ContentDetection) {
   EXPECT_TRUE(LooksLikePerfReport(Fixture("report_folded.txt")));
   EXPECT_FALSE(LooksLikePerfReport(Fixture("fp.perf-script")));
   EXPECT_FALSE(LooksLikePerfReport("# a comment\na;b 1\n"));
+  // --header puts a long comment block (topology, cmdline, ...) before the samples.
+  std::string header;
+  for (int i = 0; i < 200; ++i) header += "# cpu" + std::to_string(i) + " : topology\n";
+  EXPECT_TRUE(LooksLikePerfScript(header + Fixture("fp.perf-script")));
+  EXPECT_TRUE(LooksLikePerfReport(header + Fixture("report_folded.txt")));
 }
 
 TEST(PerfReport, FoldedCallChainsWithSrcline) {
