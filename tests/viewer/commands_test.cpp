@@ -87,6 +87,16 @@ TEST(ViewerCallers, PerfScriptWithSrclineAndInlineFrames) {
               Viewer({"callers", "inner", PerfScript("srcline_inline.perf-script")}));
 }
 
+TEST(ViewerCallers, FunctionsWithoutSourceAnsweredFromStacks) {
+  // memmove has no debug info; its caller push_back is inlined and has a line.
+  CheckGolden("callers_stacks.txt", Viewer({"callers", "memmove", kFoldedLines}));
+  // perf script without srcline: names only.
+  CheckGolden("callees_perf_script_stacks.txt",
+              Viewer({"callees", "=leaf", PerfScript("fp.perf-script")}));
+  // --lines needs lines.
+  EXPECT_EQ(Viewer({"callers", "--lines", "memmove", kFoldedLines}).exit_code, 1);
+}
+
 TEST(ViewerCallers, AmbiguousNameListsCandidates) {
   // "o" is in many names: nothing is summed, the candidates are listed by inclusive weight.
   const ProcessResult r = Viewer({"callers", "o", kJson});

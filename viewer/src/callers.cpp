@@ -8,7 +8,8 @@
 // without source lines take part only when no name with source lines matches.
 //
 // Rows aggregate edges to the function that owns the other end's line (or, with --lines, to
-// that line), separately for inlined and real calls. Edge weights count each stack once per
+// that line), separately for inlined and real calls. A function without source lines is
+// answered from the stacks when the input has them (perf script without srcline). Edge weights count each stack once per
 // line pair, so a row's weight is exact unless recursion crosses the target's boundary more
 // than once in a stack.
 #include <algorithm>
@@ -104,20 +105,22 @@ std::map<std::string, Candidate> FunctionNames(const Annotations& a, size_t even
 
 struct Row {
   std::string function;
-  uint32_t file = 0;  // the row's file (line level), or the file of its first call site
+  std::string file;   // the row's file (line level), or the file of its first call site
   uint32_t line = 0;  // line level only
   bool inlined = false;
   int64_t weight = 0;
-  std::set<std::pair<uint32_t, uint32_t>> sites;  // (file, line) where the call happens
+  std::set<std::pair<std::string, uint32_t>> sites;  // (path, line) where the call happens
 };
 
-std::string Sites(const Annotations& a, const std::set<std::pair<uint32_t, uint32_t>>& sites) {
+using RowKey = std::tuple<std::string, std::string, uint32_t, bool>;
+
+std::string Sites(const std::set<std::pair<std::string, uint32_t>>& sites) {
   std::string text;
-  uint32_t file = UINT32_MAX;
+  const std::string* file = nullptr;
   for (const auto& [f, l] : sites) {
-    if (f != file) {
-      text += (text.empty() ? "" : " ") + Printable(a.files[f].path) + ":";
-      file = f;
+    if (!file || f != *file) {
+      text += (text.empty() ? "" : " ") + Printable(f) + ":";
+      file = &f;
     } else {
       text += ",";
     }
@@ -126,15 +129,46 @@ std::string Sites(const Annotations& a, const std::set<std::pair<uint32_t, uint3
   return text;
 }
 
+// Function-level rows straight from the stacks, for a function without source lines (perf
+// script without srcline, a library without debug info): every adjacent frame pair that
+// crosses into (callers) or out of (callees) the function, once per stack and row.
+void RowsFromStacks(const Profile& p, const std::string& name, size_t event, bool callees,
+                    std::map<RowKey, Row>& rows) {
+  std::vector<RowKey> seen;
+  for (const Sample& sample : p.samples) {
+    const int64_t weight = WeightAt(sample.weights, event);
+    if (weight <= 0) continue;
+    seen.clear();
+    for (size_t k = 1; k < sample.frames.size(); ++k) {
+      if (sample.frames[k - 1] >= p.frames.size() || sample.frames[k] >= p.frames.size()) continue;
+      const Frame& caller = p.frames[sample.frames[k - 1]];
+      const Frame& callee = p.frames[sample.frames[k]];
+      const bool in_caller = caller.function == name, in_callee = callee.function == name;
+      if (callees ? !(in_caller && !in_callee) : !(in_callee && !in_caller)) continue;
+      const Frame& other = callees ? callee : caller;
+      const bool inlined = callee.kind == FrameKind::kInlined;
+      RowKey key{other.function, std::string(), 0, inlined};
+      Row& row = rows[key];
+      row.function = other.function;
+      row.inlined = inlined;
+      if (caller.has_source()) row.sites.emplace(caller.file, caller.line);
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      row.weight += weight;
+    }
+  }
+}
+
 }  // namespace
 
-int RunCallers(const ViewerOptions& o, const Annotations& a, size_t event, bool callees,
-               std::ostream& out, std::ostream& err) {
+int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stacks,
+               size_t event, bool callees, std::ostream& out, std::ostream& err) {
   const char* command = callees ? "callees" : "callers";
   Target t;
   t.text = o.target;
   std::set<std::pair<uint32_t, uint32_t>> target;  // (file index, line)
   int64_t target_self = 0, target_inclusive = -1;
+  bool from_stacks = false;
 
   if (!o.target.starts_with('=') && ParseLineTarget(o.target, &t)) {
     std::vector<uint32_t> files;
@@ -209,18 +243,22 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, size_t event, bool 
         if (line.function == t.name) target.emplace(f, line.line);
       }
     }
-    if (target.empty()) {
+    if (target.empty() && stacks && !o.lines) {
+      from_stacks = true;
+    } else if (target.empty()) {
       err << "inprof: " << command << ": '" << Printable(t.name)
           << "' has no source lines in this profile; callers and callees follow call edges "
              "between source lines (profiles with file:line frames: annotation JSON, perf.log, "
-             "folded 'function (file:line)' stacks, perf script -F +srcline)\n";
+             "folded 'function (file:line)' stacks, perf script -F +srcline)"
+          << (stacks ? "; without --lines the stacks are used" : "") << '\n';
       return kBadInput;
     }
   }
 
   // Aggregate the edges that cross the target's boundary.
-  std::map<std::tuple<std::string, uint32_t, uint32_t, bool>, Row> rows;
-  for (const CallEdge& e : a.edges) {
+  std::map<RowKey, Row> rows;
+  if (from_stacks) RowsFromStacks(*stacks, t.name, event, callees, rows);
+  for (const CallEdge& e : from_stacks ? std::vector<CallEdge>() : a.edges) {
     const int64_t weight = WeightAt(e.weight, event);
     if (weight == 0) continue;
     const bool caller_in = target.count({e.caller.file, e.caller.line}) > 0;
@@ -230,16 +268,17 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, size_t event, bool 
     if (other.file >= a.files.size()) continue;
     const LineStats* line = FindLine(a.files[other.file], other.line);
     const std::string function = line ? line->function : std::string();
-    const auto key = o.lines ? std::make_tuple(std::string(), other.file, other.line, e.inlined)
-                             : std::make_tuple(function, 0u, 0u, e.inlined);
+    const std::string& path = a.files[other.file].path;
+    const RowKey key = o.lines ? RowKey(std::string(), path, other.line, e.inlined)
+                               : RowKey(function, std::string(), 0u, e.inlined);
     Row& row = rows[key];
     row.function = function;
-    if (row.weight == 0) row.file = other.file;
+    if (row.weight == 0) row.file = path;
     if (o.lines) row.line = other.line;
     row.inlined = e.inlined;
     row.weight += weight;
     // The call site: the caller's line (for callees, the target's line that calls).
-    row.sites.emplace(e.caller.file, e.caller.line);
+    if (e.caller.file < a.files.size()) row.sites.emplace(a.files[e.caller.file].path, e.caller.line);
   }
   std::vector<const Row*> sorted;
   for (const auto& entry : rows) sorted.push_back(&entry.second);
@@ -258,14 +297,14 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, size_t event, bool 
         << "\",\n\"rows\":[";
     for (size_t i = 0; i < sorted.size(); ++i) {
       const Row& r = *sorted[i];
-      out << (i ? ",\n" : "\n") << "{\"file\":" << JsonString(a.files[r.file].path)
+      out << (i ? ",\n" : "\n") << "{\"file\":" << (r.file.empty() ? "null" : JsonString(r.file))
           << ",\"function\":" << JsonString(r.function) << ",\"inlined\":"
           << (r.inlined ? "true" : "false");
       if (o.lines) out << ",\"line\":" << r.line;
       out << ",\"sites\":[";
       bool first = true;
       for (const auto& [f, l] : r.sites) {
-        out << (first ? "" : ",") << "{\"file\":" << JsonString(a.files[f].path)
+        out << (first ? "" : ",") << "{\"file\":" << JsonString(f)
             << ",\"line\":" << l << '}';
         first = false;
       }
@@ -303,15 +342,16 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, size_t event, bool 
   for (const Row* r : sorted) {
     out << FormatWeight(r->weight, total, o.absolute, width) << "  ";
     if (o.lines) {
-      out << Printable(a.files[r->file].path) << ':' << r->line << "  " << Printable(r->function);
+      out << Printable(r->file) << ':' << r->line << "  " << Printable(r->function);
     } else {
       out << Printable(r->function);
     }
     if (r->inlined) out << " [inlined]";
-    out << "  (" << Sites(a, r->sites) << ")\n";
+    if (!r->sites.empty()) out << "  (" << Sites(r->sites) << ')';
+    out << '\n';
   }
   if (sorted.empty()) {
-    out << "  (none with source lines)\n";
+    out << (from_stacks ? "  (none)\n" : "  (none with source lines)\n");
   }
   return 0;
 }

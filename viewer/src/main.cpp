@@ -328,11 +328,12 @@ int Main(int argc, char** argv) {
     return rc;
   }
 
-  Annotations annotations;
-  if (Status s = LoadAnnotations(o.profile, &annotations, o.progress); !s.ok()) {
+  Input input;
+  if (Status s = LoadInput(o.profile, o.progress, &input); !s.ok()) {
     std::cerr << "inprof: " << s.message() << '\n';
     return kBadInput;
   }
+  Annotations& annotations = input.annotations;
   RemapPaths(o.maps, annotations);
   size_t event = 0;
   std::string error;
@@ -344,7 +345,10 @@ int Main(int argc, char** argv) {
   if (command == "top") rc = RunTop(o, annotations, event, std::cout);
   if (command == "annotate") rc = RunAnnotate(o, annotations, event, std::cout, std::cerr);
   if (command == "heat") rc = RunHeat(o, annotations, event, std::cout);
-  if (calls) rc = RunCallers(o, annotations, event, command == "callees", std::cout, std::cerr);
+  if (calls) {
+    rc = RunCallers(o, annotations, input.has_stacks ? &input.profile : nullptr, event,
+                    command == "callees", std::cout, std::cerr);
+  }
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';

@@ -86,9 +86,10 @@ int RunTop(const ViewerOptions& options, const Annotations& a, size_t event, std
 int RunAnnotate(const ViewerOptions& options, const Annotations& a, size_t event,
                 std::ostream& out, std::ostream& err);
 int RunHeat(const ViewerOptions& options, Annotations& a, size_t event, std::ostream& out);
-// callers (`callees` false) or callees of options.target.
-int RunCallers(const ViewerOptions& options, const Annotations& a, size_t event, bool callees,
-               std::ostream& out, std::ostream& err);
+// callers (`callees` false) or callees of options.target. `stacks` (null for annotation
+// JSON) answers for functions that have no source lines.
+int RunCallers(const ViewerOptions& options, const Annotations& a, const Profile* stacks,
+               size_t event, bool callees, std::ostream& out, std::ostream& err);
 // diff and convert load their own inputs (two profiles; stacks).
 int RunDiff(const ViewerOptions& options, std::ostream& out, std::ostream& err);
 int RunConvert(const ViewerOptions& options, std::ostream& out, std::ostream& err);
