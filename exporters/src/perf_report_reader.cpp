@@ -133,7 +133,8 @@ Status ReadPerfReport(std::string_view text, const std::string& name, Profile* o
   });
   if (!ok) return Status::Error(error);
   if (profile.events.empty()) {
-    return Status::Error(name + ":1: expected perf report output (no '# Samples: N of event' header)");
+    return Status::Error(name +
+                         ":1: expected perf report output (no '# Samples: N of event' header)");
   }
   for (Sample& sample : profile.samples) sample.weights.resize(profile.events.size(), 0);
   *out = std::move(profile);

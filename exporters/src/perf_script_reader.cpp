@@ -194,7 +194,8 @@ class PerfScriptParser {
     if (line.front() == '#' && !in_sample_) return true;
     if (line.front() == '\t') return FrameLine(line, number);
     if (line.front() == ' ') {
-      if (!in_sample_ || raw_.empty()) return Fail(number, "expected a sample header before this line");
+      if (!in_sample_ || raw_.empty())
+        return Fail(number, "expected a sample header before this line");
       ParseSrcline(line, &raw_.back());
       return true;
     }
@@ -348,8 +349,8 @@ class PerfScriptParser {
     info.name = std::string(name);
     // perf's software clocks count nanoseconds; other events count occurrences. Without a
     // period field every sample weighs 1.
-    const bool clock = name == "cpu-clock" || name == "task-clock" || name.starts_with("cpu-clock:") ||
-                       name.starts_with("task-clock:");
+    const bool clock = name == "cpu-clock" || name == "task-clock" ||
+                       name.starts_with("cpu-clock:") || name.starts_with("task-clock:");
     info.unit = !has_period ? "samples" : clock ? "nanoseconds" : "count";
     info.period = 1;
     profile_.events.push_back(std::move(info));

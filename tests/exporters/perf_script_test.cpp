@@ -104,9 +104,8 @@ TEST(PerfScript, SrclineAndInlineFrames) {
   Profile p;
   const Status s = ReadPerfScript(Fixture("srcline_inline.perf-script"), "x", &p);
   ASSERT_TRUE(s.ok()) << s.message();
-  const Sample* sample = FindSample(
-      p, {"_start", "__libc_start_main_impl", "__libc_start_call_main", "main", "mid", "leaf",
-          "inner"});
+  const Sample* sample = FindSample(p, {"_start", "__libc_start_main_impl",
+                                        "__libc_start_call_main", "main", "mid", "leaf", "inner"});
   ASSERT_NE(sample, nullptr);
   auto frame = [&](size_t i) -> const Frame& { return p.frames[sample->frames[i]]; };
   EXPECT_FALSE(frame(0).has_source());  // "??:0"

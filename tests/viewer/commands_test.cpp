@@ -36,7 +36,8 @@ ProcessResult Viewer(std::vector<std::string> args, std::map<std::string, std::s
 
 std::string Portable(std::string text) {
   const std::string dir = SourceDir();
-  for (size_t at; (at = text.find(dir)) != std::string::npos;) text.replace(at, dir.size(), "<src>");
+  for (size_t at; (at = text.find(dir)) != std::string::npos;)
+    text.replace(at, dir.size(), "<src>");
   return text;
 }
 
@@ -125,8 +126,7 @@ TEST(ViewerCallers, TargetsThatCannotBeAnswered) {
   EXPECT_NE(r.err.find("no file 'nofile.cpp'"), std::string::npos) << r.err;
   r = Viewer({"callers", "compute.cpp:1-10", kJson});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("no sampled line in /src/app/compute.cpp:1-10"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("no sampled line in /src/app/compute.cpp:1-10"), std::string::npos) << r.err;
   r = Viewer({"callers", kJson});
   EXPECT_EQ(r.exit_code, 2);
 }
@@ -134,10 +134,12 @@ TEST(ViewerCallers, TargetsThatCannotBeAnswered) {
 // ---------------------------------------------------------------------------------------
 // diff
 
-TEST(ViewerDiff, PercentOfEachTotal) { CheckGolden("diff.txt", Viewer({"diff", kFoldedLines, kAfter})); }
+TEST(ViewerDiff, PercentOfEachTotal) {
+  CheckGolden("diff.txt", Viewer({"diff", kFoldedLines, kAfter}));
+}
 TEST(ViewerDiff, AbsoluteInclusiveJson) {
-  CheckGolden("diff.json",
-              Viewer({"diff", "--json", "--absolute", "--inclusive", "-n", "4", kFoldedLines, kAfter}));
+  CheckGolden("diff.json", Viewer({"diff", "--json", "--absolute", "--inclusive", "-n", "4",
+                                   kFoldedLines, kAfter}));
 }
 
 TEST(ViewerDiff, AProfileAgainstItselfHasNoChange) {
@@ -197,8 +199,8 @@ TEST(ViewerConvert, PerfScriptToPerfLogAndJson) {
   CheckText("perf_script/srcline_full_path.log",
             Convert(PerfScript("srcline_full_path.perf-script"), "perf.log"));
   // perf prints file names only unless --full-source-path: perfanno could place none.
-  const ProcessResult r = Viewer({"convert", PerfScript("srcline_inline.perf-script"), "-o",
-                                  MakeTempDir() + "/perf.log"});
+  const ProcessResult r = Viewer(
+      {"convert", PerfScript("srcline_inline.perf-script"), "-o", MakeTempDir() + "/perf.log"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--full-source-path"), std::string::npos) << r.err;
   const std::string json = Convert(PerfScript("srcline_inline.perf-script"), "p.json");
@@ -296,16 +298,16 @@ TEST(ViewerCommandsRealProfile, CallersCalleesDiffConvert) {
   const std::string dir = MakeTempDir();
   const std::string json = dir + "/p.json";
   const ProcessResult run =
-      RunProcess({INPROF_WORKLOAD, "shares", "1"},
-                 {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", json},
-                  {"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "timer"}});
+      RunProcess({INPROF_WORKLOAD, "shares", "1"}, {{"LD_PRELOAD", PreloadValue()},
+                                                    {"INPROF_OUTPUT", json},
+                                                    {"INPROF_FREQUENCY", "997"},
+                                                    {"INPROF_ENGINE", "timer"}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
 
   // hot50 is called only from shares_loop, never inlined.
   ProcessResult r = Viewer({"callers", "--json", "=hot50", json});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\"function\":\"shares_loop\""), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("\"function\":\"shares_loop\""), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"inlined\":true"), std::string::npos) << r.out;
   // shares_loop calls the three hot functions, hot50 heaviest.
   r = Viewer({"callees", "shares_loop", json});

@@ -9,9 +9,9 @@
 //
 // Rows aggregate edges to the function that owns the other end's line (or, with --lines, to
 // that line), separately for inlined and real calls. A function without source lines is
-// answered from the stacks when the input has them (perf script without srcline). Edge weights count each stack once per
-// line pair, so a row's weight is exact unless recursion crosses the target's boundary more
-// than once in a stack.
+// answered from the stacks when the input has them (perf script without srcline). Edge weights
+// count each stack once per line pair, so a row's weight is exact unless recursion crosses the
+// target's boundary more than once in a stack.
 #include <algorithm>
 #include <map>
 #include <ostream>
@@ -161,8 +161,8 @@ void RowsFromStacks(const Profile& p, const std::string& name, size_t event, boo
 
 }  // namespace
 
-int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stacks,
-               size_t event, bool callees, std::ostream& out, std::ostream& err) {
+int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stacks, size_t event,
+               bool callees, std::ostream& out, std::ostream& err) {
   const char* command = callees ? "callees" : "callers";
   Target t;
   t.text = o.target;
@@ -211,7 +211,8 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
       }
       // Functions without source lines have no edges to follow; they only compete with a
       // function that has some ("run" would otherwise also match "[truncated]").
-      if (std::any_of(matches.begin(), matches.end(), [](const auto& m) { return m.second.has_source; })) {
+      if (std::any_of(matches.begin(), matches.end(),
+                      [](const auto& m) { return m.second.has_source; })) {
         std::erase_if(matches, [](const auto& m) { return !m.second.has_source; });
       }
     }
@@ -224,8 +225,7 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
       std::sort(matches.begin(), matches.end(), [](const auto& x, const auto& y) {
         return std::tie(y.second.inclusive, x.first) < std::tie(x.second.inclusive, y.first);
       });
-      err << "inprof: " << command << ": '" << Printable(wanted) << "' matches "
-          << matches.size()
+      err << "inprof: " << command << ": '" << Printable(wanted) << "' matches " << matches.size()
           << " functions; name one exactly with =NAME, or give FILE:LINE (inclusive weight):\n";
       const int64_t total = EventTotal(a, event);
       for (size_t i = 0; i < matches.size() && i < 20; ++i) {
@@ -278,7 +278,8 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
     row.inlined = e.inlined;
     row.weight += weight;
     // The call site: the caller's line (for callees, the target's line that calls).
-    if (e.caller.file < a.files.size()) row.sites.emplace(a.files[e.caller.file].path, e.caller.line);
+    if (e.caller.file < a.files.size())
+      row.sites.emplace(a.files[e.caller.file].path, e.caller.line);
   }
   std::vector<const Row*> sorted;
   for (const auto& entry : rows) sorted.push_back(&entry.second);
@@ -298,14 +299,13 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
     for (size_t i = 0; i < sorted.size(); ++i) {
       const Row& r = *sorted[i];
       out << (i ? ",\n" : "\n") << "{\"file\":" << (r.file.empty() ? "null" : JsonString(r.file))
-          << ",\"function\":" << JsonString(r.function) << ",\"inlined\":"
-          << (r.inlined ? "true" : "false");
+          << ",\"function\":" << JsonString(r.function)
+          << ",\"inlined\":" << (r.inlined ? "true" : "false");
       if (o.lines) out << ",\"line\":" << r.line;
       out << ",\"sites\":[";
       bool first = true;
       for (const auto& [f, l] : r.sites) {
-        out << (first ? "" : ",") << "{\"file\":" << JsonString(f)
-            << ",\"line\":" << l << '}';
+        out << (first ? "" : ",") << "{\"file\":" << JsonString(f) << ",\"line\":" << l << '}';
         first = false;
       }
       out << "],\"weight\":" << JsonWeight(r.weight, total, o.absolute) << '}';

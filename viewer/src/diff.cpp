@@ -217,8 +217,8 @@ int RunDiff(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
       side(lns[i]->before, lns[i]->after, lns[i]->self_change(), lns[i]->inclusive_change());
       out << ",\"line\":" << lns[i]->line << '}';
     }
-    out << "],\n\"sort\":\"" << sort << "\",\"values\":"
-        << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
+    out << "],\n\"sort\":\"" << sort
+        << "\",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
     return 0;
   }
 

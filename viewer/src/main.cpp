@@ -194,13 +194,14 @@ int Main(int argc, char** argv) {
     std::cout << kMainHelp;
     return 0;
   }
+  const bool calls_command = command == "callers" || command == "callees";
   const char* help = command == "top"        ? kTopHelp
                      : command == "annotate" ? kAnnotateHelp
                      : command == "heat"     ? kHeatHelp
-                     : command == "callers" || command == "callees" ? kCallersHelp
-                     : command == "diff"    ? kDiffHelp
-                     : command == "convert" ? kConvertHelp
-                                            : nullptr;
+                     : calls_command         ? kCallersHelp
+                     : command == "diff"     ? kDiffHelp
+                     : command == "convert"  ? kConvertHelp
+                                             : nullptr;
   if (!help) return Usage("unknown command '" + command + "' (" + kCommands + ")");
 
   ViewerOptions o;
@@ -318,8 +319,8 @@ int Main(int argc, char** argv) {
   o.color = !o.json && UseColor();
 
   if (command == "diff" || command == "convert") {
-    const int rc = command == "diff" ? RunDiff(o, std::cout, std::cerr)
-                                     : RunConvert(o, std::cout, std::cerr);
+    const int rc =
+        command == "diff" ? RunDiff(o, std::cout, std::cerr) : RunConvert(o, std::cout, std::cerr);
     std::cout.flush();
     if (!std::cout) {
       std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
