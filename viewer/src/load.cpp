@@ -5,14 +5,17 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
 
+#include "progress.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
 namespace {
 
-Status ReadWholeFile(const std::string& path, std::string* text) {
+Status ReadWholeFile(const std::string& path, std::string* text, bool progress,
+                     std::unique_ptr<Progress>* shown) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Error("cannot read " + path + ": " + std::strerror(errno));
   struct stat st {};
@@ -21,6 +24,8 @@ Status ReadWholeFile(const std::string& path, std::string* text) {
     return Status::Error("cannot read " + path + ": it is a directory");
   }
   if (st.st_size > 0) text->reserve(static_cast<size_t>(st.st_size));
+  *shown = std::make_unique<Progress>(path, static_cast<uint64_t>(st.st_size > 0 ? st.st_size : 0),
+                                      progress && S_ISREG(st.st_mode));
   char buffer[1 << 16];
   while (true) {
     const ssize_t n = read(fd, buffer, sizeof buffer);
@@ -32,28 +37,71 @@ Status ReadWholeFile(const std::string& path, std::string* text) {
     }
     if (n == 0) break;
     text->append(buffer, static_cast<size_t>(n));
+    (*shown)->SetRead(text->size());
   }
+  (*shown)->SetParsing();
   close(fd);
   return Status::Ok();
 }
 
 }  // namespace
 
-Status LoadAnnotations(const std::string& path, Annotations* out) {
-  std::string text;
-  if (Status s = ReadWholeFile(path, &text); !s.ok()) return s;
+InputKind DetectInput(const std::string& path, std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') {
-    return ReadAnnotationJson(text, path, out);
+  if (first != std::string::npos && text[first] == '{') return InputKind::kAnnotationJson;
+  if (LooksLikePerfReport(text)) return InputKind::kPerfReport;
+  if (LooksLikePerfScript(text)) return InputKind::kPerfScript;
+  // perf.log and folded lines look alike ("...;... 12"); perfanno's name decides.
+  if (path.size() > 4 && path.ends_with(".log")) return InputKind::kPerfLog;
+  return InputKind::kFolded;
+}
+
+namespace {
+
+Status ParseStacks(const std::string& path, InputKind kind, std::string_view text, Profile* out) {
+  Status s;
+  switch (kind) {
+    case InputKind::kPerfScript:
+      s = ReadPerfScript(text, path, out);
+      break;
+    case InputKind::kPerfReport:
+      s = ReadPerfReport(text, path, out);
+      break;
+    case InputKind::kPerfLog:
+      s = ReadPerfLog(text, path, out);
+      break;
+    default:
+      s = ReadFolded(text, path, out);
+      break;
   }
-  Profile profile;
-  const bool perf_log = path.size() > 4 && path.ends_with(".log");
-  Status s = perf_log ? ReadPerfLog(text, path, &profile) : ReadFolded(text, path, &profile);
   if (!s.ok()) return s;
-  if (profile.samples.empty()) {
+  if (out->samples.empty()) {
     return Status::Error(path + ":1: expected at least one stack (the file is empty)");
   }
-  *out = BuildAnnotations(profile);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate) {
+  std::string text;
+  std::unique_ptr<Progress> shown;
+  if (Status s = ReadWholeFile(path, &text, progress, &shown); !s.ok()) return s;
+  out->kind = DetectInput(path, text);
+  if (out->kind == InputKind::kAnnotationJson) {
+    out->has_stacks = false;
+    return ReadAnnotationJson(text, path, &out->annotations);
+  }
+  out->has_stacks = true;
+  if (Status s = ParseStacks(path, out->kind, text, &out->profile); !s.ok()) return s;
+  if (annotate) out->annotations = BuildAnnotations(out->profile);
+  return Status::Ok();
+}
+
+Status LoadAnnotations(const std::string& path, Annotations* out, bool progress) {
+  Input input;
+  if (Status s = LoadInput(path, progress, &input); !s.ok()) return s;
+  *out = std::move(input.annotations);
   return Status::Ok();
 }
 

@@ -1,5 +1,6 @@
 // `inprof`: the viewer's command line. Parses options, loads the profile and hands both to
-// one subcommand (top.cpp, annotate.cpp, heat.cpp).
+// one subcommand (top.cpp, annotate.cpp, heat.cpp, callers.cpp); diff.cpp and convert.cpp
+// load their own inputs.
 //
 // Exit codes: 0 success, 1 bad or unreadable input, 2 bad usage.
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "progress.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -21,13 +23,18 @@ constexpr int kUsage = 2;
 
 constexpr const char* kMainHelp = R"(usage: inprof COMMAND [OPTIONS] PROFILE ...
 
-Reads a profile written by inprof: annotation JSON (*.json), perf.log (*.log) or folded
-stacks (anything else), and shows where the time went.
+Reads a profile: annotation JSON written by inprof, perf.log, folded stacks, `perf script`
+output or `perf report -g folded` output (told apart by their content), and shows where the
+time went.
 
 commands:
   top       hottest source lines and hottest functions
   annotate  source files with self %, inclusive % and heat in a gutter
   heat      heat levels per function and line (perf-heatmap `stat` style)
+  callers   who calls a function or a range of lines, with weights
+  callees   what a function or a range of lines calls, with weights
+  diff      what got hotter or colder between two profiles
+  convert   a profile in another format (folded, perf.log, annotation JSON)
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -37,8 +44,11 @@ constexpr const char* kCommonHelp = R"(common options:
       --absolute     weights instead of percentages of the event's total
       --json         machine-readable output
       --map OLD=NEW  read sources under NEW where the profile says OLD (repeatable)
+      --no-progress  no progress line while a large profile loads
   -h, --help         this text
-Colour is used only on a terminal, and never when NO_COLOR is set.
+Colour is used only on a terminal, and never when NO_COLOR is set. A load that takes over
+half a second (or a file over 32 MB) shows its progress on stderr when stderr is a terminal,
+--json or not (INPROF_PROGRESS=0 never, =1 always).
 )";
 
 constexpr const char* kTopHelp = R"(usage: inprof top [OPTIONS] PROFILE
@@ -89,6 +99,70 @@ examples:
   inprof heat --threshold 0.25 --absolute perf.log
 )";
 
+constexpr const char* kCallersHelp = R"help(usage: inprof callers [OPTIONS] TARGET PROFILE
+       inprof callees [OPTIONS] TARGET PROFILE
+
+Who calls TARGET (callers) or what TARGET calls (callees), with the weight of the stacks
+through each call as a percentage of the event's total, from the profile's caller -> callee
+source line pairs. Rows are functions (or lines with --lines); inlined calls are marked
+[inlined] and kept apart from real calls; each row lists its call sites.
+
+TARGET is one of
+  NAME              a function whose name contains NAME; when several do, they are listed
+                    and nothing else is done (exit 1): pick one with =NAME or FILE:LINE
+  =NAME             the function named exactly NAME
+  FILE:LINE         a source line; FILE is a profile path or its trailing components
+  FILE:START-END    a range of lines (a loop, a block): calls in and out of the range
+Calls inside the target (recursion, calls within the range) are not listed.
+
+options:
+  -n N               rows (default 20)
+      --lines        one row per line of the other side instead of per function
+
+examples:
+  inprof callers compute profile.json
+  inprof callees --lines '=parse(Reader&)' profile.json
+  inprof callers src/parse.cpp:120-180 perf.script
+)help";
+
+constexpr const char* kDiffHelp = R"help(usage: inprof diff [OPTIONS] BEFORE AFTER
+
+What got hotter or colder from BEFORE to AFTER, by function and by line: self and inclusive
+weight in each, as a percentage of each profile's own total (so runs of different length
+compare), and the change, sorted by the size of the change. Functions are matched by name,
+lines by path and line (use --map to line up two source trees). The event is -e NAME in
+both, else BEFORE's first event and AFTER's event of that name (or AFTER's first event).
+
+options:
+  -n N               entries per list (default 10)
+      --inclusive    sort by the change in inclusive weight
+      --flame -o OUT a differential flame graph (SVG) instead; needs stacks, not JSON, and
+                     an inprof built with the flame graph writer
+
+examples:
+  inprof diff before.json after.json
+  inprof diff -n 20 --absolute old.folded new.folded
+  inprof diff --json --map /build/a=/src --map /build/b=/src a.json b.json
+)help";
+
+constexpr const char* kConvertHelp = R"help(usage: inprof convert [OPTIONS] IN -o OUT
+
+Writes the profile IN in the format OUT's name asks for: *.folded (flame graph stacks),
+*.log (perf.log for perfanno.nvim) or *.json (annotation JSON). IN can be any input the
+viewer reads; annotation JSON has no stacks and converts only to annotation JSON. OUT is
+written atomically: it never exists half-written.
+
+options:
+  -o, --output OUT   the file to write (required)
+  -e, --event NAME   the event for folded and perf.log (default: the first)
+      --lines        folded frames as "function (file:line)"
+
+examples:
+  perf script > perf.script && inprof convert perf.script -o out.folded
+  perf script -F +srcline > perf.script && inprof convert perf.script -o perf.log
+  inprof convert --lines stacks.folded -o lines.folded
+)help";
+
 int Usage(const std::string& message) {
   std::cerr << "inprof: " << message << "\n(run `inprof --help` for usage)\n";
   return kUsage;
@@ -113,17 +187,22 @@ bool UseColor() {
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return Usage("missing command (top, annotate, heat)");
+  constexpr const char* kCommands = "top, annotate, heat, callers, callees, diff, convert";
+  if (args.empty()) return Usage(std::string("missing command (") + kCommands + ")");
   const std::string command = args[0];
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kMainHelp;
     return 0;
   }
+  const bool calls_command = command == "callers" || command == "callees";
   const char* help = command == "top"        ? kTopHelp
                      : command == "annotate" ? kAnnotateHelp
                      : command == "heat"     ? kHeatHelp
+                     : calls_command         ? kCallersHelp
+                     : command == "diff"     ? kDiffHelp
+                     : command == "convert"  ? kConvertHelp
                                              : nullptr;
-  if (!help) return Usage("unknown command '" + command + "' (top, annotate, heat)");
+  if (!help) return Usage("unknown command '" + command + "' (" + kCommands + ")");
 
   ViewerOptions o;
   std::vector<std::string> positional;
@@ -152,6 +231,8 @@ int Main(int argc, char** argv) {
       return true;
     };
     const bool top = command == "top", annotate = command == "annotate", heat = command == "heat";
+    const bool calls = command == "callers" || command == "callees";
+    const bool diff = command == "diff", convert = command == "convert";
     std::string text;
     if (options_done || arg == "-" || !arg.starts_with("-")) {
       positional.push_back(args[i]);
@@ -171,12 +252,22 @@ int Main(int argc, char** argv) {
         return Usage("--map needs OLD=NEW (a source path prefix and its replacement)");
       }
       o.maps.emplace_back(text.substr(0, text.find('=')), text.substr(text.find('=') + 1));
-    } else if ((top || annotate) && arg == "-n") {
+    } else if (arg == "--no-progress") {
+      bool on = false;
+      if (!flag(&on)) return Usage("--no-progress takes no value");
+      o.progress = false;
+    } else if ((diff || convert) && (arg == "-o" || arg == "--output")) {
+      if (!take(&o.output) || o.output.empty()) return Usage(arg + " needs a file name");
+    } else if ((calls || convert) && arg == "--lines") {
+      if (!flag(&o.lines)) return Usage("--lines takes no value");
+    } else if (diff && arg == "--flame") {
+      if (!flag(&o.flame)) return Usage("--flame takes no value");
+    } else if ((top || annotate || calls || diff) && arg == "-n") {
       if (!take(&text) || !ParseSize(text, &o.limit) || o.limit == 0) {
         return Usage("-n needs a positive number");
       }
       o.limit_set = true;
-    } else if (top && arg == "--inclusive") {
+    } else if ((top || diff) && arg == "--inclusive") {
       if (!flag(&o.inclusive)) return Usage("--inclusive takes no value");
     } else if (annotate && arg == "--all") {
       if (!flag(&o.all)) return Usage("--all takes no value");
@@ -199,19 +290,51 @@ int Main(int argc, char** argv) {
       return Usage("unknown option '" + arg + "' for " + command);
     }
   }
+  o.progress = o.progress && ProgressAllowed();
+  const bool calls = command == "callers" || command == "callees";
+  if (calls || command == "diff") {
+    const char* what = calls ? "TARGET and PROFILE" : "BEFORE and AFTER profiles";
+    if (positional.size() != 2) return Usage(command + " needs " + what);
+    if (command == "diff" && o.flame && o.output.empty()) {
+      return Usage("diff --flame needs -o FILE.svg");
+    }
+    if (command == "diff" && !o.flame && !o.output.empty()) {
+      return Usage("diff -o needs --flame (the listing goes to stdout)");
+    }
+    if (calls) {
+      o.target = positional[0];
+      if (o.target.empty() || o.target == "=") return Usage(command + " needs a TARGET");
+      positional.erase(positional.begin());
+    } else {
+      o.other = positional[1];
+    }
+  }
   if (positional.empty()) return Usage(command + " needs a PROFILE file");
-  if (command != "annotate" && positional.size() > 1) {
+  if (command != "annotate" && command != "diff" && positional.size() > 1) {
     return Usage(command + " takes one PROFILE, got '" + positional[1] + "' too");
   }
   o.profile = positional[0];
-  o.sources.assign(positional.begin() + 1, positional.end());
+  if (command == "convert" && o.output.empty()) return Usage("convert needs -o OUT");
+  if (command == "annotate") o.sources.assign(positional.begin() + 1, positional.end());
   o.color = !o.json && UseColor();
 
-  Annotations annotations;
-  if (Status s = LoadAnnotations(o.profile, &annotations); !s.ok()) {
+  if (command == "diff" || command == "convert") {
+    const int rc =
+        command == "diff" ? RunDiff(o, std::cout, std::cerr) : RunConvert(o, std::cout, std::cerr);
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
+      return kBadInput;
+    }
+    return rc;
+  }
+
+  Input input;
+  if (Status s = LoadInput(o.profile, o.progress, &input); !s.ok()) {
     std::cerr << "inprof: " << s.message() << '\n';
     return kBadInput;
   }
+  Annotations& annotations = input.annotations;
   RemapPaths(o.maps, annotations);
   size_t event = 0;
   std::string error;
@@ -223,6 +346,10 @@ int Main(int argc, char** argv) {
   if (command == "top") rc = RunTop(o, annotations, event, std::cout);
   if (command == "annotate") rc = RunAnnotate(o, annotations, event, std::cout, std::cerr);
   if (command == "heat") rc = RunHeat(o, annotations, event, std::cout);
+  if (calls) {
+    rc = RunCallers(o, annotations, input.has_stacks ? &input.profile : nullptr, event,
+                    command == "callees", std::cout, std::cerr);
+  }
   std::cout.flush();
   if (!std::cout) {
     std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,11 +29,34 @@ struct ViewerOptions {
   std::string function;     // annotate: only functions whose name contains this
   double threshold = 0;     // heat: 0 keeps the profile's own levels
   bool color = false;       // ANSI colours (a terminal, and NO_COLOR unset)
+  bool progress = true;     // --no-progress turns the load progress off
+  std::string target;       // callers/callees: function, FILE:LINE or FILE:START-END
+  bool lines = false;       // callers/callees: line level; convert: "function (file:line)"
+  std::string other;        // diff: the second profile
+  bool flame = false;       // diff: write a differential flame graph to `output`
+  std::string output;       // convert, diff --flame: -o FILE
 };
 
-// Reads `path` as annotation JSON (content starting with '{'), perf.log (a name ending in
-// .log) or folded stacks (anything else). Errors read "PATH:LINE: what was expected".
-Status LoadAnnotations(const std::string& path, Annotations* out);
+enum class InputKind { kAnnotationJson, kFolded, kPerfLog, kPerfScript, kPerfReport };
+
+// What a file holds, from its content: annotation JSON (starts with '{'), perf report
+// --stdio output (a "# Samples: N of event 'E'" header), perf script output (the first line
+// is a sample header with a "TIME:" field), perf.log (a name ending in .log) or folded stacks.
+InputKind DetectInput(const std::string& path, std::string_view text);
+
+// A loaded profile: always its annotations; its stacks too unless it was annotation JSON.
+struct Input {
+  InputKind kind = InputKind::kFolded;
+  bool has_stacks = false;
+  Profile profile;
+  Annotations annotations;
+};
+
+// Reads `path` (any kind DetectInput knows). Errors read "PATH:LINE: what was expected".
+// With `progress`, a long load shows its progress on stderr (progress.h). Without
+// `annotate`, stacks are not summarised into `annotations` (annotation JSON still is read).
+Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate = true);
+Status LoadAnnotations(const std::string& path, Annotations* out, bool progress = false);
 
 // Rewrites source paths that start with a map's OLD prefix to NEW (first match wins).
 void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, Annotations& a);
@@ -62,6 +86,13 @@ int RunTop(const ViewerOptions& options, const Annotations& a, size_t event, std
 int RunAnnotate(const ViewerOptions& options, const Annotations& a, size_t event,
                 std::ostream& out, std::ostream& err);
 int RunHeat(const ViewerOptions& options, Annotations& a, size_t event, std::ostream& out);
+// callers (`callees` false) or callees of options.target. `stacks` (null for annotation
+// JSON) answers for functions that have no source lines.
+int RunCallers(const ViewerOptions& options, const Annotations& a, const Profile* stacks,
+               size_t event, bool callees, std::ostream& out, std::ostream& err);
+// diff and convert load their own inputs (two profiles; stacks).
+int RunDiff(const ViewerOptions& options, std::ostream& out, std::ostream& err);
+int RunConvert(const ViewerOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace inprof::viewer
 

@@ -230,6 +230,16 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
 Status ReadFolded(std::string_view text, const std::string& name, Profile* out);
 // perf.log as perfanno.nvim reads it (each frame "symbol /path:line") into a one-event profile.
 Status ReadPerfLog(std::string_view text, const std::string& name, Profile* out);
+// `perf script` output (default fields, or any -F set with time and event; `-F +srcline`
+// lines and `--inline` frames understood) into a profile with one event per perf event
+// name. Weight is the period when printed, else 1 per sample. Identical stacks are merged.
+Status ReadPerfScript(std::string_view text, const std::string& name, Profile* out);
+// `perf report --no-children -g folded,0,caller,srcline,count --stdio` output: one event
+// per "# Samples: N of event 'E'" section, weights in samples.
+Status ReadPerfReport(std::string_view text, const std::string& name, Profile* out);
+// Content sniffing for the readers above (the first non-comment line, the comment header).
+bool LooksLikePerfScript(std::string_view text);
+bool LooksLikePerfReport(std::string_view text);
 
 }  // namespace inprof
 
