@@ -10,7 +10,6 @@
 #include "viewer.h"
 
 namespace inprof::viewer {
-namespace {
 
 Status ReadWholeFile(const std::string& path, std::string* text) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -36,8 +35,6 @@ Status ReadWholeFile(const std::string& path, std::string* text) {
   close(fd);
   return Status::Ok();
 }
-
-}  // namespace
 
 Status LoadAnnotations(const std::string& path, Annotations* out) {
   std::string text;

@@ -1,5 +1,5 @@
 // `inprof`: the viewer's command line. Parses options, loads the profile and hands both to
-// one subcommand (top.cpp, annotate.cpp, heat.cpp).
+// one subcommand (top.cpp, annotate.cpp, heat.cpp, flame.cpp).
 //
 // Exit codes: 0 success, 1 bad or unreadable input, 2 bad usage.
 #include <unistd.h>
@@ -28,6 +28,7 @@ commands:
   top       hottest source lines and hottest functions
   annotate  source files with self %, inclusive % and heat in a gutter
   heat      heat levels per function and line (perf-heatmap `stat` style)
+  flame     interactive flame graph (SVG) from folded stacks or perf.log
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -89,6 +90,32 @@ examples:
   inprof heat --threshold 0.25 --absolute perf.log
 )";
 
+constexpr const char* kFlameHelp = R"(usage: inprof flame [OPTIONS] PROFILE
+
+An interactive flame graph of folded stacks or perf.log, as one self-contained SVG (no
+external files; open it in a browser). Each box is a function in a stack, as wide as its
+share of the samples; callers below, callees above (or the reverse with --inverted).
+Hover for the function, its samples and percentage; click a box to zoom into it (its
+callers stay shown); Search (or Ctrl-F) takes a regular expression, highlights the matches
+and shows the share of samples under them ("Matched: 12.3%"); Reset Zoom, Reset Search.
+Annotation JSON has no stacks: profile with INPROF_OUTPUT=out.folded or out.svg instead.
+
+options:
+  -o, --output FILE  write the SVG to FILE (atomically) instead of standard output
+      --title TEXT   the title (default "Flame Graph", or "Icicle Graph" with --inverted)
+      --width PX     image width in pixels, 100-100000 (default 1200)
+      --minwidth PX  leave out boxes narrower than PX pixels (default 0.1); their samples
+                     still count in every caller's width and total
+      --inverted     icicle graph: the root at the top, callees below
+  -e, --event NAME   the event to draw (default: the profile's first event)
+  -h, --help         this text
+
+examples:
+  inprof flame out.folded > out.svg
+  inprof flame -o perf.svg --title "parser, release build" perf.log
+  inprof flame --inverted --width 1800 --minwidth 1 -o icicle.svg out.folded
+)";
+
 int Usage(const std::string& message) {
   std::cerr << "inprof: " << message << "\n(run `inprof --help` for usage)\n";
   return kUsage;
@@ -113,7 +140,7 @@ bool UseColor() {
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return Usage("missing command (top, annotate, heat)");
+  if (args.empty()) return Usage("missing command (top, annotate, heat, flame)");
   const std::string command = args[0];
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kMainHelp;
@@ -122,8 +149,9 @@ int Main(int argc, char** argv) {
   const char* help = command == "top"        ? kTopHelp
                      : command == "annotate" ? kAnnotateHelp
                      : command == "heat"     ? kHeatHelp
+                     : command == "flame"    ? kFlameHelp
                                              : nullptr;
-  if (!help) return Usage("unknown command '" + command + "' (top, annotate, heat)");
+  if (!help) return Usage("unknown command '" + command + "' (top, annotate, heat, flame)");
 
   ViewerOptions o;
   std::vector<std::string> positional;
@@ -152,16 +180,38 @@ int Main(int argc, char** argv) {
       return true;
     };
     const bool top = command == "top", annotate = command == "annotate", heat = command == "heat";
+    const bool flame = command == "flame";
     std::string text;
     if (options_done || arg == "-" || !arg.starts_with("-")) {
       positional.push_back(args[i]);
     } else if (arg == "--") {
       options_done = true;
     } else if (arg == "-h" || arg == "--help") {
-      std::cout << help << '\n' << kCommonHelp;
+      std::cout << help << '\n' << (flame ? "" : kCommonHelp);
       return 0;
     } else if (arg == "-e" || arg == "--event") {
       if (!take(&o.event)) return Usage(arg + " needs an event name");
+    } else if (flame && (arg == "-o" || arg == "--output")) {
+      if (!take(&o.output) || o.output.empty()) return Usage(arg + " needs a file name");
+    } else if (flame && arg == "--title") {
+      if (!take(&o.flame.title)) return Usage("--title needs a text");
+    } else if (flame && arg == "--width") {
+      size_t width = 0;
+      if (!take(&text) || !ParseSize(text, &width) || width < 100 || width > 100000) {
+        return Usage("--width needs a number of pixels from 100 to 100000");
+      }
+      o.flame.width = static_cast<uint32_t>(width);
+    } else if (flame && arg == "--minwidth") {
+      char* end = nullptr;
+      if (!take(&text)) return Usage("--minwidth needs a number of pixels");
+      o.flame.min_width = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(o.flame.min_width >= 0 && o.flame.min_width <= 1000)) {
+        return Usage("--minwidth needs a number of pixels from 0 to 1000, not '" + text + "'");
+      }
+    } else if (flame && arg == "--inverted") {
+      if (!flag(&o.flame.inverted)) return Usage("--inverted takes no value");
+    } else if (flame && (arg == "--json" || arg == "--absolute" || arg == "--map")) {
+      return Usage("unknown option '" + arg + "' for flame");
     } else if (arg == "--json") {
       if (!flag(&o.json)) return Usage("--json takes no value");
     } else if (arg == "--absolute") {
@@ -206,6 +256,15 @@ int Main(int argc, char** argv) {
   o.profile = positional[0];
   o.sources.assign(positional.begin() + 1, positional.end());
   o.color = !o.json && UseColor();
+  if (command == "flame") {
+    const int rc = RunFlame(o, std::cout, std::cerr);
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
+      return kBadInput;
+    }
+    return rc;
+  }
 
   Annotations annotations;
   if (Status s = LoadAnnotations(o.profile, &annotations); !s.ok()) {

@@ -28,7 +28,16 @@ struct ViewerOptions {
   std::string function;     // annotate: only functions whose name contains this
   double threshold = 0;     // heat: 0 keeps the profile's own levels
   bool color = false;       // ANSI colours (a terminal, and NO_COLOR unset)
+  std::string output;       // flame: file to write (empty: standard output)
+  FlameOptions flame;       // flame: title, width, min_width, inverted
 };
+
+// Reads the whole file at `path`; the message names the path and the reason.
+Status ReadWholeFile(const std::string& path, std::string* text);
+
+// Reads `path` as stacks: perf.log (a name ending in .log) or folded stacks (anything else).
+// Annotation JSON has no stacks and is refused with a message that says so.
+Status LoadStacks(const std::string& path, Profile* out);
 
 // Reads `path` as annotation JSON (content starting with '{'), perf.log (a name ending in
 // .log) or folded stacks (anything else). Errors read "PATH:LINE: what was expected".
@@ -62,6 +71,8 @@ int RunTop(const ViewerOptions& options, const Annotations& a, size_t event, std
 int RunAnnotate(const ViewerOptions& options, const Annotations& a, size_t event,
                 std::ostream& out, std::ostream& err);
 int RunHeat(const ViewerOptions& options, Annotations& a, size_t event, std::ostream& out);
+// Loads options.profile itself (it needs stacks, not annotations).
+int RunFlame(const ViewerOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace inprof::viewer
 
