@@ -44,16 +44,6 @@ size_t Utf8SequenceLength(std::string_view text) {
   return length;
 }
 
-uint64_t SlotHash(uint64_t key) {
-  // A multiplicative mix (splitmix64's finaliser): parents and symbols are small dense
-  // integers, which would cluster in a plain modulo.
-  key ^= key >> 30;
-  key *= 0xbf58476d1ce4e5b9ULL;
-  key ^= key >> 27;
-  key *= 0x94d049bb133111ebULL;
-  return key ^ (key >> 31);
-}
-
 }  // namespace
 
 std::string CleanXmlText(std::string_view text) {
@@ -101,8 +91,6 @@ void AppendXmlEscaped(std::string& out, std::string_view text) {
 FlameTree::FlameTree() {
   nodes_.emplace_back();  // the root
   nodes_[0].symbol = InternSymbol("all", FrameKind::kSynthetic);
-  slot_keys_.assign(1024, 0);
-  slot_nodes_.assign(1024, 0);
 }
 
 uint32_t FlameTree::InternSymbol(std::string_view name, FrameKind kind) {
@@ -125,64 +113,10 @@ uint32_t FlameTree::InternSymbol(std::string_view name, FrameKind kind) {
   return it->second;
 }
 
-void FlameTree::Grow() {
-  std::vector<uint64_t> keys(slot_keys_.size() * 2, 0);
-  std::vector<uint32_t> values(keys.size(), 0);
-  const size_t mask = keys.size() - 1;
-  for (size_t i = 0; i < slot_keys_.size(); ++i) {
-    if (slot_keys_[i] == 0) continue;
-    size_t at = SlotHash(slot_keys_[i]) & mask;
-    while (keys[at] != 0) at = (at + 1) & mask;
-    keys[at] = slot_keys_[i];
-    values[at] = slot_nodes_[i];
-  }
-  slot_keys_ = std::move(keys);
-  slot_nodes_ = std::move(values);
-}
-
-uint32_t FlameTree::Child(uint32_t parent, uint32_t symbol) {
-  const uint64_t key = ((static_cast<uint64_t>(parent) << 32) | symbol) + 1;
-  size_t mask = slot_keys_.size() - 1;
-  size_t at = SlotHash(key) & mask;
-  while (slot_keys_[at] != 0) {
-    if (slot_keys_[at] == key) return slot_nodes_[at];
-    at = (at + 1) & mask;
-  }
-  const auto node = static_cast<uint32_t>(nodes_.size());
-  Node child;
-  child.symbol = symbol;
-  child.parent = parent;
-  child.depth = nodes_[parent].depth + 1;
-  nodes_.push_back(child);
-  slot_keys_[at] = key;
-  slot_nodes_[at] = node;
-  // Keep the load under one half so probes stay short.
-  if (++slots_used_ * 2 > slot_keys_.size()) Grow();
-  return node;
-}
-
 void FlameTree::AddStack(const uint32_t* symbols, size_t count, uint64_t weight, bool baseline) {
   if (weight == 0) return;
-  size_t same = 0;
-  while (same < count && same < last_symbols_.size() && last_symbols_[same] == symbols[same]) {
-    ++same;
-  }
-  last_symbols_.resize(same);
-  last_nodes_.resize(same);
-  uint32_t node = same ? last_nodes_[same - 1] : 0;
-  for (size_t i = same; i < count; ++i) {
-    node = Child(node, symbols[i]);
-    last_symbols_.push_back(symbols[i]);
-    last_nodes_.push_back(node);
-  }
-  if (baseline) {
-    nodes_[node].baseline_self = SaturatingAdd(nodes_[node].baseline_self, weight);
-    baseline_total_ = SaturatingAdd(baseline_total_, weight);
-    return;
-  }
-  nodes_[node].self = SaturatingAdd(nodes_[node].self, weight);
-  nodes_[0].total = SaturatingAdd(nodes_[0].total, weight);
-  for (uint32_t n : last_nodes_) nodes_[n].total = SaturatingAdd(nodes_[n].total, weight);
+  stacks_.push_back({stack_symbols_.size(), static_cast<uint32_t>(count), baseline, weight});
+  stack_symbols_.insert(stack_symbols_.end(), symbols, symbols + count);
 }
 
 void FlameTree::AddProfile(const Profile& profile, size_t event, bool baseline) {
@@ -211,7 +145,7 @@ void FlameTree::AddProfile(const Profile& profile, size_t event, bool baseline) 
 }
 
 void FlameTree::Finish() {
-  // Rank symbols once so that sorting children compares integers, not strings.
+  // Rank symbols once so that ordering stacks compares integers, not strings.
   std::vector<uint32_t> order(symbols_.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -220,27 +154,59 @@ void FlameTree::Finish() {
   });
   std::vector<uint32_t> rank(symbols_.size());
   for (size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<uint32_t>(i);
+  for (uint32_t& symbol : stack_symbols_) symbol = rank[symbol];
+  std::sort(stacks_.begin(), stacks_.end(), [&](const Stack& a, const Stack& b) {
+    const uint32_t* x = stack_symbols_.data() + a.begin;
+    const uint32_t* y = stack_symbols_.data() + b.begin;
+    return std::lexicographical_compare(x, x + a.size, y, y + b.size);
+  });
 
-  // Children grouped by parent with a counting sort (a child is always created after its
-  // parent), then each group sorted by rank.
-  for (Node& node : nodes_) node.child_count = 0;
+  // Merge in that order: the path of the previous stack is kept, and a stack only adds the
+  // nodes past the prefix it shares with it.
+  // At most one node per frame; reserved so that growing never copies a large tree.
+  nodes_.reserve(nodes_.size() + stack_symbols_.size());
+  std::vector<uint32_t> path;  // node per level of the previous stack
+  const uint32_t* previous = nullptr;
+  for (const Stack& stack : stacks_) {
+    const uint32_t* ranks = stack_symbols_.data() + stack.begin;
+    size_t same = 0;
+    while (same < stack.size && same < path.size() && previous[same] == ranks[same]) ++same;
+    path.resize(same);
+    for (size_t i = same; i < stack.size; ++i) {
+      Node node;
+      node.symbol = order[ranks[i]];
+      node.parent = i == 0 ? 0 : path[i - 1];
+      node.depth = static_cast<uint32_t>(i + 1);
+      path.push_back(static_cast<uint32_t>(nodes_.size()));
+      nodes_.push_back(node);
+    }
+    previous = ranks;
+    Node& leaf = path.empty() ? nodes_[0] : nodes_[path.back()];
+    if (stack.baseline) {
+      leaf.baseline_self = SaturatingAdd(leaf.baseline_self, stack.weight);
+      baseline_total_ = SaturatingAdd(baseline_total_, stack.weight);
+      continue;
+    }
+    leaf.self = SaturatingAdd(leaf.self, stack.weight);
+    nodes_[0].total = SaturatingAdd(nodes_[0].total, stack.weight);
+    for (uint32_t n : path) nodes_[n].total = SaturatingAdd(nodes_[n].total, stack.weight);
+  }
+  std::vector<uint32_t>().swap(stack_symbols_);
+  std::vector<Stack>().swap(stacks_);
+
+  // Children grouped by parent with a stable counting sort: nodes were created in preorder,
+  // so each group is already in name order.
   for (size_t i = 1; i < nodes_.size(); ++i) ++nodes_[nodes_[i].parent].child_count;
   uint32_t next = 0;
   for (Node& node : nodes_) {
     node.first_child = next;
     next += node.child_count;
   }
-  children_.assign(nodes_.size() > 0 ? nodes_.size() - 1 : 0, 0);
+  children_.assign(nodes_.size() - 1, 0);
   std::vector<uint32_t> filled(nodes_.size(), 0);
   for (size_t i = 1; i < nodes_.size(); ++i) {
-    const Node& parent = nodes_[nodes_[i].parent];
-    children_[parent.first_child + filled[nodes_[i].parent]++] = static_cast<uint32_t>(i);
-  }
-  for (const Node& node : nodes_) {
-    if (node.child_count < 2) continue;
-    auto begin = children_.begin() + node.first_child;
-    std::sort(begin, begin + node.child_count,
-              [&](uint32_t a, uint32_t b) { return rank[nodes_[a].symbol] < rank[nodes_[b].symbol]; });
+    const uint32_t parent = nodes_[i].parent;
+    children_[nodes_[parent].first_child + filled[parent]++] = static_cast<uint32_t>(i);
   }
 }
 

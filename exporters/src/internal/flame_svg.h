@@ -24,10 +24,13 @@ struct FlameSymbol {
 
 // Stacks merged into a tree. Node 0 is the root ("all"). Every node knows its inclusive and
 // self weight in the profile being drawn, and the self weight of a baseline profile (for the
-// differential graph). Building is linear in the total stack depth: consecutive stacks that
-// share a prefix (as sorted folded files and most real profiles do) reuse its nodes, and
-// other children are found in one open-addressing hash table keyed by (parent, symbol).
-// Not thread-safe; not async-signal-safe.
+// differential graph).
+//
+// Built the way flamegraph.pl builds it, minus the strings: stacks are collected as symbol
+// ids, sorted by their names, and merged in that order, so each stack shares its prefix with
+// the one before it and new nodes come out in preorder with their children already in name
+// order. No hash lookup per frame: with big, unsorted profiles a (parent, symbol) table was
+// most of the time, all of it cache misses. Not thread-safe; not async-signal-safe.
 class FlameTree {
  public:
   struct Node {
@@ -46,11 +49,11 @@ class FlameTree {
   // The id of (name, kind); names are cleaned on first sight.
   uint32_t InternSymbol(std::string_view name, FrameKind kind);
   // Adds one root-first stack of symbol ids with `weight` (to the baseline's self weights
-  // when `baseline`; baseline stacks still create nodes so that both trees share ids).
+  // when `baseline`). Takes effect in Finish().
   void AddStack(const uint32_t* symbols, size_t count, uint64_t weight, bool baseline);
   // Adds every sample of `event` in `profile`.
   void AddProfile(const Profile& profile, size_t event, bool baseline);
-  // Orders every node's children by name, then kind, so output does not depend on input order.
+  // Merges the stacks into the tree. Call once, after the last Add*.
   void Finish();
 
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -59,20 +62,19 @@ class FlameTree {
   uint64_t baseline_total() const { return baseline_total_; }
 
  private:
-  uint32_t Child(uint32_t parent, uint32_t symbol);
-  void Grow();
+  struct Stack {
+    size_t begin;  // into stack_symbols_
+    uint32_t size;
+    bool baseline;
+    uint64_t weight;
+  };
 
   std::vector<FlameSymbol> symbols_;
   std::unordered_map<std::string, uint32_t> symbol_ids_;  // name + '\0' + kind
+  std::vector<uint32_t> stack_symbols_;                    // every stack, back to back
+  std::vector<Stack> stacks_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> children_;
-  // (parent << 32 | symbol) + 1 -> node; 0 marks an empty slot.
-  std::vector<uint64_t> slot_keys_;
-  std::vector<uint32_t> slot_nodes_;
-  size_t slots_used_ = 0;
-  // The previous stack, for prefix reuse.
-  std::vector<uint32_t> last_symbols_;
-  std::vector<uint32_t> last_nodes_;
   uint64_t baseline_total_ = 0;
 };
 
