@@ -29,7 +29,7 @@ constexpr double kFontWidth = 0.59;  // average glyph width as a share of the fo
 constexpr int kXPad = 10;
 constexpr int kTitleY = kFontSize * 2;
 constexpr int kSubtitleY = kFontSize * 4;
-constexpr int kTopPad = kFontSize * 5;         // title and subtitle
+constexpr int kTopPad = kFontSize * 5;          // title and subtitle
 constexpr int kBottomPad = kFontSize * 2 + 10;  // details line
 
 void AppendInt(std::string& out, uint64_t value) {
@@ -183,16 +183,19 @@ class SvgWriter {
     AppendInt(out_, width);
     out_ += ' ';
     AppendInt(out_, static_cast<uint64_t>(height_));
-    out_ += "\" onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "data-xpad=\"";
+    out_ +=
+        "\" onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\" "
+        "data-xpad=\"";
     AppendInt(out_, kXPad);
     out_ += "\" data-fontsize=\"";
     AppendInt(out_, kFontSize);
     out_ += "\" data-fontwidth=\"0.59\">\n";
-    out_ += "<!-- Flame graph written by inprof. Each box is a function in a stack; its width is "
-            "its share of the samples. Click to zoom, Ctrl-F to search. -->\n";
-    out_ += "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
-            "<stop stop-color=\"";
+    out_ +=
+        "<!-- Flame graph written by inprof. Each box is a function in a stack; its width is "
+        "its share of the samples. Click to zoom, Ctrl-F to search. -->\n";
+    out_ +=
+        "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+        "<stop stop-color=\"";
     out_ += "#eeeeee";
     out_ += "\" offset=\"5%\"/><stop stop-color=\"";
     out_ += colors_.diff ? "#e0e0ff" : "#eeeeb0";
@@ -342,13 +345,13 @@ std::string EventName(const Profile& profile, size_t event) {
 }
 
 // "program - event - 1,234 samples", from what the profile knows.
-std::string DefaultSubtitle(const Profile& profile, const FlameOptions& options,
-                            uint64_t total) {
+std::string DefaultSubtitle(const Profile& profile, const FlameOptions& options, uint64_t total) {
   std::string subtitle;
   const std::string& program = profile.meta.program;
   if (!program.empty()) subtitle = program.substr(program.rfind('/') + 1) + " - ";
+  // Folded stacks and perf.log call their one event "samples": no need to say it twice.
   const std::string event = EventName(profile, options.event);
-  if (!event.empty()) subtitle += event + " - ";
+  if (!event.empty() && event != options.count_name) subtitle += event + " - ";
   AppendGrouped(subtitle, total);
   subtitle += ' ';
   subtitle += options.count_name;
@@ -407,7 +410,7 @@ Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::s
   if (Status s = CheckOptions(options); !s.ok()) return s;
   if (Status s = CheckEvent(profile, options.event); !s.ok()) return s;
   FlameTree tree;
-  tree.AddProfile(profile, options.event, false);
+  tree.AddProfile(profile, options.event, false, options.lines);
   tree.Finish();
   const uint64_t total = tree.nodes()[0].total;
   const std::string title = Escaped(!options.title.empty() ? options.title
@@ -429,8 +432,8 @@ Status WriteDiffFlameSvg(const Profile& before, const Profile& after, const Flam
     return Status::Error("the profile before: " + s.message());
   }
   FlameTree tree;
-  tree.AddProfile(after, options.event, false);
-  tree.AddProfile(before, before_event, true);
+  tree.AddProfile(after, options.event, false, options.lines);
+  tree.AddProfile(before, before_event, true, options.lines);
   tree.Finish();
   Colors colors;
   colors.diff = true;

@@ -8,7 +8,8 @@
 
 namespace inprof::internal {
 
-const char kFlameSvgStyle[] = R"css(text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }
+const char kFlameSvgStyle[] =
+    R"css(text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }
 #title { text-anchor: middle; font-size: 17px; }
 #subtitle { text-anchor: middle; fill: rgb(110,110,110); }
 #empty { text-anchor: middle; }

@@ -75,11 +75,20 @@ void AppendXmlEscaped(std::string& out, std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char* entity = nullptr;
     switch (text[i]) {
-      case '&': entity = "&amp;"; break;
-      case '<': entity = "&lt;"; break;
-      case '>': entity = "&gt;"; break;
-      case '"': entity = "&quot;"; break;
-      default: continue;
+      case '&':
+        entity = "&amp;";
+        break;
+      case '<':
+        entity = "&lt;";
+        break;
+      case '>':
+        entity = "&gt;";
+        break;
+      case '"':
+        entity = "&quot;";
+        break;
+      default:
+        continue;
     }
     out.append(text.substr(start, i - start));
     out += entity;
@@ -119,14 +128,18 @@ void FlameTree::AddStack(const uint32_t* symbols, size_t count, uint64_t weight,
   stack_symbols_.insert(stack_symbols_.end(), symbols, symbols + count);
 }
 
-void FlameTree::AddProfile(const Profile& profile, size_t event, bool baseline) {
+void FlameTree::AddProfile(const Profile& profile, size_t event, bool baseline, bool lines) {
   // Each frame of the table becomes a symbol once; samples are then lists of integers.
   std::vector<uint32_t> frame_symbols;
   frame_symbols.reserve(profile.frames.size());
   for (const Frame& frame : profile.frames) {
     std::string name = frame.function;
     // perf.log frames without a symbol are known only by their place in the source.
-    if (name.empty() && frame.has_source()) name = frame.file + ":" + std::to_string(frame.line);
+    if (name.empty() && frame.has_source()) {
+      name = frame.file + ":" + std::to_string(frame.line);
+    } else if (lines && frame.has_source()) {
+      name += " (" + frame.file + ":" + std::to_string(frame.line) + ")";
+    }
     frame_symbols.push_back(InternSymbol(name, frame.kind));
   }
   const uint32_t unknown = InternSymbol(kUnknown, FrameKind::kSynthetic);

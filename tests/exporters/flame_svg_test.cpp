@@ -49,8 +49,7 @@ std::string Svg(const Profile& profile, const FlameOptions& options = {}) {
   return svg;
 }
 
-const FlameBox* Find(const std::vector<FlameBox>& boxes, const std::string& name,
-                     uint64_t depth) {
+const FlameBox* Find(const std::vector<FlameBox>& boxes, const std::string& name, uint64_t depth) {
   for (const FlameBox& box : boxes) {
     if (box.name == name && box.depth == depth) return &box;
   }

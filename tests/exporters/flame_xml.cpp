@@ -13,9 +13,7 @@ bool NameStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
          static_cast<unsigned char>(c) >= 0x80;
 }
-bool NameChar(char c) {
-  return NameStart(c) || (c >= '0' && c <= '9') || c == '-' || c == '.';
-}
+bool NameChar(char c) { return NameStart(c) || (c >= '0' && c <= '9') || c == '-' || c == '.'; }
 
 class Checker {
  public:
@@ -33,8 +31,8 @@ class Checker {
     while (i_ < s_.size()) {
       if (s_[i_] != '<') {
         const size_t next = s_.find('<', i_);
-        const std::string text = s_.substr(i_, next == std::string::npos ? std::string::npos
-                                                                          : next - i_);
+        const std::string text =
+            s_.substr(i_, next == std::string::npos ? std::string::npos : next - i_);
         if (open.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos) {
           return Fail("text outside the root element");
         }
@@ -128,8 +126,8 @@ class Checker {
   }
 
   void SkipSpace() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' ||
-                              s_[i_] == '\r')) {
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) {
       ++i_;
     }
   }

@@ -17,9 +17,9 @@ std::string XmlWellFormedError(const std::string& xml);
 
 // One box of a flame graph as written: the <g> in #frames with its title and rect.
 struct FlameBox {
-  std::string title;  // unescaped: "name (N samples, P%)"
-  std::string name;   // the title without its trailing "(...)"
-  std::string label;  // the text drawn in the box, unescaped
+  std::string title;                 // unescaped: "name (N samples, P%)"
+  std::string name;                  // the title without its trailing "(...)"
+  std::string label;                 // the text drawn in the box, unescaped
   uint64_t x = 0, w = 0, depth = 0;  // data-x, data-w, data-d
   double rect_x = 0, rect_y = 0, rect_width = 0;
   std::string fill;

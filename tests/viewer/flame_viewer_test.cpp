@@ -68,9 +68,26 @@ TEST(FlameViewerGolden, FromPerfLogWithOptions) {
                       "--minwidth", "20", Data("perf_log/perf.log")}));
 }
 
+TEST(FlameViewer, LinesMakeOneBoxPerSourceLine) {
+  const std::string folded = Data("folded/basic_lines.folded");
+  const std::vector<FlameBox> names = FlameBoxes(Viewer({"flame", folded}).out);
+  const ProcessResult r = Viewer({"flame", "--lines", folded});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<FlameBox> lines = FlameBoxes(r.out);
+  // compute(int) runs on lines 88 and 91: one box by name, two by line.
+  auto count = [](const std::vector<FlameBox>& boxes, const std::string& prefix) {
+    size_t n = 0;
+    for (const FlameBox& box : boxes) n += box.name.rfind(prefix, 0) == 0 && box.depth == 4;
+    return n;
+  };
+  EXPECT_EQ(count(names, "compute(int)"), 1u);
+  EXPECT_EQ(count(lines, "compute(int) (/src/app/compute.cpp:88)"), 1u);
+  EXPECT_EQ(count(lines, "compute(int) (/src/app/compute.cpp:91)"), 1u);
+}
+
 TEST(FlameViewer, WidthAndMinwidthShapeTheBoxes) {
-  const ProcessResult narrow = Viewer({"flame", "--width", "300", "--minwidth", "30",
-                                       Data("folded/basic.folded")});
+  const ProcessResult narrow =
+      Viewer({"flame", "--width", "300", "--minwidth", "30", Data("folded/basic.folded")});
   ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
   const std::vector<FlameBox> boxes = FlameBoxes(narrow.out);
   ASSERT_FALSE(boxes.empty());
@@ -151,12 +168,18 @@ TEST(FlameViewer, BadInputNamesFileAndLine) {
 
 TEST(FlameViewer, UsageErrorsExitTwo) {
   const std::string folded = Data("folded/basic.folded");
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"flame"}, {"flame", "--width", "99", folded}, {"flame", "--width", "wide", folded},
-           {"flame", "--minwidth", "-1", folded}, {"flame", "--minwidth", "1e9", folded},
-           {"flame", "--inverted=yes", folded}, {"flame", folded, "-o"},
-           {"flame", "--json", folded}, {"flame", "--map", "a=b", folded},
-           {"flame", folded, folded}, {"top", "--inverted", folded}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"flame"},
+                                             {"flame", "--width", "99", folded},
+                                             {"flame", "--width", "wide", folded},
+                                             {"flame", "--minwidth", "-1", folded},
+                                             {"flame", "--minwidth", "1e9", folded},
+                                             {"flame", "--inverted=yes", folded},
+                                             {"flame", folded, "-o"},
+                                             {"flame", "--json", folded},
+                                             {"flame", "--map", "a=b", folded},
+                                             {"flame", folded, folded},
+                                             {"top", "--inverted", folded}}) {
     const ProcessResult r = Viewer(args);
     EXPECT_EQ(r.exit_code, 2) << args.back();
     EXPECT_EQ(r.err.rfind("inprof: ", 0), 0u) << r.err;
@@ -169,8 +192,8 @@ TEST(FlameViewer, HelpHasExamples) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("usage: inprof flame", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("examples:"), std::string::npos);
-  for (const char* option : {"--output", "--title", "--width", "--minwidth", "--inverted",
-                             "--event"}) {
+  for (const char* option :
+       {"--output", "--title", "--width", "--minwidth", "--inverted", "--lines", "--event"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
   r = Viewer({"--help"});
@@ -185,9 +208,10 @@ TEST(FlameViewerRealProfile, RuntimeAndViewerDrawTheWorkload) {
   const std::string svg = dir + "/p.svg";
   const std::string folded = dir + "/p.folded";
   const ProcessResult run =
-      RunProcess({INPROF_WORKLOAD, "shares", "1.5"},
-                 {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", svg + "," + folded},
-                  {"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "timer"}});
+      RunProcess({INPROF_WORKLOAD, "shares", "1.5"}, {{"LD_PRELOAD", PreloadValue()},
+                                                      {"INPROF_OUTPUT", svg + "," + folded},
+                                                      {"INPROF_FREQUENCY", "997"},
+                                                      {"INPROF_ENGINE", "timer"}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
 
   int64_t folded_total = 0;

@@ -107,6 +107,8 @@ options:
       --minwidth PX  leave out boxes narrower than PX pixels (default 0.1); their samples
                      still count in every caller's width and total
       --inverted     icicle graph: the root at the top, callees below
+      --lines        one box per source line, named function (file:line), where the
+                     profile has lines (perf.log; folded stacks written with lines)
   -e, --event NAME   the event to draw (default: the profile's first event)
   -h, --help         this text
 
@@ -114,6 +116,7 @@ examples:
   inprof flame out.folded > out.svg
   inprof flame -o perf.svg --title "parser, release build" perf.log
   inprof flame --inverted --width 1800 --minwidth 1 -o icicle.svg out.folded
+  inprof flame --lines -o lines.svg perf.log
 )";
 
 int Usage(const std::string& message) {
@@ -210,6 +213,8 @@ int Main(int argc, char** argv) {
       }
     } else if (flame && arg == "--inverted") {
       if (!flag(&o.flame.inverted)) return Usage("--inverted takes no value");
+    } else if (flame && arg == "--lines") {
+      if (!flag(&o.flame.lines)) return Usage("--lines takes no value");
     } else if (flame && (arg == "--json" || arg == "--absolute" || arg == "--map")) {
       return Usage("unknown option '" + arg + "' for flame");
     } else if (arg == "--json") {

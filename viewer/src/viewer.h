@@ -29,7 +29,7 @@ struct ViewerOptions {
   double threshold = 0;     // heat: 0 keeps the profile's own levels
   bool color = false;       // ANSI colours (a terminal, and NO_COLOR unset)
   std::string output;       // flame: file to write (empty: standard output)
-  FlameOptions flame;       // flame: title, width, min_width, inverted
+  FlameOptions flame;       // flame: title, width, min width, inverted, lines
 };
 
 // Reads the whole file at `path`; the message names the path and the reason.

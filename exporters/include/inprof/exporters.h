@@ -126,14 +126,15 @@ void WriteAnnotationJson(const Profile& profile, std::ostream& out);
 // inclusive weight, written as a self-contained interactive SVG (inline CSS and JavaScript:
 // hover details, click to zoom, regex search with the matched share, icicle layout).
 struct FlameOptions {
-  size_t event = 0;                  // which of Profile::events the widths come from
+  size_t event = 0;                    // which of Profile::events the widths come from
   std::optional<size_t> before_event;  // diff only: the event of `before` (default: `event`)
-  std::string title;                 // empty: "Flame Graph" ("Icicle Graph" when inverted)
-  std::string subtitle;              // empty: the program, the event and its total
-  uint32_t width = 1200;             // image width in pixels, 100..100000
-  double min_width = 0.1;            // boxes narrower than this (pixels) are left out; their
-                                     // weight stays in every ancestor's width and count
-  bool inverted = false;             // icicle: the root at the top, callees below
+  std::string title;                   // empty: "Flame Graph" ("Icicle Graph" when inverted)
+  std::string subtitle;                // empty: the program, the event and its total
+  uint32_t width = 1200;               // image width in pixels, 100..100000
+  double min_width = 0.1;              // boxes narrower than this (pixels) are left out; their
+                                       // weight stays in every ancestor's width and count
+  bool inverted = false;               // icicle: the root at the top, callees below
+  bool lines = false;                  // one box per source line: "function (file:line)"
   std::string count_name = "samples";  // what the counts are called in tooltips
 };
 

@@ -39,7 +39,7 @@ class FlameTree {
     uint32_t depth = 0;
     uint32_t first_child = 0;  // index into children() once Finish() has run
     uint32_t child_count = 0;
-    uint64_t total = 0;        // inclusive weight
+    uint64_t total = 0;  // inclusive weight
     uint64_t self = 0;
     uint64_t baseline_self = 0;
   };
@@ -51,8 +51,9 @@ class FlameTree {
   // Adds one root-first stack of symbol ids with `weight` (to the baseline's self weights
   // when `baseline`). Takes effect in Finish().
   void AddStack(const uint32_t* symbols, size_t count, uint64_t weight, bool baseline);
-  // Adds every sample of `event` in `profile`.
-  void AddProfile(const Profile& profile, size_t event, bool baseline);
+  // Adds every sample of `event` in `profile`; with `lines`, frames with a source location
+  // are named "function (file:line)", so each line is its own box.
+  void AddProfile(const Profile& profile, size_t event, bool baseline, bool lines = false);
   // Merges the stacks into the tree. Call once, after the last Add*.
   void Finish();
 
@@ -71,7 +72,7 @@ class FlameTree {
 
   std::vector<FlameSymbol> symbols_;
   std::unordered_map<std::string, uint32_t> symbol_ids_;  // name + '\0' + kind
-  std::vector<uint32_t> stack_symbols_;                    // every stack, back to back
+  std::vector<uint32_t> stack_symbols_;                   // every stack, back to back
   std::vector<Stack> stacks_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> children_;
