@@ -91,8 +91,11 @@ struct Colors {
 };
 
 double Delta(const FlameTree::Node& node, const Colors& colors) {
-  return static_cast<double>(node.self) -
-         static_cast<double>(node.baseline_self) * colors.baseline_scale;
+  const double delta = static_cast<double>(node.self) -
+                       static_cast<double>(node.baseline_self) * colors.baseline_scale;
+  // Scaling by a ratio like 100/30 leaves rounding noise where nothing changed; noise must
+  // not tint an unchanged box.
+  return std::fabs(delta) <= 1e-9 * std::max(1.0, colors.after_total) ? 0 : delta;
 }
 
 // flamegraph.pl's color_scale(): white at no change, saturating to red (hotter) or blue.

@@ -321,6 +321,23 @@ TEST(FlameSvgDiff, SameShapeAtAnotherRateIsAllWhite) {
   for (const FlameBox& box : FlameBoxes(svg)) EXPECT_EQ(box.fill, "rgb(255,255,255)") << box.name;
 }
 
+TEST(FlameSvgDiff, UnchangedStaysWhiteWhateverTheScale) {
+  // 14 before, 58 after: 7 * (58 / 14.0) is 29.000000000000004 in doubles, not 29.
+  ProfileBuilder before, after;
+  const uint32_t b_main = before.Frame("main"), b_a = before.Frame("a"), b_b = before.Frame("b");
+  before.Sample({b_main, b_a}, {7});
+  before.Sample({b_main, b_b}, {7});
+  const uint32_t a_main = after.Frame("main"), a_a = after.Frame("a"), a_b = after.Frame("b");
+  after.Sample({a_main, a_a}, {29});
+  after.Sample({a_main, a_b}, {29});
+  std::string svg;
+  ASSERT_TRUE(WriteDiffFlameSvg(before.profile(), after.profile(), {}, &svg).ok());
+  for (const FlameBox& box : FlameBoxes(svg)) {
+    EXPECT_EQ(box.fill, "rgb(255,255,255)") << box.name;
+    EXPECT_NE(box.title.find("; 0.00%)"), std::string::npos) << box.title;
+  }
+}
+
 TEST(FlameSvgDiff, VanishedFunctionsTakeNoRoom) {
   Profile before, after;
   DiffProfiles(&before, &after);
