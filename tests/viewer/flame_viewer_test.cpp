@@ -187,6 +187,18 @@ TEST(FlameViewer, UsageErrorsExitTwo) {
   }
 }
 
+TEST(FlameViewer, RefusesToWriteSvgToATerminal) {
+  // script(1) runs the viewer with a pseudo-terminal as its standard output.
+  if (access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "needs script(1) (bsdutils)";
+  const std::string folded = Data("folded/basic.folded");
+  const ProcessResult r = RunProcess(
+      {"/usr/bin/script", "-qec", std::string(INPROF_VIEWER) + " flame " + folded, "/dev/null"},
+      {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("flame writes an SVG: give -o FILE"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("<svg"), std::string::npos);
+}
+
 TEST(FlameViewer, HelpHasExamples) {
   ProcessResult r = Viewer({"flame", "--help"});
   EXPECT_EQ(r.exit_code, 0);

@@ -262,6 +262,11 @@ int Main(int argc, char** argv) {
   o.sources.assign(positional.begin() + 1, positional.end());
   o.color = !o.json && UseColor();
   if (command == "flame") {
+    // Megabytes of XML are no use on a terminal (and can leave it in a strange state).
+    if (o.output.empty() && isatty(STDOUT_FILENO) == 1) {
+      return Usage("flame writes an SVG: give -o FILE, or redirect it (inprof flame " +
+                   o.profile + " > flame.svg)");
+    }
     const int rc = RunFlame(o, std::cout, std::cerr);
     std::cout.flush();
     if (!std::cout) {
