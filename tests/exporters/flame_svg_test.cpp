@@ -250,7 +250,8 @@ TEST(FlameSvg, ColoursAreStablePerNameAndShowTheKind) {
   // The same function keeps its colour in another graph.
   ProfileBuilder other;
   other.Sample({other.Frame("zzz"), other.Frame("parse")}, {1});
-  const FlameBox* elsewhere = Find(FlameBoxes(Svg(other.profile())), "parse", 2);
+  const std::vector<FlameBox> other_boxes = FlameBoxes(Svg(other.profile()));
+  const FlameBox* elsewhere = Find(other_boxes, "parse", 2);
   ASSERT_NE(elsewhere, nullptr);
   EXPECT_EQ(elsewhere->fill, native->fill);
 }
