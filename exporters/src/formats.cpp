@@ -26,6 +26,7 @@ std::optional<Format> FormatFromPath(std::string_view path) {
   // perf.log for another event or a file the user will point perfanno at.
   if (HasSuffix(name, ".log")) return Format::kPerfLog;
   if (HasSuffix(name, ".json")) return Format::kAnnotationJson;
+  if (HasSuffix(name, ".svg")) return Format::kFlameSvg;
   return std::nullopt;
 }
 
@@ -49,6 +50,15 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
         // Every event goes into the one file; options.event does not apply.
         WriteAnnotationJson(profile, text);
         break;
+      case Format::kFlameSvg: {
+        FlameOptions flame;
+        flame.event = options.event;
+        std::string svg;
+        if (Status s = WriteFlameSvg(profile, flame, &svg); !s.ok()) {
+          return Status::Error("cannot write " + path + ": " + s.message());
+        }
+        return WriteFileAtomically(path, svg);
+      }
       default:
         return Status::Error("cannot write " + path + ": unknown output format");
     }

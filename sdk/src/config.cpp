@@ -283,7 +283,7 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
     if (!FormatFromPath(path)) {
       return Status::Error("unknown output format for '" + path +
                            "': use a name ending in .folded (folded stacks), .log / perf.log "
-                           "(perfanno.nvim) or .json (annotation JSON)");
+                           "(perfanno.nvim), .json (annotation JSON) or .svg (flame graph)");
     }
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));

@@ -36,7 +36,7 @@ TEST(FormatFromPath, UnknownNames) {
   EXPECT_EQ(FormatFromPath(".json"), std::nullopt);
   EXPECT_EQ(FormatFromPath("profile.json.gz"), std::nullopt);
   EXPECT_EQ(FormatFromPath("profile.pb.gz"), std::nullopt);
-  EXPECT_EQ(FormatFromPath("flame.svg"), std::nullopt);
+  EXPECT_EQ(FormatFromPath("flame.svg"), Format::kFlameSvg);
 }
 
 }  // namespace

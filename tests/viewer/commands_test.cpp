@@ -163,10 +163,12 @@ TEST(ViewerDiff, EventsAndFlame) {
   r = Viewer({"diff", "--flame", "-o", dir + "/d.svg", kJson, kFoldedLines});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("annotation JSON has no stacks"), std::string::npos) << r.err;
-  r = Viewer({"diff", "--flame", "-o", dir + "/d.svg", kFoldedLines, kAfter});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("without the flame graph writer"), std::string::npos) << r.err;
   EXPECT_FALSE(FileExists(dir + "/d.svg"));
+  r = Viewer({"diff", "--flame", "-o", dir + "/d.svg", kFoldedLines, kAfter});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string svg = ReadFile(dir + "/d.svg");
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u) << svg.substr(0, 200);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
   EXPECT_EQ(Viewer({"diff", "--flame", kFoldedLines, kAfter}).exit_code, 2);
   EXPECT_EQ(Viewer({"diff", kFoldedLines}).exit_code, 2);
 }

@@ -133,14 +133,16 @@ bool PickEvents(const ViewerOptions& o, const Annotations& before, const Annotat
   return true;
 }
 
-// The differential flame graph. The SVG writer lives in the exporters; this build has none,
-// so the option fails plainly instead of writing something else.
-Status WriteDifferentialFlameGraph(const Profile& /*before*/, const Profile& /*after*/,
-                                   size_t /*before_event*/, size_t /*after_event*/,
-                                   const std::string& path) {
-  return Status::Error("cannot write " + path +
-                       ": this inprof was built without the flame graph writer "
-                       "(diff --flame is not available in this build)");
+// The differential flame graph (exporters' WriteDiffFlameSvg): widths from `after`, colour
+// by the change, with the diff's event choice and the flame options (title, width, ...).
+Status WriteDifferentialFlameGraph(const ViewerOptions& o, const Profile& before,
+                                   const Profile& after, size_t before_event, size_t after_event) {
+  FlameOptions options = o.flame;
+  options.event = after_event;
+  options.before_event = before_event;
+  std::string svg;
+  if (Status s = WriteDiffFlameSvg(before, after, options, &svg); !s.ok()) return s;
+  return WriteFileAtomically(o.output, svg);
 }
 
 }  // namespace
@@ -161,7 +163,7 @@ int RunDiff(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
     return kBadInput;
   }
 
-  if (o.flame) {
+  if (o.diff_flame) {
     for (const auto& [path, input] :
          {std::pair{&o.profile, &before}, std::pair{&o.other, &after}}) {
       if (!input->has_stacks) {
@@ -171,7 +173,7 @@ int RunDiff(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
         return kBadInput;
       }
     }
-    if (Status s = WriteDifferentialFlameGraph(before.profile, after.profile, eb, ea, o.output);
+    if (Status s = WriteDifferentialFlameGraph(o, before.profile, after.profile, eb, ea);
         !s.ok()) {
       err << "inprof: " << s.message() << '\n';
       return kBadInput;

@@ -1,6 +1,6 @@
 // `inprof`: the viewer's command line. Parses options, loads the profile and hands both to
-// one subcommand (top.cpp, annotate.cpp, heat.cpp, callers.cpp); diff.cpp and convert.cpp
-// load their own inputs.
+// one subcommand (top.cpp, annotate.cpp, heat.cpp, callers.cpp); diff.cpp, convert.cpp and
+// flame.cpp load their own inputs.
 //
 // Exit codes: 0 success, 1 bad or unreadable input, 2 bad usage.
 #include <unistd.h>
@@ -35,6 +35,7 @@ commands:
   callees   what a function or a range of lines calls, with weights
   diff      what got hotter or colder between two profiles
   convert   a profile in another format (folded, perf.log, annotation JSON)
+  flame     interactive flame graph (SVG) from stacks (folded, perf.log, perf script)
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -136,8 +137,8 @@ both, else BEFORE's first event and AFTER's event of that name (or AFTER's first
 options:
   -n N               entries per list (default 10)
       --inclusive    sort by the change in inclusive weight
-      --flame -o OUT a differential flame graph (SVG) instead; needs stacks, not JSON, and
-                     an inprof built with the flame graph writer
+      --flame -o OUT a differential flame graph (SVG) instead: widths from AFTER, red
+                     hotter, blue colder; needs stacks (folded, perf.log, perf script)
 
 examples:
   inprof diff before.json after.json
@@ -163,6 +164,35 @@ examples:
   inprof convert --lines stacks.folded -o lines.folded
 )help";
 
+constexpr const char* kFlameHelp = R"(usage: inprof flame [OPTIONS] PROFILE
+
+An interactive flame graph of folded stacks or perf.log, as one self-contained SVG (no
+external files; open it in a browser). Each box is a function in a stack, as wide as its
+share of the samples; callers below, callees above (or the reverse with --inverted).
+Hover for the function, its samples and percentage; click a box to zoom into it (its
+callers stay shown); Search (or Ctrl-F) takes a regular expression, highlights the matches
+and shows the share of samples under them ("Matched: 12.3%"); Reset Zoom, Reset Search.
+Annotation JSON has no stacks: profile with INPROF_OUTPUT=out.folded or out.svg instead.
+
+options:
+  -o, --output FILE  write the SVG to FILE (atomically) instead of standard output
+      --title TEXT   the title (default "Flame Graph", or "Icicle Graph" with --inverted)
+      --width PX     image width in pixels, 100-100000 (default 1200)
+      --minwidth PX  leave out boxes narrower than PX pixels (default 0.1); their samples
+                     still count in every caller's width and total
+      --inverted     icicle graph: the root at the top, callees below
+      --lines        one box per source line, named function (file:line), where the
+                     profile has lines (perf.log; folded stacks written with lines)
+  -e, --event NAME   the event to draw (default: the profile's first event)
+  -h, --help         this text
+
+examples:
+  inprof flame out.folded > out.svg
+  inprof flame -o perf.svg --title "parser, release build" perf.log
+  inprof flame --inverted --width 1800 --minwidth 1 -o icicle.svg out.folded
+  inprof flame --lines -o lines.svg perf.log
+)";
+
 int Usage(const std::string& message) {
   std::cerr << "inprof: " << message << "\n(run `inprof --help` for usage)\n";
   return kUsage;
@@ -187,7 +217,7 @@ bool UseColor() {
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  constexpr const char* kCommands = "top, annotate, heat, callers, callees, diff, convert";
+  constexpr const char* kCommands = "top, annotate, heat, callers, callees, diff, convert, flame";
   if (args.empty()) return Usage(std::string("missing command (") + kCommands + ")");
   const std::string command = args[0];
   if (command == "-h" || command == "--help" || command == "help") {
@@ -201,6 +231,7 @@ int Main(int argc, char** argv) {
                      : calls_command         ? kCallersHelp
                      : command == "diff"     ? kDiffHelp
                      : command == "convert"  ? kConvertHelp
+                     : command == "flame"    ? kFlameHelp
                                              : nullptr;
   if (!help) return Usage("unknown command '" + command + "' (" + kCommands + ")");
 
@@ -233,16 +264,40 @@ int Main(int argc, char** argv) {
     const bool top = command == "top", annotate = command == "annotate", heat = command == "heat";
     const bool calls = command == "callers" || command == "callees";
     const bool diff = command == "diff", convert = command == "convert";
+    const bool flame = command == "flame";
     std::string text;
     if (options_done || arg == "-" || !arg.starts_with("-")) {
       positional.push_back(args[i]);
     } else if (arg == "--") {
       options_done = true;
     } else if (arg == "-h" || arg == "--help") {
-      std::cout << help << '\n' << kCommonHelp;
+      std::cout << help << '\n' << (flame ? "" : kCommonHelp);
       return 0;
     } else if (arg == "-e" || arg == "--event") {
       if (!take(&o.event)) return Usage(arg + " needs an event name");
+    } else if (flame && (arg == "-o" || arg == "--output")) {
+      if (!take(&o.output) || o.output.empty()) return Usage(arg + " needs a file name");
+    } else if (flame && arg == "--title") {
+      if (!take(&o.flame.title)) return Usage("--title needs a text");
+    } else if (flame && arg == "--width") {
+      size_t width = 0;
+      if (!take(&text) || !ParseSize(text, &width) || width < 100 || width > 100000) {
+        return Usage("--width needs a number of pixels from 100 to 100000");
+      }
+      o.flame.width = static_cast<uint32_t>(width);
+    } else if (flame && arg == "--minwidth") {
+      char* end = nullptr;
+      if (!take(&text)) return Usage("--minwidth needs a number of pixels");
+      o.flame.min_width = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(o.flame.min_width >= 0 && o.flame.min_width <= 1000)) {
+        return Usage("--minwidth needs a number of pixels from 0 to 1000, not '" + text + "'");
+      }
+    } else if (flame && arg == "--inverted") {
+      if (!flag(&o.flame.inverted)) return Usage("--inverted takes no value");
+    } else if (flame && arg == "--lines") {
+      if (!flag(&o.flame.lines)) return Usage("--lines takes no value");
+    } else if (flame && (arg == "--json" || arg == "--absolute" || arg == "--map")) {
+      return Usage("unknown option '" + arg + "' for flame");
     } else if (arg == "--json") {
       if (!flag(&o.json)) return Usage("--json takes no value");
     } else if (arg == "--absolute") {
@@ -261,7 +316,7 @@ int Main(int argc, char** argv) {
     } else if ((calls || convert) && arg == "--lines") {
       if (!flag(&o.lines)) return Usage("--lines takes no value");
     } else if (diff && arg == "--flame") {
-      if (!flag(&o.flame)) return Usage("--flame takes no value");
+      if (!flag(&o.diff_flame)) return Usage("--flame takes no value");
     } else if ((top || annotate || calls || diff) && arg == "-n") {
       if (!take(&text) || !ParseSize(text, &o.limit) || o.limit == 0) {
         return Usage("-n needs a positive number");
@@ -295,10 +350,10 @@ int Main(int argc, char** argv) {
   if (calls || command == "diff") {
     const char* what = calls ? "TARGET and PROFILE" : "BEFORE and AFTER profiles";
     if (positional.size() != 2) return Usage(command + " needs " + what);
-    if (command == "diff" && o.flame && o.output.empty()) {
+    if (command == "diff" && o.diff_flame && o.output.empty()) {
       return Usage("diff --flame needs -o FILE.svg");
     }
-    if (command == "diff" && !o.flame && !o.output.empty()) {
+    if (command == "diff" && !o.diff_flame && !o.output.empty()) {
       return Usage("diff -o needs --flame (the listing goes to stdout)");
     }
     if (calls) {
@@ -317,6 +372,20 @@ int Main(int argc, char** argv) {
   if (command == "convert" && o.output.empty()) return Usage("convert needs -o OUT");
   if (command == "annotate") o.sources.assign(positional.begin() + 1, positional.end());
   o.color = !o.json && UseColor();
+  if (command == "flame") {
+    // Megabytes of XML are no use on a terminal (and can leave it in a strange state).
+    if (o.output.empty() && isatty(STDOUT_FILENO) == 1) {
+      return Usage("flame writes an SVG: give -o FILE, or redirect it (inprof flame " +
+                   o.profile + " > flame.svg)");
+    }
+    const int rc = RunFlame(o, std::cout, std::cerr);
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
+      return kBadInput;
+    }
+    return rc;
+  }
 
   if (command == "diff" || command == "convert") {
     const int rc =

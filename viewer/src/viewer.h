@@ -33,8 +33,9 @@ struct ViewerOptions {
   std::string target;       // callers/callees: function, FILE:LINE or FILE:START-END
   bool lines = false;       // callers/callees: line level; convert: "function (file:line)"
   std::string other;        // diff: the second profile
-  bool flame = false;       // diff: write a differential flame graph to `output`
-  std::string output;       // convert, diff --flame: -o FILE
+  bool diff_flame = false;  // diff: write a differential flame graph to `output`
+  std::string output;       // convert, diff --flame, flame: -o FILE (flame: empty is stdout)
+  FlameOptions flame;       // flame: title, width, min width, inverted, lines
 };
 
 enum class InputKind { kAnnotationJson, kFolded, kPerfLog, kPerfScript, kPerfReport };
@@ -57,6 +58,10 @@ struct Input {
 // `annotate`, stacks are not summarised into `annotations` (annotation JSON still is read).
 Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate = true);
 Status LoadAnnotations(const std::string& path, Annotations* out, bool progress = false);
+
+// Reads `path` as stacks (folded, perf.log, perf script, perf report). Annotation JSON has no
+// stacks and is refused with a message that says so.
+Status LoadStacks(const std::string& path, Profile* out, bool progress = false);
 
 // Rewrites source paths that start with a map's OLD prefix to NEW (first match wins).
 void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, Annotations& a);
@@ -93,6 +98,8 @@ int RunCallers(const ViewerOptions& options, const Annotations& a, const Profile
 // diff and convert load their own inputs (two profiles; stacks).
 int RunDiff(const ViewerOptions& options, std::ostream& out, std::ostream& err);
 int RunConvert(const ViewerOptions& options, std::ostream& out, std::ostream& err);
+// Loads options.profile itself (it needs stacks, not annotations).
+int RunFlame(const ViewerOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace inprof::viewer
 

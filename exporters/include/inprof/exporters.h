@@ -115,6 +115,7 @@ enum class Format {
   kFolded,          // *.folded: flame-graph folded stacks
   kPerfLog,         // perf.log / *.log: perfanno.nvim input
   kAnnotationJson,  // *.json: per-line annotations for editors and the viewer
+  kFlameSvg,        // *.svg: interactive flame graph (docs/flame-graphs.md)
 };
 
 // The format a path asks for, from its name; nullopt when the name is not one we write.
@@ -132,6 +133,36 @@ void WritePerfLog(const Profile& profile, const ExportOptions& options, std::ost
 // Writes the annotation JSON (docs/annotation-json.md) of every event of `profile`, with heat
 // levels at the default threshold. Deterministic: equal profiles give identical bytes.
 void WriteAnnotationJson(const Profile& profile, std::ostream& out);
+
+// Flame graphs: stacks merged into a tree, one box per (function, caller path), as wide as its
+// inclusive weight, written as a self-contained interactive SVG (inline CSS and JavaScript:
+// hover details, click to zoom, regex search with the matched share, icicle layout).
+struct FlameOptions {
+  size_t event = 0;                    // which of Profile::events the widths come from
+  std::optional<size_t> before_event;  // diff only: the event of `before` (default: `event`)
+  std::string title;                   // empty: "Flame Graph" ("Icicle Graph" when inverted)
+  std::string subtitle;                // empty: the program, the event and its total
+  uint32_t width = 1200;               // image width in pixels, 100..100000
+  double min_width = 0.1;              // boxes narrower than this (pixels) are left out; their
+                                       // weight stays in every ancestor's width and count
+  bool inverted = false;               // icicle: the root at the top, callees below
+  bool lines = false;                  // one box per source line: "function (file:line)"
+  std::string count_name = "samples";  // what the counts are called in tooltips
+};
+
+// Writes the flame graph of one event of `profile` to `*out` (replacing its contents).
+// Deterministic: equal profiles give identical bytes. Fails only on bad options (event out of
+// range, width or min_width out of bounds). A profile without samples gives a valid SVG that
+// says so. Not async-signal-safe.
+Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::string* out);
+
+// Differential flame graph (after flamegraph.pl's difffolded.pl -n): boxes are laid out from
+// `after`; each box is coloured by how its self weight changed, with `before` first scaled to
+// `after`'s total: red where it got hotter, blue where it got colder, white where unchanged,
+// saturated at the largest change. Tooltips add the change as a share of `after`'s total.
+// Functions that vanished take no room (they have no width in `after`). Not async-signal-safe.
+Status WriteDiffFlameSvg(const Profile& before, const Profile& after, const FlameOptions& options,
+                         std::string* out);
 
 // Writes `profile` to `path` in `format` atomically: a temporary file in the same directory,
 // then rename(2). On failure nothing exists under `path` that was not there before and the

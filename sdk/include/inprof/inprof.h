@@ -9,10 +9,11 @@
  *
  *   output     comma-separated output paths; the format comes from the name:
  *              *.folded (flame-graph folded stacks), perf.log / *.log (perfanno.nvim),
- *              *.json (annotation JSON for editors and the inprof viewer)
+ *              *.json (annotation JSON for editors and the inprof viewer),
+ *              *.svg (interactive flame graph)
  *   events     what to sample: cpu (default), wall, task-clock, cpu-clock, page-faults,
  *              context-switches, cycles, instructions, cache-misses, branch-misses;
- *              with several, *.folded and *.log outputs are written once per event
+ *              with several, *.folded, *.log and *.svg outputs are written once per event
  *              (out.cpu.folded, perf.wall.log)
  *   frequency  samples per CPU-second per thread (default 99)
  *   wall_frequency  samples per second of the wall event (default 19)

@@ -1,0 +1,226 @@
+// Stacks merged into the flame graph's tree, and the text clean-up its names need.
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "internal/flame_svg.h"
+#include "internal/stacks.h"
+
+namespace inprof::internal {
+namespace {
+
+constexpr std::string_view kUnknown = "[unknown]";
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+// Length of the valid UTF-8 sequence at the start of `text`, 0 if it is not one (overlong
+// forms, surrogates and code points past U+10FFFF are rejected, as XML parsers do).
+size_t Utf8SequenceLength(std::string_view text) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  unsigned char min = 0x80, max = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) min = 0xA0;
+    if (lead == 0xED) max = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) min = 0x90;
+    if (lead == 0xF4) max = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  if (byte(1) < min || byte(1) > max) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+std::string CleanXmlText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      // XML 1.0 allows no control characters but tab, LF and CR; none belongs in a name.
+      out += c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const size_t length = Utf8SequenceLength(text.substr(i));
+    if (length == 0) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+void AppendXmlEscaped(std::string& out, std::string_view text) {
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char* entity = nullptr;
+    switch (text[i]) {
+      case '&':
+        entity = "&amp;";
+        break;
+      case '<':
+        entity = "&lt;";
+        break;
+      case '>':
+        entity = "&gt;";
+        break;
+      case '"':
+        entity = "&quot;";
+        break;
+      default:
+        continue;
+    }
+    out.append(text.substr(start, i - start));
+    out += entity;
+    start = i + 1;
+  }
+  out.append(text.substr(start));
+}
+
+FlameTree::FlameTree() {
+  nodes_.emplace_back();  // the root
+  nodes_[0].symbol = InternSymbol("all", FrameKind::kSynthetic);
+}
+
+uint32_t FlameTree::InternSymbol(std::string_view name, FrameKind kind) {
+  // Keyed by the cleaned name, so names that differ only in what cleaning removes are one box.
+  std::string clean = CleanXmlText(name);
+  TrimSpaces(clean);
+  if (clean.empty()) clean = kUnknown;
+  std::string key = clean;
+  key += '\0';
+  key += static_cast<char>('0' + static_cast<int>(kind));
+  auto [it, added] = symbol_ids_.try_emplace(std::move(key), 0);
+  if (added) {
+    it->second = static_cast<uint32_t>(symbols_.size());
+    FlameSymbol symbol;
+    symbol.name = std::move(clean);
+    AppendXmlEscaped(symbol.escaped, symbol.name);
+    symbol.kind = kind;
+    symbols_.push_back(std::move(symbol));
+  }
+  return it->second;
+}
+
+void FlameTree::AddStack(const uint32_t* symbols, size_t count, uint64_t weight, bool baseline) {
+  if (weight == 0) return;
+  stacks_.push_back({stack_symbols_.size(), static_cast<uint32_t>(count), baseline, weight});
+  stack_symbols_.insert(stack_symbols_.end(), symbols, symbols + count);
+}
+
+void FlameTree::AddProfile(const Profile& profile, size_t event, bool baseline, bool lines) {
+  // Each frame of the table becomes a symbol once; samples are then lists of integers.
+  std::vector<uint32_t> frame_symbols;
+  frame_symbols.reserve(profile.frames.size());
+  for (const Frame& frame : profile.frames) {
+    std::string name = frame.function;
+    // perf.log frames without a symbol are known only by their place in the source.
+    if (name.empty() && frame.has_source()) {
+      name = frame.file + ":" + std::to_string(frame.line);
+    } else if (lines && frame.has_source()) {
+      name += " (" + frame.file + ":" + std::to_string(frame.line) + ")";
+    }
+    frame_symbols.push_back(InternSymbol(name, frame.kind));
+  }
+  const uint32_t unknown = InternSymbol(kUnknown, FrameKind::kSynthetic);
+  std::vector<uint32_t> stack;
+  for (const Sample& sample : profile.samples) {
+    const uint64_t weight = SampleWeight(sample, event);
+    if (weight == 0) continue;
+    stack.clear();
+    for (uint32_t index : sample.frames) {
+      stack.push_back(index < frame_symbols.size() ? frame_symbols[index] : unknown);
+    }
+    // A sample with no frames still cost time; keep its weight visible.
+    if (stack.empty()) stack.push_back(unknown);
+    AddStack(stack.data(), stack.size(), weight, baseline);
+  }
+}
+
+void FlameTree::Finish() {
+  // Rank symbols once so that ordering stacks compares integers, not strings.
+  std::vector<uint32_t> order(symbols_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (symbols_[a].name != symbols_[b].name) return symbols_[a].name < symbols_[b].name;
+    return symbols_[a].kind < symbols_[b].kind;
+  });
+  std::vector<uint32_t> rank(symbols_.size());
+  for (size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<uint32_t>(i);
+  for (uint32_t& symbol : stack_symbols_) symbol = rank[symbol];
+  std::sort(stacks_.begin(), stacks_.end(), [&](const Stack& a, const Stack& b) {
+    const uint32_t* x = stack_symbols_.data() + a.begin;
+    const uint32_t* y = stack_symbols_.data() + b.begin;
+    return std::lexicographical_compare(x, x + a.size, y, y + b.size);
+  });
+
+  // Merge in that order: the path of the previous stack is kept, and a stack only adds the
+  // nodes past the prefix it shares with it.
+  // At most one node per frame; reserved so that growing never copies a large tree.
+  nodes_.reserve(nodes_.size() + stack_symbols_.size());
+  std::vector<uint32_t> path;  // node per level of the previous stack
+  const uint32_t* previous = nullptr;
+  for (const Stack& stack : stacks_) {
+    const uint32_t* ranks = stack_symbols_.data() + stack.begin;
+    size_t same = 0;
+    while (same < stack.size && same < path.size() && previous[same] == ranks[same]) ++same;
+    path.resize(same);
+    for (size_t i = same; i < stack.size; ++i) {
+      Node node;
+      node.symbol = order[ranks[i]];
+      node.parent = i == 0 ? 0 : path[i - 1];
+      node.depth = static_cast<uint32_t>(i + 1);
+      path.push_back(static_cast<uint32_t>(nodes_.size()));
+      nodes_.push_back(node);
+    }
+    previous = ranks;
+    Node& leaf = path.empty() ? nodes_[0] : nodes_[path.back()];
+    if (stack.baseline) {
+      leaf.baseline_self = SaturatingAdd(leaf.baseline_self, stack.weight);
+      baseline_total_ = SaturatingAdd(baseline_total_, stack.weight);
+      continue;
+    }
+    leaf.self = SaturatingAdd(leaf.self, stack.weight);
+    nodes_[0].total = SaturatingAdd(nodes_[0].total, stack.weight);
+    for (uint32_t n : path) nodes_[n].total = SaturatingAdd(nodes_[n].total, stack.weight);
+  }
+  std::vector<uint32_t>().swap(stack_symbols_);
+  std::vector<Stack>().swap(stacks_);
+
+  // Children grouped by parent with a stable counting sort: nodes were created in preorder,
+  // so each group is already in name order.
+  for (size_t i = 1; i < nodes_.size(); ++i) ++nodes_[nodes_[i].parent].child_count;
+  uint32_t next = 0;
+  for (Node& node : nodes_) {
+    node.first_child = next;
+    next += node.child_count;
+  }
+  children_.assign(nodes_.size() - 1, 0);
+  std::vector<uint32_t> filled(nodes_.size(), 0);
+  for (size_t i = 1; i < nodes_.size(); ++i) {
+    const uint32_t parent = nodes_[i].parent;
+    children_[nodes_[parent].first_child + filled[parent]++] = static_cast<uint32_t>(i);
+  }
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,99 @@
+// The flame graph's model: stacks merged into a tree of (function, kind) nodes. Exposed for
+// tests; the writers are inprof::WriteFlameSvg and inprof::WriteDiffFlameSvg.
+#ifndef INPROF_EXPORTERS_INTERNAL_FLAME_SVG_H_
+#define INPROF_EXPORTERS_INTERNAL_FLAME_SVG_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "inprof/exporters.h"
+
+namespace inprof::internal {
+
+// What a box shows: a function name, clean for XML (no control characters, valid UTF-8), and
+// its kind, which picks the palette. An inlined function and the same function called for real
+// are different boxes, so the graph shows where the compiler inlined.
+struct FlameSymbol {
+  std::string name;
+  std::string escaped;  // `name` escaped for XML text and attributes
+  FrameKind kind = FrameKind::kNative;
+};
+
+// Stacks merged into a tree. Node 0 is the root ("all"). Every node knows its inclusive and
+// self weight in the profile being drawn, and the self weight of a baseline profile (for the
+// differential graph).
+//
+// Built the way flamegraph.pl builds it, minus the strings: stacks are collected as symbol
+// ids, sorted by their names, and merged in that order, so each stack shares its prefix with
+// the one before it and new nodes come out in preorder with their children already in name
+// order. No hash lookup per frame: with big, unsorted profiles a (parent, symbol) table was
+// most of the time, all of it cache misses. Not thread-safe; not async-signal-safe.
+class FlameTree {
+ public:
+  struct Node {
+    uint32_t symbol = 0;
+    uint32_t parent = 0;
+    uint32_t depth = 0;
+    uint32_t first_child = 0;  // index into children() once Finish() has run
+    uint32_t child_count = 0;
+    uint64_t total = 0;  // inclusive weight
+    uint64_t self = 0;
+    uint64_t baseline_self = 0;
+  };
+
+  FlameTree();
+
+  // The id of (name, kind); names are cleaned on first sight.
+  uint32_t InternSymbol(std::string_view name, FrameKind kind);
+  // Adds one root-first stack of symbol ids with `weight` (to the baseline's self weights
+  // when `baseline`). Takes effect in Finish().
+  void AddStack(const uint32_t* symbols, size_t count, uint64_t weight, bool baseline);
+  // Adds every sample of `event` in `profile`; with `lines`, frames with a source location
+  // are named "function (file:line)", so each line is its own box.
+  void AddProfile(const Profile& profile, size_t event, bool baseline, bool lines = false);
+  // Merges the stacks into the tree. Call once, after the last Add*.
+  void Finish();
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<uint32_t>& children() const { return children_; }
+  const FlameSymbol& symbol(uint32_t id) const { return symbols_[id]; }
+  uint64_t baseline_total() const { return baseline_total_; }
+
+ private:
+  struct Stack {
+    size_t begin;  // into stack_symbols_
+    uint32_t size;
+    bool baseline;
+    uint64_t weight;
+  };
+
+  std::vector<FlameSymbol> symbols_;
+  std::unordered_map<std::string, uint32_t> symbol_ids_;  // name + '\0' + kind
+  std::vector<uint32_t> stack_symbols_;                   // every stack, back to back
+  std::vector<Stack> stacks_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> children_;
+  uint64_t baseline_total_ = 0;
+};
+
+// `text` made safe for an XML document: control characters become spaces, bytes that are not
+// valid UTF-8 become U+FFFD. Not async-signal-safe.
+std::string CleanXmlText(std::string_view text);
+// Appends `text` (already clean) with &, <, > and " escaped. Not async-signal-safe.
+void AppendXmlEscaped(std::string& out, std::string_view text);
+
+// The box colour of a symbol: a stable hash of the name picks a shade in the palette of its
+// kind (warm for native code, aqua for inlined functions, grey for the profiler's own frames).
+// Writes "rgb(r,g,b)". Not async-signal-safe.
+void AppendFlameColor(std::string& out, const FlameSymbol& symbol);
+
+// The CSS and JavaScript embedded in every flame graph (flame_svg_script.cpp).
+extern const char kFlameSvgStyle[];
+extern const char kFlameSvgScript[];
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_EXPORTERS_INTERNAL_FLAME_SVG_H_
