@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "addr2line.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -28,6 +29,8 @@ commands:
   top       hottest source lines and hottest functions
   annotate  source files with self %, inclusive % and heat in a gutter
   heat      heat levels per function and line (perf-heatmap `stat` style)
+  addr2line binutils addr2line, faster (same options and output; perf can use it)
+  symbolize addresses of an ELF file to functions, lines and inline chains as JSON
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -112,6 +115,14 @@ bool UseColor() {
 }
 
 int Main(int argc, char** argv) {
+  // Symbolization subcommands have binutils-style options of their own; also run as
+  // `addr2line` through a link of that name (how perf finds it on PATH).
+  const char* self = std::strrchr(argv[0], '/');
+  if (std::strcmp(self != nullptr ? self + 1 : argv[0], "addr2line") == 0) {
+    return Addr2lineMain(argc, argv);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "addr2line") == 0) return Addr2lineMain(argc - 1, argv + 1);
+  if (argc > 1 && std::strcmp(argv[1], "symbolize") == 0) return SymbolizeMain(argc - 1, argv + 1);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return Usage("missing command (top, annotate, heat)");
   const std::string command = args[0];
