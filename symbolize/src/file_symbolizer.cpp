@@ -238,6 +238,32 @@ bool FileSymbolizer::SectionRange(const std::string& name, uint64_t* begin, uint
   return false;
 }
 
+bool FileSymbolizer::SymbolValue(const std::string& name, uint64_t* value) const {
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(impl_->module, &bias);
+  if (elf == nullptr) return false;
+  for (const GElf_Word type : {SHT_SYMTAB, SHT_DYNSYM}) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr_mem;
+      const GElf_Shdr* shdr = gelf_getshdr(scn, &shdr_mem);
+      if (shdr == nullptr || shdr->sh_type != type || shdr->sh_entsize == 0) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      const size_t count = data != nullptr ? shdr->sh_size / shdr->sh_entsize : 0;
+      for (size_t i = 1; i < count; ++i) {  // bfd leaves out the null symbol
+        GElf_Sym sym;
+        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+        const char* symbol_name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+        if (symbol_name != nullptr && name == symbol_name) {
+          *value = sym.st_value + bias;
+          return true;
+        }
+      }
+      return false;  // bfd reads one table: .symtab when there is one
+    }
+  }
+  return false;
+}
+
 bool FileSymbolizer::is_64bit() const { return impl_->is64; }
 
 std::string DemangleSymbol(const std::string& name) {

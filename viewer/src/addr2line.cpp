@@ -209,7 +209,8 @@ int Addr2lineMain(int argc, char** argv) {
   };
   if (optind < argc) {
     for (int i = optind; i < argc; ++i) {
-      Translate(*symbolizer, options, section_begin, section_end, ParseAddress(argv[i]), &out);
+      Translate(*symbolizer, options, section_begin, section_end, ReadAddress(argv[i], *symbolizer),
+                &out);
       if (out.size() > (1 << 16)) emit();
     }
   } else {
@@ -218,7 +219,7 @@ int Addr2lineMain(int argc, char** argv) {
     // Answers go to stdout's buffer as they are made; the reader flushes it before it
     // could block on input.
     while (reader.Next(&chunk)) {
-      Translate(*symbolizer, options, section_begin, section_end, ParseAddress(chunk.c_str()),
+      Translate(*symbolizer, options, section_begin, section_end, ReadAddress(chunk, *symbolizer),
                 &out);
       emit();
     }

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "inprof/symbolize.h"
+
 namespace inprof::viewer {
 
 // `argv[0]` is the command's own name ("addr2line" or "symbolize"). Return the exit code.
@@ -34,9 +36,16 @@ class AddressReader {
   bool eof_ = false;
 };
 
-// strtoul(text, nullptr, 16), as bfd_scan_vma does on 64-bit hosts: optional "0x", leading
-// space and sign accepted, 0 for text that is not a number.
-unsigned long long ParseAddress(const char* text);
+// An address as addr2line 2.40 reads it (bfd_scan_vma): leading white space, an optional
+// "0x"/"0X", hex digits up to the first other character; all ones on overflow, 0 without
+// digits. `*end` is set to the first character not used.
+unsigned long long ParseAddress(const char* text, const char** end = nullptr);
+
+// ParseAddress, then addr2line 2.40's "symbol" and "symbol+offset" input: when something
+// other than the end of the line follows the number, the whole text (without its new line)
+// is looked up as a symbol name, with a "+N" offset (decimal, or hex with "0x"); if there is
+// no such symbol the number stands.
+unsigned long long ReadAddress(const std::string& text, const FileSymbolizer& file);
 
 }  // namespace inprof::viewer
 

@@ -142,7 +142,7 @@ int SymbolizeMain(int argc, char** argv) {
   };
   if (optind < argc) {
     for (int i = optind; i < argc; ++i) {
-      const uint64_t address = ParseAddress(argv[i]);
+      const uint64_t address = ReadAddress(argv[i], *symbolizer);
       AppendLocation(address, symbolizer->Lookup(address), demangle, &out);
       if (out.size() > (1 << 16)) emit();
     }
@@ -151,7 +151,7 @@ int SymbolizeMain(int argc, char** argv) {
     std::string chunk;
     while (reader.Next(&chunk)) {
       if (chunk.find_first_not_of(" \t\r\n") == std::string::npos) continue;  // blank line
-      const uint64_t address = ParseAddress(chunk.c_str());
+      const uint64_t address = ReadAddress(chunk, *symbolizer);
       AppendLocation(address, symbolizer->Lookup(address), demangle, &out);
       emit();
     }

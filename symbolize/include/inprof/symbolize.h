@@ -106,6 +106,10 @@ class FileSymbolizer {
   // relative to a section, `addr2line -j`); false when the file has no such section.
   bool SectionRange(const std::string& name, uint64_t* begin, uint64_t* end) const;
 
+  // The value of the first symbol named `name` in the file's own symbol table (.symtab, else
+  // .dynsym), for "symbol+offset" input as addr2line 2.40 reads it; false when none.
+  bool SymbolValue(const std::string& name, uint64_t* value) const;
+
   // True for 64-bit ELF files (addresses are printed with 16 hex digits, else 8).
   bool is_64bit() const;
 
