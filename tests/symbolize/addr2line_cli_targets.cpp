@@ -1,5 +1,6 @@
 #include "addr2line_cli_targets.h"
 
+#include <gnu/libc-version.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,8 +27,10 @@ std::vector<CliTarget> CliTargets() {
   std::vector<CliTarget> targets;
   targets.push_back({"inline_heavy", INPROF_INLINE_HEAVY_FIXTURE_PATH, "", 97, ""});
 
-  CliTarget libc{"libc", RealPath(ObjectContaining(reinterpret_cast<uint64_t>(&puts)).name), "", 93,
-                 ""};
+  // A libc function that sanitizer runtimes do not intercept (they do puts, malloc, ...).
+  CliTarget libc{"libc",
+                 RealPath(ObjectContaining(reinterpret_cast<uint64_t>(&gnu_get_libc_version)).name),
+                 "", 93, ""};
   const std::string id = BuildId(libc.path);
   const std::string debug =
       id.size() > 2 ? "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"
