@@ -91,10 +91,11 @@ void AppendFrame(const FileFrame& frame, uint32_t discriminator, const Options& 
 
 void Translate(FileSymbolizer& symbolizer, const Options& options, uint64_t section_begin,
                uint64_t section_end, uint64_t pc, std::string* out) {
+  if (!symbolizer.is_64bit()) pc &= 0xffffffffu;  // bfd keeps the file's address width
   if (options.addresses) {
     char text[32];
     std::snprintf(text, sizeof text, symbolizer.is_64bit() ? "0x%016" PRIx64 : "0x%08" PRIx64,
-                  symbolizer.is_64bit() ? pc : (pc & 0xffffffffu));
+                  pc);
     *out += text;
     *out += options.pretty ? ": " : "\n";
   }
