@@ -49,7 +49,9 @@ addresses() {
       srand(1);
       for (i = 0; i < n; i++) {
         x = int(rand() * total);
-        for (j = 0; j < k; j++) { if (x < size[j]) { printf "%.0f\n", addr[j] + x; break } x -= size[j] }
+        for (j = 0; j < k - 1 && x >= size[j]; j++) x -= size[j]
+        if (x >= size[j]) x = size[j] - 1  # rounding at the very end
+        printf "%.0f\n", addr[j] + x
       }
     }')
 }
