@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,65 @@ TEST(Addr2lineCli, RunsUnderTheNameAddr2line) {
   rmdir(dir);
   EXPECT_EQ(status, 0);
   EXPECT_EQ(output, "??\n??:0\n");
+}
+
+}  // namespace
+}  // namespace inprof_test
+
+namespace inprof_test {
+namespace {
+
+// perf 6.1 itself, driving `addr2line` from PATH for `perf script -F +srcline`: with an
+// `addr2line` first on PATH that runs `inprof addr2line` (and logs each start), perf uses it
+// and prints the same source lines as with binutils, except where binutils names the wrong
+// file (class 1 in docs/symbolizer.md). Skipped without perf or perf_event permission.
+TEST(Addr2lineCli, PerfScriptSrclineWithInprofFirstOnPath) {
+  if (!HaveProgram("perf")) GTEST_SKIP() << "perf not installed";
+  char dir_template[] = "/tmp/inprof-perf-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string data = dir + "/perf.data";
+  bool ok = false;
+  int status = -1;
+  RunCommand("perf record -q -N -F 4999 -g -o " + data +
+                 " -- sh -c 'for i in 1 2 3 4 5 6 7 8; do " + INPROF_INLINE_HEAVY_FIXTURE_PATH +
+                 "; done' >/dev/null 2>&1",
+             &ok, &status);
+  if (!ok || status != 0) {
+    RunCommand("rm -rf " + dir, &ok);
+    GTEST_SKIP() << "perf record is not permitted here";
+  }
+  // A wrapper named addr2line that records that perf ran it, then becomes inprof.
+  const std::string bin = dir + "/bin";
+  const std::string wrapper = bin + "/addr2line";
+  RunCommand("mkdir -p " + bin + " && printf '#!/bin/sh\\necho run >> " + dir + "/runs\\nexec " +
+                 InprofPath() + " addr2line \"$@\"\\n' > " + wrapper + " && chmod +x " + wrapper,
+             &ok);
+  const std::string script = "perf script -F ip,sym,srcline -i " + data + " 2>/dev/null";
+  const std::string reference = RunCommand(script, &ok);
+  const std::string ours = RunCommand("PATH=" + bin + ":$PATH " + script, &ok, &status);
+  const std::string runs = RunCommand("cat " + dir + "/runs 2>/dev/null", &ok);
+  RunCommand("rm -rf " + dir, &ok);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(runs.find("run"), std::string::npos) << "perf did not run the addr2line on PATH";
+
+  std::istringstream a(reference);
+  std::istringstream b(ours);
+  std::string x;
+  std::string y;
+  size_t lines = 0;
+  size_t same = 0;
+  size_t srclines = 0;
+  while (std::getline(a, x)) {
+    ASSERT_TRUE(std::getline(b, y)) << "inprof's run printed fewer lines";
+    ++lines;
+    if (x == y) ++same;
+    if (y.find(".cpp:") != std::string::npos || y.find(".h:") != std::string::npos) ++srclines;
+  }
+  EXPECT_FALSE(std::getline(b, y)) << "inprof's run printed more lines";
+  ASSERT_GT(lines, 20u);
+  EXPECT_GT(srclines, 5u) << ours;
+  EXPECT_GE(same * 100, lines * 95) << same << " of " << lines << " lines identical";
 }
 
 }  // namespace
