@@ -95,6 +95,11 @@ int OpenVdsoImage(const std::vector<char>& image) {
 
 }  // namespace
 
+Dwfl* BeginOfflineDwfl() {
+  elf_version(EV_CURRENT);
+  return dwfl_begin(&kOfflineCallbacks);
+}
+
 DwflSession::DwflSession() {
   elf_version(EV_CURRENT);
   dwfl_ = dwfl_begin(&kOfflineCallbacks);

@@ -14,11 +14,12 @@ constexpr int kMaxDepth = 64;
 // DW_AT_specification) linkage name, so C++ names demangle to full signatures as perf shows
 // them; DW_AT_name for C and for functions without one (main, extern "C").
 // Damaged string sections yield empty names: treated as no name.
-const char* FunctionName(Dwarf_Die* die) {
+const char* FunctionName(Dwarf_Die* die, bool* linkage) {
   const auto usable = [](const char* name) { return name != nullptr && name[0] != '\0'; };
   Dwarf_Attribute attr;
   const char* name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
   if (!usable(name)) name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+  *linkage = usable(name);
   if (!usable(name)) name = dwarf_diename(die);
   return usable(name) ? name : nullptr;
 }
@@ -33,6 +34,33 @@ uint32_t UdataAttr(Dwarf_Die* die, unsigned int name) {
 const char* CompDir(Dwarf_Die* cu) {
   Dwarf_Attribute attr;
   return cu != nullptr ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : nullptr;
+}
+
+// Languages whose DW_AT_name is the symbol name (binutils' non_mangled()).
+bool UnmangledLanguage(Dwarf_Die* cu) {
+  switch (dwarf_srclang(cu)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_Ada83:
+    case DW_LANG_Cobol74:
+    case DW_LANG_Cobol85:
+    case DW_LANG_Fortran77:
+    case DW_LANG_Pascal83:
+    case DW_LANG_C99:
+    case DW_LANG_Ada95:
+    case DW_LANG_PLI:
+    case DW_LANG_UPC:
+    case DW_LANG_C11:
+    case DW_LANG_Mips_Assembler:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uint32_t Discriminator(Dwarf_Line* line) {
+  unsigned int value = 0;
+  return line != nullptr && dwarf_linediscriminator(line, &value) == 0 ? value : 0;
 }
 
 bool IsFunction(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_entry_point; }
@@ -111,14 +139,20 @@ const InlineResolver::RangeIndex& InlineResolver::IndexFor(Dwarf_Die* cudie) {
   return cu_index_.emplace(cudie->addr, std::move(index)).first->second;
 }
 
-bool InlineResolver::Find(const RangeIndex& index, Dwarf_Addr pc, Dwarf_Die* out) {
+bool InlineResolver::Find(const RangeIndex& index, Dwarf_Addr pc, Overlap overlap, Dwarf_Die* out) {
   auto it = std::upper_bound(index.begin(), index.end(), pc,
                              [](Dwarf_Addr a, const DieRange& r) { return a < r.low; });
   const DieRange* best = nullptr;
+  const auto better = [overlap](const DieRange& a, const DieRange& b) {
+    if (overlap == Overlap::kFirstDie) return a.order < b.order;
+    const Dwarf_Addr a_size = a.high - a.low;
+    const Dwarf_Addr b_size = b.high - b.low;
+    return a_size != b_size ? a_size < b_size : a.order > b.order;
+  };
   while (it != index.begin()) {
     --it;
     if (it->max_high <= pc) break;  // nothing at or before this entry reaches pc
-    if (pc < it->high && (best == nullptr || it->order < best->order)) best = &*it;
+    if (pc < it->high && (best == nullptr || better(*it, *best))) best = &*it;
   }
   if (best == nullptr) return false;
   *out = best->die;
@@ -147,7 +181,8 @@ Dwarf_Die* InlineResolver::FindCuWithoutAranges(uint64_t address, Dwarf_Addr* bi
       Finish(&cus_);
     }
   }
-  if (aranges_ != Aranges::kMissing || !Find(cus_, address - dwarf_bias_, &fallback_cu_)) {
+  if (aranges_ != Aranges::kMissing ||
+      !Find(cus_, address - dwarf_bias_, Overlap::kFirstDie, &fallback_cu_)) {
     return nullptr;
   }
   *bias = dwarf_bias_;
@@ -206,7 +241,7 @@ void InlineResolver::Describe(ScopeTree::Node* node, Dwarf_Die* cudie) {
   if (node->described) return;
   node->described = true;
   if (node->tag != DW_TAG_inlined_subroutine && !IsFunction(node->tag)) return;
-  node->name = FunctionName(&node->die);
+  node->name = FunctionName(&node->die, &node->linkage_name);
   if (node->tag != DW_TAG_inlined_subroutine) return;
   Dwarf_Files* files = nullptr;
   size_t nfiles = 0;
@@ -221,6 +256,11 @@ void InlineResolver::Describe(ScopeTree::Node* node, Dwarf_Die* cudie) {
   node->call_column = UdataAttr(&node->die, DW_AT_call_column);
 }
 
+uint64_t InlineResolver::EntryOf(const ScopeTree& tree, const ScopeTree::Node& node,
+                                 Dwarf_Addr bias) {
+  return node.range_count > 0 ? tree.ranges[node.first_range].first + bias : 0;
+}
+
 bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) {
   if (module_ == nullptr) return false;
   Dwarf_Addr bias = 0;
@@ -233,6 +273,7 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
   // `_start`) the CU does not really cover pc and its line table would give a bogus line.
   if (dwarf_haspc(cudie, pc) <= 0) return false;
   const char* comp_dir = CompDir(cudie);
+  const bool unmangled = UnmangledLanguage(cudie);
 
   DwarfFrame current;
   if (via_aranges) {
@@ -246,6 +287,8 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
         current.comp_dir = CompDir(dwfl_linecu(line));
         current.line = lineno > 0 ? static_cast<uint32_t>(lineno) : 0;
         current.column = column > 0 ? static_cast<uint32_t>(column) : 0;
+        Dwarf_Addr line_bias = 0;
+        current.discriminator = Discriminator(dwfl_dwarf_line(line, &line_bias));
       }
     }
   } else if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc)) {
@@ -261,6 +304,7 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
       if (dwarf_linecol(line, &column) == 0 && column > 0) {
         current.column = static_cast<uint32_t>(column);
       }
+      current.discriminator = Discriminator(line);
     }
   }
 
@@ -269,7 +313,7 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
   chain_.clear();
   ScopeTree* tree = nullptr;
   Dwarf_Die function;
-  if (Find(IndexFor(cudie), pc, &function)) {
+  if (Find(IndexFor(cudie), pc, overlap_, &function)) {
     tree = &TreeFor(function);
     uint32_t node = 0;
     chain_.push_back(node);
@@ -298,6 +342,10 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
     if (IsFunction(node.tag)) {
       Describe(&node, cudie);
       current.function = node.name;
+      current.linkage_name = node.linkage_name;
+      current.unmangled_language = unmangled;
+      current.entry = EntryOf(*tree, node, bias);
+      current.scope = node.die.addr;
       current.inlined = false;
       frames->push_back(current);
       found_function = true;
@@ -306,6 +354,10 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
     if (node.tag != DW_TAG_inlined_subroutine) continue;
     Describe(&node, cudie);
     current.function = node.name;
+    current.linkage_name = node.linkage_name;
+    current.unmangled_language = unmangled;
+    current.entry = EntryOf(*tree, node, bias);
+    current.scope = node.die.addr;
     current.inlined = true;
     frames->push_back(current);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "progress.h"
+#include "addr2line.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -36,6 +37,8 @@ commands:
   diff      what got hotter or colder between two profiles
   convert   a profile in another format (folded, perf.log, annotation JSON)
   flame     interactive flame graph (SVG) from stacks (folded, perf.log, perf script)
+  addr2line binutils addr2line, faster (same options and output; perf can use it)
+  symbolize addresses of an ELF file to functions, lines and inline chains as JSON
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -216,6 +219,14 @@ bool UseColor() {
 }
 
 int Main(int argc, char** argv) {
+  // Symbolization subcommands have binutils-style options of their own; also run as
+  // `addr2line` through a link of that name (how perf finds it on PATH).
+  const char* self = std::strrchr(argv[0], '/');
+  if (std::strcmp(self != nullptr ? self + 1 : argv[0], "addr2line") == 0) {
+    return Addr2lineMain(argc, argv);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "addr2line") == 0) return Addr2lineMain(argc - 1, argv + 1);
+  if (argc > 1 && std::strcmp(argv[1], "symbolize") == 0) return SymbolizeMain(argc - 1, argv + 1);
   std::vector<std::string> args(argv + 1, argv + argc);
   constexpr const char* kCommands = "top, annotate, heat, callers, callees, diff, convert, flame";
   if (args.empty()) return Usage(std::string("missing command (") + kCommands + ")");

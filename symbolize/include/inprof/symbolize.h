@@ -60,6 +60,70 @@ class Symbolizer {
   std::unique_ptr<Impl> impl_;
 };
 
+// One frame of an address in an ELF file, named the way binutils' addr2line names it, so
+// that tools built on FileSymbolizer can print exactly what addr2line prints.
+struct FileFrame {
+  std::string function;   // raw (mangled) name; empty when unknown ("??")
+  std::string file;       // as DWARF gives it, joined with its directory; not canonicalised
+  bool has_file = false;  // false: unknown ("??"); true with an empty `file` is possible
+  uint32_t line = 0;      // 0 when unknown
+  uint32_t column = 0;    // 0 when unknown
+  uint32_t discriminator = 0;
+  bool inlined = false;  // true for every frame of the chain except the outermost one
+};
+
+struct FileLocation {
+  // False when no allocated section holds the address, or neither DWARF nor a function
+  // symbol covers it (addr2line prints "??:0"). `frames` is then empty.
+  bool found = false;
+  std::vector<FileFrame> frames;  // innermost first
+};
+
+// Symbolizes addresses of one ELF file on disk (an executable, shared library or separate
+// debug file's main file), as `addr2line -e FILE` does: addresses are the file's own
+// link-time virtual addresses (what objdump, nm and perf's dso offsets show). Separate debug
+// info is found locally through the build-id and .gnu_debuglink (/usr/lib/debug), never
+// through debuginfod. DWARF 2-5 and compressed sections are read through libdw.
+//
+// Indexes are built lazily and kept: a sorted function-symbol table per file, and per
+// compile unit, on its first lookup, its functions by address range and each function's
+// inline scopes; lookups after that are binary searches. Results are cached per address.
+//
+// Thread-safety: not thread-safe; one instance per thread. Not async-signal-safe.
+class FileSymbolizer {
+ public:
+  // Opens `path`. On failure returns nullptr and sets `*error` to a message that names
+  // the file ("'x': No such file", "'x': not an ELF file").
+  static std::unique_ptr<FileSymbolizer> Open(const std::string& path, std::string* error);
+  ~FileSymbolizer();
+  FileSymbolizer(const FileSymbolizer&) = delete;
+  FileSymbolizer& operator=(const FileSymbolizer&) = delete;
+
+  // The frames for `address`. The reference stays valid until the next call.
+  const FileLocation& Lookup(uint64_t address);
+
+  // The address range [*begin, *end) of the allocated section `name` (for addresses given
+  // relative to a section, `addr2line -j`); false when the file has no such section.
+  bool SectionRange(const std::string& name, uint64_t* begin, uint64_t* end) const;
+
+  // The value of the first symbol named `name` in the file's own symbol table (.symtab, else
+  // .dynsym), for "symbol+offset" input as addr2line 2.40 reads it; false when none.
+  bool SymbolValue(const std::string& name, uint64_t* value) const;
+
+  // True for 64-bit ELF files (addresses are printed with 16 hex digits, else 8).
+  bool is_64bit() const;
+
+ private:
+  struct Impl;
+  explicit FileSymbolizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Demangles a C++ symbol as `addr2line -C` and `nm -C` print it ("_Z1fi" -> "f(int)",
+// "_Z1fv.cold" -> "f() [clone .cold]"; a "@VERSION" suffix is kept). Anything that is not a
+// mangled name comes back unchanged. Not async-signal-safe.
+std::string DemangleSymbol(const std::string& name);
+
 }  // namespace inprof
 
 #endif  // INPROF_SYMBOLIZE_H_

@@ -35,6 +35,10 @@ class DwflSession {
   bool map_files_usable_ = true;
 };
 
+// A Dwfl for ELF files on disk, with the same local-only debug info lookup as DwflSession;
+// nullptr on failure. The caller owns it (dwfl_end). Not async-signal-safe.
+Dwfl* BeginOfflineDwfl();
+
 // The find_debuginfo callback used when DEBUGINFOD_URLS is set: build-id directories, then
 // .gnu_debuglink next to the file, in its .debug/ and under /usr/lib/debug — never the
 // network. Exposed for tests.

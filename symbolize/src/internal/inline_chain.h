@@ -27,13 +27,25 @@ struct DwarfFrame {
   const char* comp_dir = nullptr;  // DW_AT_comp_dir of the CU, for relative `file`
   uint32_t line = 0;
   uint32_t column = 0;
+  uint32_t discriminator = 0;  // the line table row's; the innermost frame only
   bool inlined = false;
+  bool linkage_name = false;        // `function` is a (mangled) linkage name, not DW_AT_name
+  bool unmangled_language = false;  // the CU's language does not mangle names (C, asm, ...)
+  uint64_t entry = 0;               // absolute start of the scope's first address range; 0 if none
+  const void* scope = nullptr;      // identifies the function or inlined instance (its DIE)
 };
 
 // Resolves addresses of one module. Not thread-safe; not async-signal-safe.
 class InlineResolver {
  public:
-  explicit InlineResolver(Dwfl_Module* module) : module_(module) {}
+  // Which function DIE an address belongs to when several contain it (assembler aliases:
+  // GNU as emits one DW_TAG_subprogram per symbol, memcpy and memmove with one range).
+  enum class Overlap {
+    kFirstDie,          // libdw's dwarf_getscopes, eu-addr2line
+    kSmallestThenLast,  // binutils' bfd and llvm-symbolizer
+  };
+  explicit InlineResolver(Dwfl_Module* module, Overlap overlap = Overlap::kFirstDie)
+      : module_(module), overlap_(overlap) {}
 
   // Appends the frames for `address` (absolute), innermost first: the innermost frame gets
   // the line table's file:line:column, each DW_TAG_inlined_subroutine contributes a frame
@@ -64,6 +76,7 @@ class InlineResolver {
       uint32_t first_child, child_count;  // into children
       bool described = false;             // the fields below are filled in
       const char* name = nullptr;
+      bool linkage_name = false;
       const char* call_file = nullptr;
       uint32_t call_line = 0;
       uint32_t call_column = 0;
@@ -76,14 +89,16 @@ class InlineResolver {
   const RangeIndex& IndexFor(Dwarf_Die* cudie);
   static void Collect(Dwarf_Die* parent, int depth, RangeIndex* index);
   static void Finish(RangeIndex* index);
-  static bool Find(const RangeIndex& index, Dwarf_Addr pc, Dwarf_Die* out);
+  static bool Find(const RangeIndex& index, Dwarf_Addr pc, Overlap overlap, Dwarf_Die* out);
   Dwarf_Die* FindCuWithoutAranges(uint64_t address, Dwarf_Addr* bias);
   ScopeTree& TreeFor(const Dwarf_Die& function);
   static uint32_t AddNode(ScopeTree* tree, Dwarf_Die die, int tag);
   static void Expand(ScopeTree* tree, uint32_t node, int depth);
   void Describe(ScopeTree::Node* node, Dwarf_Die* cudie);
+  static uint64_t EntryOf(const ScopeTree& tree, const ScopeTree::Node& node, Dwarf_Addr bias);
 
   Dwfl_Module* module_;
+  Overlap overlap_;
   // libdwfl 0.188 finds CUs only through .debug_aranges, which clang does not emit by
   // default (-gdwarf-aranges): for such modules we index the CUs' own address ranges.
   enum class Aranges { kUnknown, kPresent, kMissing } aranges_ = Aranges::kUnknown;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# `inprof addr2line -i -f` against binutils addr2line and llvm-symbolizer-14: the time to
+# resolve N random code addresses, with inline expansion, in one process each (as perf
+# drives them), on a large generated C++ binary full of templates and inlining (-O2 -g)
+# and on libc with Debian's libc6-dbg. Prints wall and CPU seconds and ratios to inprof.
+#   bench/symbolize_vs.sh [BUILD_DIR] [ADDRESSES] [UNITS] [FUNCTIONS_PER_UNIT]
+# The generated binary is kept in BUILD_DIR/bench-symbolize/ between runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+count=${2:-100000}
+units=${3:-8}
+functions=${4:-150}
+inprof="$build/viewer/inprof"
+gen="$build/tests/symbolize/inprof_gen_inline_heavy"
+[ -x "$inprof" ] && [ -x "$gen" ] || {
+  echo "symbolize_vs.sh: build first (cmake --build $build --target inprof_viewer inprof_gen_inline_heavy)" >&2
+  exit 1
+}
+for tool in addr2line llvm-symbolizer-14; do
+  command -v $tool >/dev/null || { echo "symbolize_vs.sh: $tool not found (scripts/install-deps)" >&2; exit 1; }
+done
+
+work="$build/bench-symbolize"
+big="$work/inline_heavy_${units}x${functions}"
+mkdir -p "$work"
+if [ ! -x "$big" ]; then
+  echo "generating $big ($units units x $functions functions, -O2 -g) ..." >&2
+  for ((u = 0; u < units; u++)); do "$gen" "$work/u$u.cpp" "$u" "$functions"; done
+  "$gen" "$work/main.cpp" "$units" main
+  ls "$work"/u*.cpp "$work/main.cpp" | xargs -P2 -I{} g++ -O2 -g -c {} -o {}.o
+  g++ -o "$big" "$work"/*.cpp.o
+  rm -f "$work"/*.cpp.o
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# N addresses drawn uniformly over the executable sections (fixed seed).
+addresses() {
+  local sections
+  sections=$(LC_ALL=C readelf -SW "$1" | sed 's/\[ */[/' |
+    while read -r _ _ _ addr _ size _ flags _; do
+      if [[ $flags == *X* ]]; then echo "$((16#$addr)) $((16#$size))"; fi
+    done)
+  # shellcheck disable=SC2046
+  printf '0x%x\n' $(echo "$sections" | awk -v n="$count" '
+    { addr[k] = $1; size[k] = $2; total += $2; k++ }
+    END {
+      srand(1);
+      for (i = 0; i < n; i++) {
+        x = int(rand() * total);
+        for (j = 0; j < k - 1 && x >= size[j]; j++) x -= size[j]
+        if (x >= size[j]) x = size[j] - 1  # rounding at the very end
+        printf "%.0f\n", addr[j] + x
+      }
+    }')
+}
+
+# Prints "wall cpu" seconds of one run (cpu = user + system).
+timed() {
+  local out=$1; shift
+  local TIMEFORMAT='%R %U %S'
+  { time "$@" < "$tmp/addresses" > "$out" 2>/dev/null; } 2> "$tmp/usage"
+  awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$tmp/usage"
+}
+
+bench() {
+  local name=$1 file=$2
+  addresses "$file" > "$tmp/addresses"
+  local size debug
+  size=$(du -m "$file" | cut -f1)
+  printf '\n%s: %s (%s MB), %s addresses, -i -f\n' "$name" "$file" "$size" "$(wc -l < "$tmp/addresses")"
+  printf '  %-28s %10s %10s %12s\n' tool "wall s" "cpu s" "cpu ratio"
+  read -r iw ic < <(timed "$tmp/inprof.out" "$inprof" addr2line -e "$file" -i -f)
+  printf '  %-28s %10s %10s %12s\n' "inprof addr2line" "$iw" "$ic" "1.0"
+  read -r lw lc < <(timed "$tmp/llvm.out" llvm-symbolizer-14 --obj="$file" --inlines --functions=linkage --output-style=GNU)
+  printf '  %-28s %10s %10s %12s\n' "llvm-symbolizer-14" "$lw" "$lc" "$(awk -v a=$lc -v b=$ic 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }')"
+  read -r bw bc < <(timed "$tmp/binutils.out" addr2line -e "$file" -i -f)
+  printf '  %-28s %10s %10s %12s\n' "binutils addr2line $(addr2line --version | head -1 | awk '{print $NF}')" "$bw" "$bc" "$(awk -v a=$bc -v b=$ic 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }')"
+  # Sanity: same number of answers (lines) as binutils, identical on most of them.
+  local same total
+  same=$(paste "$tmp/inprof.out" "$tmp/binutils.out" | awk -F'\t' '$1 == $2' | wc -l)
+  total=$(wc -l < "$tmp/binutils.out")
+  printf '  output lines identical to binutils: %s of %s\n' "$same" "$total"
+}
+
+bench "generated C++" "$big"
+libc=$(ldd "$inprof" | awk '/libc.so.6/ { print $3 }')
+libc=$(readlink -f "$libc")
+id=$(LC_ALL=C readelf -n "$libc" | awk '/Build ID/ { print $3 }')
+if [ -n "$id" ] && [ -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; then
+  bench "libc + libc6-dbg" "$libc"
+else
+  echo "(libc skipped: no /usr/lib/debug/.build-id file; apt-get install libc6-dbg)"
+fi

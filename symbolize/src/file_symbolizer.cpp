@@ -1,0 +1,281 @@
+// FileSymbolizer: one ELF file on disk, resolved the way binutils' addr2line resolves it.
+//
+// The data comes from the same indexes as the process Symbolizer (InlineResolver for DWARF,
+// a sorted symbol table for the rest); what is specific here is naming. binutils names the
+// innermost function by its DWARF linkage name when it has one, or by DW_AT_name in
+// languages that do not mangle (C, assembler). Otherwise (extern "C" functions and main in
+// C++, C++ functions with internal linkage) the first lookup in a function prints the
+// closest ELF function symbol, and bfd then settles on that symbol's name if the symbol
+// starts where the function does, else on DW_AT_name, for later lookups and for naming it
+// as the caller of inlined code (dwarf2.c, _bfd_dwarf2_find_nearest_line). We keep the
+// same per-function memory, so a stream of addresses prints what addr2line prints.
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "inprof/symbolize.h"
+#include "internal/demangle.h"
+#include "internal/dwfl_session.h"
+#include "internal/function_symbols.h"
+#include "internal/inline_chain.h"
+
+namespace inprof {
+
+using internal::DwarfFrame;
+
+namespace {
+
+struct Section {
+  std::string name;
+  uint64_t begin;
+  uint64_t end;  // exclusive
+};
+
+// A file name from DWARF as binutils prints it: libdw has already joined it with its
+// include directory; a directory that was itself relative is relative to the CU's
+// DW_AT_comp_dir. No normalisation, no symlink resolution.
+std::string DwarfPath(const char* file, const char* comp_dir) {
+  if (file == nullptr) return {};
+  if (file[0] == '/' || comp_dir == nullptr || comp_dir[0] == '\0') return file;
+  std::string path(comp_dir);
+  path += '/';
+  path += file;
+  return path;
+}
+
+}  // namespace
+
+struct FileSymbolizer::Impl {
+  ~Impl() {
+    if (dwfl != nullptr) dwfl_end(dwfl);
+  }
+
+  const Section* FindSection(uint64_t address) const;
+  const char* InnermostName(const DwarfFrame& frame, uint64_t address, const char** file);
+  void Resolve(uint64_t address, FileLocation* out);
+
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;
+  std::unique_ptr<internal::InlineResolver> resolver;
+  bool symbols_built = false;
+  internal::FunctionSymbols symbols;
+  std::vector<Section> sections;  // allocated sections, sorted by begin
+  bool is64 = true;
+  // Name bfd settled on for a function without a linkage name (see the file comment).
+  std::unordered_map<const void*, const char*> settled_names;
+  struct CacheEntry {
+    FileLocation location;
+    // Set when the innermost name was the symbol bfd only prints on a function's first
+    // lookup: later lookups of the address print the settled name.
+    const void* first_lookup_scope = nullptr;
+  };
+  std::unordered_map<uint64_t, CacheEntry> cache;
+  const void* first_lookup_scope = nullptr;  // set by InnermostName
+  std::vector<DwarfFrame> scratch;
+};
+
+const Section* FileSymbolizer::Impl::FindSection(uint64_t address) const {
+  auto it = std::upper_bound(sections.begin(), sections.end(), address,
+                             [](uint64_t a, const Section& s) { return a < s.begin; });
+  if (it == sections.begin()) return nullptr;
+  --it;
+  return address < it->end ? &*it : nullptr;
+}
+
+const char* FileSymbolizer::Impl::InnermostName(const DwarfFrame& frame, uint64_t address,
+                                                const char** file) {
+  // In languages without mangling bfd takes DW_AT_name for the symbol name.
+  if (frame.function != nullptr && (frame.linkage_name || frame.unmangled_language)) {
+    return frame.function;
+  }
+  if (frame.function != nullptr) {
+    auto settled = settled_names.find(frame.scope);
+    if (settled != settled_names.end()) return settled->second;
+  }
+  if (!symbols_built) {
+    symbols_built = true;
+    symbols.Build(module);
+  }
+  internal::FunctionSymbols::Match match;
+  const bool found = symbols.Find(address, &match);
+  if (found && *file == nullptr) *file = match.file;
+  if (frame.function == nullptr) return found ? match.name : nullptr;
+  const char* settled = found && match.address == frame.entry ? match.name : frame.function;
+  settled_names.emplace(frame.scope, settled);
+  if (found && settled != match.name) first_lookup_scope = frame.scope;
+  return found ? match.name : frame.function;
+}
+
+void FileSymbolizer::Impl::Resolve(uint64_t address, FileLocation* out) {
+  out->found = false;
+  out->frames.clear();
+  if (FindSection(address) == nullptr) return;
+  scratch.clear();
+  if (resolver->Resolve(address, &scratch)) {
+    out->found = true;
+    out->frames.reserve(scratch.size());
+    for (size_t i = 0; i < scratch.size(); ++i) {
+      const DwarfFrame& raw = scratch[i];
+      FileFrame& frame = out->frames.emplace_back();
+      const char* symbol_file = raw.file;
+      const char* name = raw.function;
+      if (i == 0) {
+        name = InnermostName(raw, address, &symbol_file);
+      } else if (name != nullptr && !raw.linkage_name) {
+        auto settled = settled_names.find(raw.scope);
+        if (settled != settled_names.end()) name = settled->second;
+      }
+      if (name != nullptr) frame.function = name;
+      frame.has_file = raw.file != nullptr || symbol_file != nullptr;
+      if (raw.file != nullptr) {
+        frame.file = DwarfPath(raw.file, raw.comp_dir);
+      } else if (symbol_file != nullptr) {
+        frame.file = symbol_file;
+      }
+      frame.line = raw.line;
+      frame.column = raw.column;
+      frame.discriminator = raw.discriminator;
+      frame.inlined = raw.inlined;
+    }
+    return;
+  }
+  if (!symbols_built) {
+    symbols_built = true;
+    symbols.Build(module);
+  }
+  internal::FunctionSymbols::Match match;
+  if (!symbols.Find(address, &match)) return;
+  out->found = true;
+  FileFrame& frame = out->frames.emplace_back();
+  frame.function = match.name;
+  frame.has_file = match.file != nullptr;
+  if (match.file != nullptr) frame.file = match.file;
+}
+
+FileSymbolizer::FileSymbolizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FileSymbolizer::~FileSymbolizer() = default;
+
+std::unique_ptr<FileSymbolizer> FileSymbolizer::Open(const std::string& path, std::string* error) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = "'" + path + "': " + (errno == ENOENT ? "No such file" : std::strerror(errno));
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->dwfl = internal::BeginOfflineDwfl();
+  if (impl->dwfl == nullptr) {
+    close(fd);
+    *error = "'" + path + "': " + dwfl_errmsg(-1);
+    return nullptr;
+  }
+  // Bias 0 with add_p_vaddr: addresses are the file's own virtual addresses, for
+  // executables and shared libraries alike.
+  dwfl_report_begin(impl->dwfl);
+  impl->module = dwfl_report_elf(impl->dwfl, path.c_str(), path.c_str(), fd, 0,
+                                 /*add_p_vaddr=*/true);
+  dwfl_report_end(impl->dwfl, nullptr, nullptr);
+  if (impl->module == nullptr) {
+    close(fd);
+    *error = "'" + path + "': file format not recognized";
+    return nullptr;
+  }
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(impl->module, &bias);
+  if (elf == nullptr) {
+    *error = "'" + path + "': file format not recognized";
+    return nullptr;
+  }
+  impl->is64 = gelf_getclass(elf) == ELFCLASS64;
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr_mem;
+      const GElf_Shdr* shdr = gelf_getshdr(scn, &shdr_mem);
+      if (shdr == nullptr || (shdr->sh_flags & SHF_ALLOC) == 0 || shdr->sh_size == 0) continue;
+      const char* name = elf_strptr(elf, shstrndx, shdr->sh_name);
+      impl->sections.push_back({name != nullptr ? name : "", shdr->sh_addr + bias,
+                                shdr->sh_addr + bias + shdr->sh_size});
+    }
+  }
+  std::sort(impl->sections.begin(), impl->sections.end(),
+            [](const Section& a, const Section& b) { return a.begin < b.begin; });
+  impl->resolver = std::make_unique<internal::InlineResolver>(
+      impl->module, internal::InlineResolver::Overlap::kSmallestThenLast);
+  return std::unique_ptr<FileSymbolizer>(new FileSymbolizer(std::move(impl)));
+}
+
+const FileLocation& FileSymbolizer::Lookup(uint64_t address) {
+  auto [it, inserted] = impl_->cache.try_emplace(address);
+  Impl::CacheEntry& entry = it->second;
+  if (inserted) {
+    impl_->first_lookup_scope = nullptr;
+    impl_->Resolve(address, &entry.location);
+    entry.first_lookup_scope = impl_->first_lookup_scope;
+  } else if (entry.first_lookup_scope != nullptr) {
+    entry.location.frames.front().function = impl_->settled_names[entry.first_lookup_scope];
+    entry.first_lookup_scope = nullptr;
+  }
+  return entry.location;
+}
+
+bool FileSymbolizer::SectionRange(const std::string& name, uint64_t* begin, uint64_t* end) const {
+  for (const Section& section : impl_->sections) {
+    if (section.name == name) {
+      *begin = section.begin;
+      *end = section.end;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool FileSymbolizer::SymbolValue(const std::string& name, uint64_t* value) const {
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(impl_->module, &bias);
+  if (elf == nullptr) return false;
+  for (const GElf_Word type : {SHT_SYMTAB, SHT_DYNSYM}) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr_mem;
+      const GElf_Shdr* shdr = gelf_getshdr(scn, &shdr_mem);
+      if (shdr == nullptr || shdr->sh_type != type || shdr->sh_entsize == 0) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      const size_t count = data != nullptr ? shdr->sh_size / shdr->sh_entsize : 0;
+      for (size_t i = 1; i < count; ++i) {  // bfd leaves out the null symbol
+        GElf_Sym sym;
+        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+        const char* symbol_name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+        if (symbol_name != nullptr && name == symbol_name) {
+          *value = sym.st_value + bias;
+          return true;
+        }
+      }
+      return false;  // bfd reads one table: .symtab when there is one
+    }
+  }
+  return false;
+}
+
+bool FileSymbolizer::is_64bit() const { return impl_->is64; }
+
+std::string DemangleSymbol(const std::string& name) {
+  // Like bfd_demangle: the version suffix is set aside, the rest demangled, the suffix put
+  // back; "_Z" names only (cplus_demangle's v3 scheme).
+  const size_t at = name.find('@');
+  const std::string base = at != std::string::npos && at != 0 ? name.substr(0, at) : name;
+  if (base.size() < 3 || base[0] != '_' || base[1] != 'Z') return name;
+  std::string out = internal::DemangleString(base.c_str());
+  if (out == base) return name;
+  if (at != std::string::npos && at != 0) out += name.substr(at);
+  return out;
+}
+
+}  // namespace inprof
