@@ -388,9 +388,9 @@ TEST(FpWalkTest, StripsPointerAuthenticationFromReturnAddresses) {
 // An application's own signal handler, interrupted by a profiling signal: the walk must go
 // through the kernel's signal frame back to the code the application's signal interrupted.
 struct SignalCapture {
-  ucontext_t interrupted;     // what the kernel saved when SIGUSR1 arrived
-  uintptr_t trampoline;       // the handler's return address: the sigreturn trampoline
-  uintptr_t victim_return;    // return address of victim() into the test body
+  ucontext_t interrupted;   // what the kernel saved when SIGUSR1 arrived
+  uintptr_t trampoline;     // the handler's return address: the sigreturn trampoline
+  uintptr_t victim_return;  // return address of victim() into the test body
   StackBounds bounds;
   uintptr_t frames[64];
   WalkResult result;

@@ -122,9 +122,9 @@ std::map<std::string, double> LeafShares(const std::string& folded, int64_t* hot
 // Cross builds run these tests under qemu-user (see docs/aarch64.md). Tests that cannot
 // run there, or that only repeat architecture-independent statistics at a high price in
 // emulated CPU time, are skipped with the reason.
-#define SKIP_UNDER_EMULATOR(why)                                                      \
-  if (!EmulatorPrefix().empty()) {                                                   \
-    GTEST_SKIP() << "under qemu-user: " << (why);                                    \
+#define SKIP_UNDER_EMULATOR(why)                  \
+  if (!EmulatorPrefix().empty()) {                \
+    GTEST_SKIP() << "under qemu-user: " << (why); \
   }
 constexpr const char* kNoPerfUnderQemu =
     "perf_event_open is ENOSYS (the timer fallback is tested by the Auto* tests)";

@@ -253,7 +253,8 @@ TEST(SymbolizerDifferential, MatchesEuAddr2lineOnThisExecutable) {
   if (!HaveEuAddr2line()) GTEST_SKIP() << "eu-addr2line (elfutils) is not installed";
   const LoaderObject main_program = MainProgram();
   ASSERT_TRUE(main_program.found);
-  std::vector<uint64_t> addresses = SpreadOver(main_program.exec_ranges, Scaled(PerCodeDensity(64)), 20240601);
+  std::vector<uint64_t> addresses =
+      SpreadOver(main_program.exec_ranges, Scaled(PerCodeDensity(64)), 20240601);
   // Known inline chains, so chains are compared even if the spread misses them.
   addresses.push_back(known::InlineCall().inner.pc - 1);
   addresses.push_back(known::InlineCallTwoLevels().inner.pc - 1);

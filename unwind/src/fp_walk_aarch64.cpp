@@ -99,8 +99,8 @@ __attribute__((no_sanitize("address"))) uintptr_t LeafReturn(uintptr_t pc, uintp
 // Not recognised (the walk goes on as before) when the frame carries extra context past the
 // ucontext (SVE vectors longer than 512 bits, SME state). Async-signal-safe.
 __attribute__((no_sanitize("address"))) const ucontext_t* SignalContextAt(uintptr_t record,
-                                                                         uintptr_t lo,
-                                                                         uintptr_t hi) {
+                                                                          uintptr_t lo,
+                                                                          uintptr_t hi) {
   static_assert(sizeof(ucontext_t) % 16 == 0, "the kernel's frame record follows 16-aligned");
   if (record < lo + sizeof(ucontext_t)) return nullptr;
   const uintptr_t at = record - sizeof(ucontext_t);
