@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <ucontext.h>
 
+#include <csignal>
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -120,7 +123,6 @@ TEST(FpWalkTest, RefusesFramePointersOutsideTheStack) {
   EXPECT_EQ(r.stop, WalkStop::kMisaligned);
 }
 
-#if defined(__x86_64__)
 std::vector<uintptr_t> ExecutableRanges() {
   std::vector<uintptr_t> flat;
   dl_iterate_phdr(
@@ -147,6 +149,7 @@ std::vector<uintptr_t> ExecutableRanges() {
   return flat;
 }
 
+#if defined(__x86_64__)
 uintptr_t g_leaf_return = 0;
 extern "C" {
 __attribute__((noinline)) void frameless_leaf() {
@@ -227,6 +230,210 @@ TEST(FpWalkTest, RecoversTheCallerOfALibraryLeafCalledThroughThePlt) {
   ASSERT_GE(r.depth, 2u);
   EXPECT_TRUE(r.recovered_leaf_caller);
   EXPECT_EQ(out[1], return_address);
+}
+#endif
+
+#if defined(__aarch64__)
+// The return address after the first `BL` in `function`, or 0.
+uintptr_t ReturnAfterFirstBl(const void* function) {
+  const auto* insn = reinterpret_cast<const uint32_t*>(function);
+  for (int i = 0; i < 32; ++i) {
+    if ((insn[i] & 0xFC000000u) == 0x94000000u) return reinterpret_cast<uintptr_t>(&insn[i + 1]);
+  }
+  return 0;
+}
+
+CodeRanges RangesOf(const std::vector<uintptr_t>& flat) {
+  return CodeRanges{reinterpret_cast<const uintptr_t(*)[2]>(flat.data()), flat.size() / 2};
+}
+
+// A fake interrupted context on a local stack: x29 at an outer record [stack + 16] whose
+// return address is 0x7777 and which ends the chain.
+struct FakeStack {
+  alignas(16) uintptr_t words[64] = {};
+  ucontext_t uc = {};
+  StackBounds bounds{reinterpret_cast<uintptr_t>(words), reinterpret_cast<uintptr_t>(words + 64)};
+  FakeStack(uintptr_t pc, uintptr_t lr) {
+    words[16] = 0;
+    words[17] = 0x7777;
+    uc.uc_mcontext.pc = pc;
+    uc.uc_mcontext.sp = reinterpret_cast<uintptr_t>(words);
+    uc.uc_mcontext.regs[29] = reinterpret_cast<uintptr_t>(&words[16]);
+    uc.uc_mcontext.regs[30] = lr;
+  }
+};
+
+uintptr_t g_leaf_return = 0;
+extern "C" {
+__attribute__((noinline)) void frameless_leaf() {
+  g_leaf_return = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+}
+__attribute__((noinline)) void calls_leaf() {
+  frameless_leaf();
+  asm volatile("" ::: "memory");
+}
+}
+
+TEST(FpWalkTest, RecoversTheCallerOfAFramelessLeafFromLr) {
+  calls_leaf();  // learn the return address that follows `bl frameless_leaf`
+  ASSERT_NE(g_leaf_return, 0u);
+  const std::vector<uintptr_t> flat = ExecutableRanges();
+  const CodeRanges code = RangesOf(flat);
+  ASSERT_TRUE(code.Contains(g_leaf_return));
+
+  // Interrupted inside frameless_leaf: lr is its return address, x29 still calls_leaf's
+  // caller's record.
+  FakeStack fake(reinterpret_cast<uintptr_t>(&frameless_leaf) + 4, g_leaf_return);
+  uintptr_t out[8];
+  WalkResult r = FpWalk(&fake.uc, fake.bounds, &code, out, 8);
+  ASSERT_GE(r.depth, 3u);
+  EXPECT_TRUE(r.recovered_leaf_caller);
+  EXPECT_EQ(out[1], g_leaf_return);
+  EXPECT_EQ(out[2], 0x7777u);
+
+  // Not when the pc is far from the function the call entered.
+  fake.uc.uc_mcontext.pc = 0x1000;
+  r = FpWalk(&fake.uc, fake.bounds, &code, out, 8);
+  EXPECT_FALSE(r.recovered_leaf_caller);
+  EXPECT_EQ(out[1], 0x7777u);
+
+  // Not when the newest record already holds lr (the function stored its frame record).
+  fake.uc.uc_mcontext.pc = reinterpret_cast<uintptr_t>(&frameless_leaf) + 4;
+  fake.words[17] = g_leaf_return;
+  r = FpWalk(&fake.uc, fake.bounds, &code, out, 8);
+  EXPECT_FALSE(r.recovered_leaf_caller);
+  EXPECT_EQ(r.depth, 2u);
+}
+
+TEST(FpWalkTest, IgnoresAStaleLrLeftByTheInterruptedFunctionsOwnCall) {
+  // calls_leaf, interrupted after its call returned: lr still points just past its own
+  // `bl frameless_leaf`, and frameless_leaf starts shortly before the pc. Taking lr would
+  // make calls_leaf its own caller.
+  calls_leaf();
+  const std::vector<uintptr_t> flat = ExecutableRanges();
+  const CodeRanges code = RangesOf(flat);
+  const uintptr_t pc = g_leaf_return + 4;
+  const uintptr_t leaf = reinterpret_cast<uintptr_t>(&frameless_leaf);
+  ASSERT_TRUE(leaf <= pc && pc - leaf < 4096) << "the test needs frameless_leaf right before";
+  FakeStack fake(pc, g_leaf_return);
+  uintptr_t out[8];
+  WalkResult r = FpWalk(&fake.uc, fake.bounds, &code, out, 8);
+  EXPECT_FALSE(r.recovered_leaf_caller);
+  ASSERT_EQ(r.depth, 2u);
+  EXPECT_EQ(out[1], 0x7777u);
+}
+
+extern "C" __attribute__((noinline)) int calls_getpid_through_plt() {
+  return getpid() + 1;  // `bl getpid@plt`: a library leaf stores no frame record
+}
+
+TEST(FpWalkTest, RecoversTheCallerOfALibraryLeafCalledThroughThePlt) {
+  const uintptr_t return_address =
+      ReturnAfterFirstBl(reinterpret_cast<const void*>(&calls_getpid_through_plt));
+  ASSERT_NE(return_address, 0u);
+  ASSERT_EQ(calls_getpid_through_plt(), getpid() + 1);  // binds the PLT slot
+  const uintptr_t getpid_address = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "getpid"));
+  ASSERT_NE(getpid_address, 0u);
+  const std::vector<uintptr_t> flat = ExecutableRanges();
+  const CodeRanges code = RangesOf(flat);
+
+  FakeStack fake(getpid_address + 4, return_address);
+  uintptr_t out[8];
+  WalkResult r = FpWalk(&fake.uc, fake.bounds, &code, out, 8);
+  ASSERT_GE(r.depth, 3u);
+  EXPECT_TRUE(r.recovered_leaf_caller);
+  EXPECT_EQ(out[1], return_address);
+  EXPECT_EQ(out[2], 0x7777u);
+}
+
+// Signs `address` with the A key and `modifier`, as `paciasp` signs a return address. A NOP
+// (the address comes back unchanged) on cores without pointer authentication.
+uintptr_t SignWithPac(uintptr_t address, uintptr_t modifier) {
+  register uintptr_t x17 asm("x17") = address;
+  register uintptr_t x16 asm("x16") = modifier;
+  asm volatile("hint #8" : "+r"(x17) : "r"(x16));  // pacia1716
+  return x17;
+}
+
+TEST(FpWalkTest, StripsPointerAuthenticationFromReturnAddresses) {
+  alignas(16) uintptr_t stack[64] = {};
+  const uintptr_t ret1 = reinterpret_cast<uintptr_t>(&calls_leaf) + 8;
+  const uintptr_t ret2 = reinterpret_cast<uintptr_t>(&frameless_leaf) + 4;
+  // Two records, return addresses signed with the stack pointer of their frame as
+  // `paciasp` does.
+  stack[8] = reinterpret_cast<uintptr_t>(&stack[20]);
+  stack[9] = SignWithPac(ret1, reinterpret_cast<uintptr_t>(&stack[10]));
+  stack[20] = 0;
+  stack[21] = SignWithPac(ret2, reinterpret_cast<uintptr_t>(&stack[22]));
+  if (stack[9] == ret1) {
+    std::printf("this core has no pointer authentication: signatures are no-ops\n");
+  } else {
+    std::printf("signed %#lx as %#lx\n", static_cast<unsigned long>(ret1),
+                static_cast<unsigned long>(stack[9]));
+  }
+  ucontext_t uc = {};
+  uc.uc_mcontext.pc = 0x1000;
+  uc.uc_mcontext.sp = reinterpret_cast<uintptr_t>(stack);
+  uc.uc_mcontext.regs[29] = reinterpret_cast<uintptr_t>(&stack[8]);
+  const StackBounds bounds{reinterpret_cast<uintptr_t>(stack),
+                           reinterpret_cast<uintptr_t>(stack + 64)};
+  uintptr_t out[8];
+  const WalkResult r = FpWalk(&uc, bounds, nullptr, out, 8);
+  ASSERT_EQ(r.depth, 3u);
+  EXPECT_EQ(out[1], ret1);
+  EXPECT_EQ(out[2], ret2);
+  EXPECT_EQ(r.stop, WalkStop::kRoot);
+}
+
+// An application's own signal handler, interrupted by a profiling signal: the walk must go
+// through the kernel's signal frame back to the code the application's signal interrupted.
+struct SignalCapture {
+  ucontext_t interrupted;   // what the kernel saved when SIGUSR1 arrived
+  uintptr_t trampoline;     // the handler's return address: the sigreturn trampoline
+  uintptr_t victim_return;  // return address of victim() into the test body
+  StackBounds bounds;
+  uintptr_t frames[64];
+  WalkResult result;
+};
+SignalCapture g_sig;
+
+extern "C" {
+__attribute__((noinline)) void app_handler(int, siginfo_t*, void* context) {
+  g_sig.trampoline = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  g_sig.interrupted = *static_cast<ucontext_t*>(context);
+  ucontext_t here;
+  getcontext(&here);
+  g_sig.result = FpWalk(&here, g_sig.bounds, nullptr, g_sig.frames, 64);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline)) void victim() {
+  g_sig.victim_return = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  raise(SIGUSR1);
+  asm volatile("" ::: "memory");
+}
+}
+
+TEST(FpWalkTest, WalksThroughASignalFrameToTheInterruptedCode) {
+  struct sigaction sa = {}, old = {};
+  sa.sa_sigaction = app_handler;
+  sa.sa_flags = SA_SIGINFO;
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+  g_sig.bounds = CurrentStack();
+  victim();
+  sigaction(SIGUSR1, &old, nullptr);
+
+  const WalkResult& r = g_sig.result;
+  const uintptr_t* f = g_sig.frames;
+  const auto end = f + r.depth;
+  const auto tramp = std::find(f, end, g_sig.trampoline);
+  ASSERT_NE(tramp, end) << "the sigreturn trampoline is missing from the walk";
+  ASSERT_LT(tramp + 1, end);
+  // Right after the trampoline: the interrupted instruction (+1, so that the usual
+  // return-address adjustment lands on it), not the interrupted x30.
+  EXPECT_EQ(tramp[1], static_cast<uintptr_t>(g_sig.interrupted.uc_mcontext.pc) + 1);
+  // And the chain goes on through the interrupted code's callers to the test body.
+  EXPECT_NE(std::find(tramp + 1, end, g_sig.victim_return), end)
+      << "the return into the test body is missing after the signal frame";
 }
 #endif
 

@@ -57,6 +57,11 @@ int CallsiteLine() {
 }
 
 TEST(PreloadTest, LeafSharesMatchTheWorkloadWithinThreePoints) {
+  if (!EmulatorPrefix().empty()) {
+    GTEST_SKIP() << "under qemu-user: 16 CPU-seconds of emulated work for shares that do not "
+                    "depend on the architecture (asserted by the native lanes; aarch64 stacks "
+                    "are asserted by FramePointerStacksReachMainAndCallSiteLinesAreExact)";
+  }
   ProfiledRun run =
       Profile({"shares", "8"}, {{"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "timer"}});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
@@ -118,7 +123,21 @@ std::map<std::string, double> LeafShares(const std::string& folded, int64_t* hot
     GTEST_SKIP() << "perf_event is not available here: " << (run).process.err;      \
   }
 
+// Cross builds run these tests under qemu-user (see docs/aarch64.md). Tests that cannot
+// run there, or that only repeat architecture-independent statistics at a high price in
+// emulated CPU time, are skipped with the reason.
+#define SKIP_UNDER_EMULATOR(why)                  \
+  if (!EmulatorPrefix().empty()) {                \
+    GTEST_SKIP() << "under qemu-user: " << (why); \
+  }
+constexpr const char* kNoPerfUnderQemu =
+    "perf_event_open is ENOSYS (the timer fallback is tested by the Auto* tests)";
+constexpr const char* kNoForkUnderQemu =
+    "qemu-user 7.2 aborts in a child forked from a multi-threaded program "
+    "(cpu_exec: assertion failed: cpu == current_cpu)";
+
 TEST(PreloadTest, PerfEngineSharesWithinTwoPoints) {
+  SKIP_UNDER_EMULATOR(kNoPerfUnderQemu);
   ProfiledRun run = Profile({"shares", "4"}, {{"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "perf"}});
   SKIP_WITHOUT_PERF(run);
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
@@ -134,6 +153,7 @@ TEST(PreloadTest, PerfEngineSharesWithinTwoPoints) {
 }
 
 TEST(PreloadTest, PerfEngineSamplesLateThreadsInProportionToCpu) {
+  SKIP_UNDER_EMULATOR(kNoPerfUnderQemu);
   ProfiledRun run = Profile({"late"}, {{"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "perf"}});
   SKIP_WITHOUT_PERF(run);
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
@@ -200,6 +220,7 @@ TEST(PreloadTest, AnExplicitPerfEngineThatFailsIsAnError) {
 }
 
 TEST(PreloadTest, ForkedChildrenOfAPerfSessionDoNotTouchTheParentsEvents) {
+  SKIP_UNDER_EMULATOR(kNoPerfUnderQemu);
   ProfiledRun run = Profile({"fork"}, {{"INPROF_ENGINE", "perf"}, {"INPROF_FREQUENCY", "997"}});
   SKIP_WITHOUT_PERF(run);
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
@@ -230,7 +251,14 @@ TEST(PreloadTest, WallAndCpuEventsInOneRunWriteOneFileEach) {
   EXPECT_FALSE(FileExists(run.folded)) << "no single-event file with several events";
   // CPU time: the spinning main thread, never the blocked reader.
   EXPECT_GT(Weight(cpu, "early_spin"), 50);
-  EXPECT_EQ(Weight(cpu, "blocked_reader"), 0);
+  if (EmulatorPrefix().empty()) {
+    EXPECT_EQ(Weight(cpu, "blocked_reader"), 0);
+  } else {
+    // Under qemu-user each wall-clock signal that interrupts the reader's read() runs the
+    // handler emulated, about a millisecond of the reader's own CPU time, charged where it
+    // was interrupted. Still far below the spinning thread.
+    EXPECT_LT(Weight(cpu, "blocked_reader") * 3, Weight(cpu, "early_spin"));
+  }
   // Wall time: both, the reader for about as long as main spins (0.6 s at 97 Hz ~ 58),
   // with its blocking stack: the read in libc. (Frame pointers cannot get from inside
   // Debian's libc to blocked_reader; DWARF unwinding can.)
@@ -634,8 +662,12 @@ TEST(PreloadTest, AProgramThatInstallsItsOwnSigprofHandlerLaterKeepsBothWorking)
       std::smatch m;
       ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(own hits=(\d+) query=mine)")))
           << run.process.out;
-      // Its 10 ms ITIMER_PROF over 1 s of CPU: about 100 signals reach its handler.
-      EXPECT_GT(std::stoi(m[1].str()), 50) << how << " " << engine;
+      // Its 10 ms ITIMER_PROF over 1 s of CPU: about 100 signals reach its handler. A SIGPROF
+      // that arrives while one is pending is lost, and under qemu-user a signal also waits
+      // for the emulated thread to reach a translation-block boundary, so its SIGPROFs
+      // coalesce with ours far more often (36 to 100 seen): there, only that they still
+      // arrive is asserted.
+      EXPECT_GT(std::stoi(m[1].str()), EmulatorPrefix().empty() ? 50 : 10) << how << " " << engine;
       EXPECT_LT(std::stoi(m[1].str()), 150) << how << " " << engine;
       // And sampling went on: 1 s at 199 Hz.
       EXPECT_GT(Weight(run.folded, "early_spin"), 120) << how << " " << engine;
@@ -676,6 +708,7 @@ TEST(PreloadTest, AProgramsOwnSigtermHandlerKeepsWorking) {
 }
 
 TEST(PreloadTest, ForkedChildrenProfileIntoTheirOwnFiles) {
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
   ProfiledRun run = Profile({"fork"});
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
   std::smatch m;
@@ -690,6 +723,7 @@ TEST(PreloadTest, ForkedChildrenProfileIntoTheirOwnFiles) {
 }
 
 TEST(PreloadTest, ForkedChildrenRunUnprofiledWhenNotFollowed) {
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
   ProfiledRun run = Profile({"fork"}, {{"INPROF_FOLLOW_FORK", "0"}});
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
   std::smatch m;
@@ -700,6 +734,7 @@ TEST(PreloadTest, ForkedChildrenRunUnprofiledWhenNotFollowed) {
 }
 
 TEST(PreloadTest, AForkedChildStillDiesOfSigterm) {
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
   for (const char* follow : {"1", "0"}) {
     ProfiledRun run = Profile({"fork_sigterm"}, {{"INPROF_FOLLOW_FORK", follow}});
     EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
@@ -711,6 +746,9 @@ TEST(PreloadTest, AForkedChildStillDiesOfSigterm) {
 }
 
 TEST(PreloadTest, ExecedChildrenWriteTheirOwnFiles) {
+  SKIP_UNDER_EMULATOR(
+      "the workload's exec of /bin/true runs the host's x86-64 binary natively, where the "
+      "arm64 libinprof cannot be preloaded (exec is covered by the native lanes)");
   ProfiledRun run = Profile({"spawn"});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   std::smatch m;

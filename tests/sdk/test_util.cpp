@@ -19,6 +19,22 @@ extern char** environ;
 
 namespace inprof::test {
 
+const std::vector<std::string>& EmulatorPrefix() {
+  static const std::vector<std::string> prefix = [] {
+    std::vector<std::string> words;
+    const std::string joined = INPROF_TEST_EMULATOR;  // words separated by '|'
+    size_t start = 0;
+    while (start < joined.size()) {
+      size_t bar = joined.find('|', start);
+      if (bar == std::string::npos) bar = joined.size();
+      if (bar > start) words.push_back(joined.substr(start, bar - start));
+      start = bar + 1;
+    }
+    return words;
+  }();
+  return prefix;
+}
+
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& env,
                          void (*on_started)(int pid)) {
@@ -34,12 +50,26 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
     merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   for (const auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> argv_copy = argv;
+  if (!EmulatorPrefix().empty()) {
+    // A cross build's test runs inside qemu-user, which does not follow an exec of a foreign
+    // binary (that needs binfmt_misc, which a container usually may not register): launch
+    // the child through the emulator too. LD_PRELOAD goes to the guest with -E; in the
+    // emulator's own environment the host loader would try (and loudly fail) to preload an
+    // arm64 library into the x86-64 emulator.
+    std::vector<std::string> prefixed = EmulatorPrefix();
+    if (auto preload = merged.find("LD_PRELOAD"); preload != merged.end()) {
+      prefixed.push_back("-E");
+      prefixed.push_back("LD_PRELOAD=" + preload->second);
+      merged.erase(preload);
+    }
+    argv_copy.insert(argv_copy.begin(), prefixed.begin(), prefixed.end());
+  }
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp, args;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
 

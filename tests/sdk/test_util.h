@@ -16,6 +16,10 @@ struct ProcessResult {
   std::string err;
 };
 
+// The emulator command that runs this build's programs (qemu-aarch64 and its options in a
+// cross build), or empty when they run natively. RunProcess applies it to every child.
+const std::vector<std::string>& EmulatorPrefix();
+
 // Runs argv[0] with `env` added to (and overriding) this process's environment; waits.
 // `on_started` (optional) is called with the child's pid once it runs.
 ProcessResult RunProcess(const std::vector<std::string>& argv,

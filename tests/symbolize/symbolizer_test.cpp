@@ -305,7 +305,11 @@ TEST(Symbolizer, WarmLookupsAreSubMicrosecond) {
   RecordProperty("warm_lookup_ns", std::to_string(warm_ns));
   std::printf("first lookup %.3f ms, further cold lookups %.1f us, warm lookups %.1f ns\n",
               first_ms, cold_us, warm_ns);
+#if INPROF_TEST_EMULATED
+  std::printf("under an emulator: the time is the emulator's, not asserted\n");
+#else
   EXPECT_LT(warm_ns, 1000.0);
+#endif
 }
 
 }  // namespace

@@ -13,12 +13,110 @@ namespace inprof {
 namespace {
 
 constexpr uintptr_t kWord = sizeof(uintptr_t);
-// User-space virtual addresses use at most 52 bits; the bits above hold PAC signatures
-// (and, with TBI, a tag byte). Stripping them without XPACLRI keeps this usable on cores
-// without the PAuth extension.
-constexpr uintptr_t kAddressMask = (uintptr_t{1} << 52) - 1;
+constexpr uintptr_t kRecord = 2 * kWord;
+// A frameless leaf's caller is trusted only when the pc is at most this far into the function
+// its call targeted.
+constexpr uintptr_t kMaxLeafSize = 4096;
 
-uintptr_t StripPac(uintptr_t address) { return address & kAddressMask; }
+// Removes a pointer-authentication signature from a code address. XPACLRI knows where the
+// PAC field sits for the running kernel's address size (a fixed mask does not: with 48-bit
+// addresses the signature starts at bit 48, and `& ((1 << 52) - 1)` kept four signature bits).
+// It is in the hint space: a NOP on cores without PAuth, where nothing is signed anyway.
+// Async-signal-safe.
+uintptr_t StripPac(uintptr_t address) {
+  register uintptr_t x30 asm("x30") = address;
+  asm("hint #7" : "+r"(x30));  // xpaclri
+  return x30;
+}
+
+// A PLT stub (`[bti c;] adrp x16, P; ldr x17, [x16, #o]; add x16, x16, #o; br x17`) jumps to
+// the address in its GOT slot: returns that address once the loader has bound it, else
+// `target` unchanged. The slot belongs to the stub's own module, so it is mapped.
+// Async-signal-safe.
+__attribute__((no_sanitize("address"))) uintptr_t ThroughPlt(uintptr_t target,
+                                                             const CodeRanges& code) {
+  uintptr_t at = target;
+  if (!code.Contains(at) || !code.Contains(at + 19)) return target;
+  const auto* insn = reinterpret_cast<const uint32_t*>(at);
+  if (insn[0] == 0xD503245Fu) {  // bti c
+    ++insn;
+    at += 4;
+  }
+  if ((insn[0] & 0x9F00001Fu) != 0x90000010u ||  // adrp x16, page
+      (insn[1] & 0xFFC003FFu) != 0xF9400211u ||  // ldr x17, [x16, #imm12 * 8]
+      insn[3] != 0xD61F0220u) {                  // br x17
+    return target;
+  }
+  const uint64_t immlo = (insn[0] >> 29) & 0x3u;
+  const uint64_t immhi = (insn[0] >> 5) & 0x7FFFFu;
+  int64_t pages = static_cast<int64_t>((immhi << 2) | immlo);
+  if (pages & (int64_t{1} << 20)) pages -= int64_t{1} << 21;  // 21-bit signed page count
+  const uintptr_t page = (at & ~uintptr_t{0xFFF}) + static_cast<uintptr_t>(pages) * 4096;
+  const uintptr_t slot = page + ((insn[1] >> 10) & 0xFFFu) * kWord;
+  const uintptr_t resolved = *reinterpret_cast<const uintptr_t*>(slot);
+  return code.Contains(resolved) ? resolved : target;
+}
+
+// The return address of a function that stored no frame record (a frameless leaf, or one
+// interrupted before its prologue ran): x29 still points at its caller's record, so the
+// first record read belongs to the caller and the caller itself would vanish. Its return
+// address is still in lr. lr is trusted only when
+//   - the newest frame record does not hold it already,
+//   - it follows a `BL` whose target (through a PLT stub: calls into a library) starts at
+//     most kMaxLeafSize before pc, so the call entered the function we are in,
+//   - and that BL is not itself between the target and pc: then the function at the target
+//     made a call, it is no leaf, and lr is stale from that call (the common case in any
+//     function past its first call).
+// Returns 0 when lr is not trusted. Async-signal-safe.
+__attribute__((no_sanitize("address"))) uintptr_t LeafReturn(uintptr_t pc, uintptr_t sp,
+                                                             uintptr_t fp, uintptr_t lr_raw,
+                                                             StackBounds bounds,
+                                                             const CodeRanges& code) {
+  const uintptr_t lr = StripPac(lr_raw);
+  if (fp >= sp && fp <= bounds.hi - kRecord && (fp & (kWord - 1)) == 0 &&
+      StripPac(reinterpret_cast<const uintptr_t*>(fp)[1]) == lr) {
+    return 0;
+  }
+  const uintptr_t call = lr - 4;
+  if (lr < 4 || (lr & 3) != 0 || !code.Contains(call)) return 0;
+  const uint32_t insn = *reinterpret_cast<const uint32_t*>(call);
+  if ((insn & 0xFC000000u) != 0x94000000u) return 0;  // BL imm26
+  int64_t words = static_cast<int64_t>(insn & 0x03FFFFFFu);
+  if (words & 0x02000000) words -= 0x04000000;
+  const uintptr_t target = ThroughPlt(call + static_cast<uintptr_t>(words) * 4, code);
+  if (target > pc || pc - target >= kMaxLeafSize) return 0;
+  if (call >= target && call <= pc) return 0;
+  return lr;
+}
+
+// The kernel delivers a signal by pushing an rt_sigframe {siginfo_t, ucontext_t} and right
+// above it a frame record {interrupted x29, interrupted x30}; the handler starts with x29 at
+// that record and lr at the sigreturn trampoline (arch/arm64/kernel/signal.c: get_sigframe,
+// setup_sigframe, setup_return; qemu-user lays it out the same way). Read as an ordinary
+// record it would report the interrupted x30, often stale, in place of the interrupted pc.
+// Returns the ucontext when the record at `record` is such a frame: the ucontext right below
+// holds the same x29 and x30, and its register save area starts with the FP/SIMD record.
+// Not recognised (the walk goes on as before) when the frame carries extra context past the
+// ucontext (SVE vectors longer than 512 bits, SME state). Async-signal-safe.
+__attribute__((no_sanitize("address"))) const ucontext_t* SignalContextAt(uintptr_t record,
+                                                                          uintptr_t lo,
+                                                                          uintptr_t hi) {
+  static_assert(sizeof(ucontext_t) % 16 == 0, "the kernel's frame record follows 16-aligned");
+  if (record < lo + sizeof(ucontext_t)) return nullptr;
+  const uintptr_t at = record - sizeof(ucontext_t);
+  if ((at & 15) != 0 || record > hi - kRecord) return nullptr;
+  const auto* uc = reinterpret_cast<const ucontext_t*>(at);
+  const auto* frame = reinterpret_cast<const uintptr_t*>(record);
+  const mcontext_t& m = uc->uc_mcontext;
+  if (m.regs[29] != frame[0] || m.regs[30] != frame[1]) return nullptr;
+  constexpr uint32_t kFpsimdMagic = 0x46508001;  // FPSIMD_MAGIC, <asm/sigcontext.h>
+  constexpr uint32_t kFpsimdSize = 528;          // sizeof(struct fpsimd_context)
+  const auto* first = reinterpret_cast<const uint32_t*>(m.__reserved);
+  if (first[0] != kFpsimdMagic || first[1] != kFpsimdSize) return nullptr;
+  // The interrupted code ran on this stack, above the frame the kernel pushed.
+  if (m.sp < record + kRecord || m.sp >= hi) return nullptr;
+  return uc;
+}
 
 }  // namespace
 
@@ -32,6 +130,8 @@ uintptr_t ContextFp(const ucontext_t* context) {
   return static_cast<uintptr_t>(context->uc_mcontext.regs[29]);
 }
 
+// No ASan instrumentation: the walk deliberately reads other frames' stack slots (saved
+// registers, signal frames) which the sanitizer may consider poisoned red zones.
 __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* context,
                                                           StackBounds bounds,
                                                           const CodeRanges* code, uintptr_t* out,
@@ -46,30 +146,16 @@ __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* cont
   uintptr_t fp = ContextFp(context);
   out[result.depth++] = pc;
   if (bounds.hi == 0 || sp < bounds.lo || sp >= bounds.hi) {
+    // Unknown bounds, or the code runs on another stack (sigaltstack, a coroutine): nothing
+    // above sp can be validated.
     result.stop = WalkStop::kNoBounds;
     return result;
   }
-  // A leaf that never stored a frame record still has its return address in x30 (lr).
-  // lr is trusted only when it follows a `BL` whose target starts shortly before pc (the
-  // function we are in), and the newest frame record does not already hold it; otherwise
-  // lr may be stale from an earlier call made by the interrupted function itself.
-  if (code != nullptr) {
-    const uintptr_t lr = StripPac(static_cast<uintptr_t>(context->uc_mcontext.regs[30]));
-    const bool record_has_lr = fp >= sp && fp + 2 * kWord <= bounds.hi && (fp & (kWord - 1)) == 0 &&
-                               StripPac(reinterpret_cast<const uintptr_t*>(fp)[1]) == lr;
-    if (!record_has_lr && lr >= 4 && (lr & 3) == 0 && code->Contains(lr - 4) &&
-        result.depth < max_depth) {
-      const uint32_t insn = *reinterpret_cast<const uint32_t*>(lr - 4);
-      if ((insn & 0xFC000000u) == 0x94000000u) {  // BL imm26
-        int64_t imm = static_cast<int64_t>(insn & 0x03FFFFFFu);
-        if (imm & 0x02000000) imm -= 0x04000000;
-        const uintptr_t target = (lr - 4) + static_cast<uintptr_t>(imm * 4);
-        constexpr uintptr_t kMaxLeafSize = 4096;
-        if (target <= pc && pc - target < kMaxLeafSize) {
-          out[result.depth++] = lr;
-          result.recovered_leaf_caller = true;
-        }
-      }
+  if (code != nullptr && result.depth < max_depth) {
+    const uintptr_t lr = LeafReturn(pc, sp, fp, context->uc_mcontext.regs[30], bounds, *code);
+    if (lr != 0) {
+      out[result.depth++] = lr;
+      result.recovered_leaf_caller = true;
     }
   }
   uintptr_t lo = sp;
@@ -82,7 +168,7 @@ __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* cont
       result.stop = WalkStop::kMisaligned;
       break;
     }
-    if (fp < lo || fp > bounds.hi - 2 * kWord) {
+    if (fp < lo || fp > bounds.hi - kRecord) {
       result.stop = WalkStop::kLeftStack;
       break;
     }
@@ -106,8 +192,32 @@ __attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* cont
       result.stop = WalkStop::kNotIncreasing;
       break;
     }
-    lo = fp + 2 * kWord;
-    fp = next;
+    lo = fp + kRecord;
+    const ucontext_t* interrupted = SignalContextAt(next, lo, bounds.hi);
+    if (interrupted == nullptr) {
+      fp = next;
+      continue;
+    }
+    // `ret` was the sigreturn trampoline: go on from the interrupted registers, as at the
+    // start of the walk.
+    const mcontext_t& m = interrupted->uc_mcontext;
+    if (result.depth >= max_depth) {
+      result.stop = WalkStop::kDepthLimit;
+      break;
+    }
+    // pc + 1: later frames are looked up at (return address - 1), which lands back on the
+    // interrupted instruction itself, not on the one before it (possibly another line, or at
+    // a function's first instruction, another function).
+    out[result.depth++] = static_cast<uintptr_t>(m.pc) + 1;
+    if (code != nullptr && result.depth < max_depth) {
+      const uintptr_t lr = LeafReturn(m.pc, m.sp, m.regs[29], m.regs[30], bounds, *code);
+      if (lr != 0) {
+        out[result.depth++] = lr;
+        result.recovered_leaf_caller = true;
+      }
+    }
+    lo = next + kRecord;
+    fp = static_cast<uintptr_t>(m.regs[29]);
   }
   return result;
 }
