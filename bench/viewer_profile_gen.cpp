@@ -49,12 +49,14 @@ struct Function {
 };
 
 const char* const kNamespaces[] = {"engine", "net", "storage", "query", "render", "util"};
-const char* const kClasses[] = {"Parser", "Planner", "Executor", "Cache", "Buffer", "Session",
-                                "Scheduler", "Encoder", "Index", "Allocator"};
-const char* const kMethods[] = {"run", "step", "flush", "lookup", "insert", "decode",
+const char* const kClasses[] = {"Parser",  "Planner",   "Executor", "Cache", "Buffer",
+                                "Session", "Scheduler", "Encoder",  "Index", "Allocator"};
+const char* const kMethods[] = {"run",    "step",  "flush", "lookup",  "insert",  "decode",
                                 "encode", "visit", "merge", "compact", "resolve", "emit"};
-const char* const kArgs[] = {"(int)", "(std::basic_string_view<char, std::char_traits<char> >)",
-                             "(unsigned long, bool)", "()",
+const char* const kArgs[] = {"(int)",
+                             "(std::basic_string_view<char, std::char_traits<char> >)",
+                             "(unsigned long, bool)",
+                             "()",
                              "(std::vector<int, std::allocator<int> > const&)",
                              "(char const*, unsigned long)"};
 

@@ -58,6 +58,34 @@ void AppendUtf8(std::string& out, uint32_t cp) {
 
 }  // namespace
 
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8SequenceLength(text.substr(i));
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string RepairUtf8(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : Utf8SequenceLength(text.substr(i));
+    if (n == 0) {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 void AppendJsonString(std::string& out, std::string_view text) {
   out += '"';
   size_t i = 0;

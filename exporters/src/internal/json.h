@@ -16,6 +16,14 @@ namespace inprof::internal {
 // Not async-signal-safe.
 void AppendJsonString(std::string& out, std::string_view text);
 
+// True when `text` is valid UTF-8 (what AppendJsonString writes unchanged).
+// Not async-signal-safe.
+bool IsValidUtf8(std::string_view text);
+
+// `text` as AppendJsonString will write it, without the quotes: invalid bytes as U+FFFD.
+// Not async-signal-safe.
+std::string RepairUtf8(std::string_view text);
+
 // Appends a number: integers exactly, doubles in the shortest form that reads back equal
 // (non-finite values as 0). Not async-signal-safe.
 void AppendJsonNumber(std::string& out, int64_t value);
