@@ -25,6 +25,10 @@ Frame ParseFoldedFrame(std::string_view raw) {
       break;
     }
   }
+  // Surrounding spaces go too, as the writer trims them: "f_[i] " must not be native "f_[i]"
+  // here and inlined "f" once written.
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   Frame frame;
   // Colour hints that flamegraph.pl and inferno understand; only "_[i]" means something here.
   for (std::string_view hint : {"_[i]", "_[k]", "_[j]", "_[w]"}) {

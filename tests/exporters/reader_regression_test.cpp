@@ -80,6 +80,16 @@ TEST(ReaderRegression, FoldedControlCharactersReadAsTheWriterWritesThem) {
   EXPECT_EQ(p.frames[0].line, 12u);
 }
 
+// fuzz/corpus/folded/hint_before_trailing_space: "f_[k] " kept its hint as part of the name,
+// the writer trimmed the space, and the hint was stripped when read again.
+TEST(ReaderRegression, FoldedFrameSpacesTrimmedBeforeTheHint) {
+  Profile p;
+  ASSERT_TRUE(ReadFolded("main; work_[i]  7\n", "f", &p).ok());
+  ASSERT_EQ(p.frames.size(), 2u);
+  EXPECT_EQ(p.frames[1].function, "work");
+  EXPECT_EQ(p.frames[1].kind, FrameKind::kInlined);
+}
+
 // fuzz/corpus/perf_log/invalid_utf8_name: names with invalid UTF-8 are written with U+FFFD,
 // but the hottest lists were ranked by the raw names, so re-writing what was read back gave
 // a different order.
