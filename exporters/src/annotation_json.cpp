@@ -263,9 +263,49 @@ void WriteHottest(std::string& out, const Annotations& a) {
   out += "],\n";
 }
 
+// Calls `f` on every string of the model.
+template <typename A, typename F>
+void ForEachString(A& a, F f) {
+  f(a.meta.program);
+  for (auto& e : a.events) {
+    f(e.name);
+    f(e.unit);
+  }
+  f(a.health.engine);
+  f(a.health.engine_reason);
+  f(a.health.unwinder);
+  for (auto& w : a.health.warnings) f(w);
+  for (auto& file : a.files) {
+    f(file.path);
+    for (auto& line : file.lines) f(line.function);
+    for (auto& fn : file.functions) {
+      f(fn.name);
+      f(fn.file);
+    }
+  }
+  for (auto& fn : a.functions_without_source) f(fn.name);
+}
+
+void WriteValidUtf8(const Annotations& a, std::ostream& stream);
+
 }  // namespace
 
 void WriteAnnotationJson(const Annotations& a, std::ostream& stream) {
+  // Strings are written as valid UTF-8 (invalid bytes become U+FFFD), and the hottest lists
+  // are ranked with names as a tie-break. Ranking the raw names would order them differently
+  // from the written ones, and the file would not read back to itself. The copy is made only
+  // for the rare model that needs it.
+  bool valid = true;
+  ForEachString(a, [&](const std::string& s) { valid = valid && internal::IsValidUtf8(s); });
+  if (valid) return WriteValidUtf8(a, stream);
+  Annotations repaired = a;
+  ForEachString(repaired, [](std::string& s) { s = internal::RepairUtf8(s); });
+  WriteValidUtf8(repaired, stream);
+}
+
+namespace {
+
+void WriteValidUtf8(const Annotations& a, std::ostream& stream) {
   std::string out;
   out.reserve(4096);
   auto flush = [&] {
@@ -338,6 +378,8 @@ void WriteAnnotationJson(const Annotations& a, std::ostream& stream) {
   out += "},\n\"version\":1}\n";
   flush();
 }
+
+}  // namespace
 
 void WriteAnnotationJson(const Profile& profile, std::ostream& out) {
   WriteAnnotationJson(BuildAnnotations(profile), out);

@@ -2,7 +2,9 @@
 // directly (no document tree), so a large file costs one read and little more memory than
 // the model itself. Unknown keys are skipped, so newer writers that add keys stay readable;
 // a different "format" or a newer "version" is refused.
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inprof/exporters.h"
@@ -15,31 +17,47 @@ using internal::JsonCursor;
 
 constexpr int64_t kVersion = 1;
 
-bool ReadWeights(JsonCursor& c, std::vector<int64_t>* out) {
-  out->clear();
+// Per-event arrays hold one value per event: a handful. They are collected on the stack
+// and stored with one exact allocation, rather than grown element by element.
+template <typename T, typename Read>
+bool ReadSmallArray(JsonCursor& c, std::vector<T>* out, Read read) {
+  T buffer[16];
+  size_t n = 0;
+  std::vector<T> spill;  // only for arrays longer than the buffer
   bool done = false;
   if (!c.BeginArray()) return false;
   while (true) {
     if (!c.NextElement(&done)) return false;
-    if (done) return true;
-    int64_t v = 0;
-    if (!c.ReadInt(&v)) return false;
-    out->push_back(v);
+    if (done) break;
+    T v{};
+    if (!read(&v)) return false;
+    if (n < std::size(buffer)) {
+      buffer[n++] = v;
+    } else {
+      if (spill.empty()) spill.assign(buffer, buffer + n);
+      spill.push_back(v);
+    }
   }
+  if (spill.empty()) {
+    out->assign(buffer, buffer + n);
+  } else {
+    *out = std::move(spill);
+  }
+  return true;
+}
+
+bool ReadWeights(JsonCursor& c, std::vector<int64_t>* out) {
+  return ReadSmallArray(c, out, [&](int64_t* v) { return c.ReadInt(v); });
 }
 
 bool ReadLevels(JsonCursor& c, std::vector<uint8_t>* out) {
-  out->clear();
-  bool done = false;
-  if (!c.BeginArray()) return false;
-  while (true) {
-    if (!c.NextElement(&done)) return false;
-    if (done) return true;
+  return ReadSmallArray(c, out, [&](uint8_t* level) {
     int64_t v = 0;
     if (!c.ReadInt(&v)) return false;
     if (v < 0 || v > 5) return c.Fail("expected a heat level from 0 to 5");
-    out->push_back(static_cast<uint8_t>(v));
-  }
+    *level = static_cast<uint8_t>(v);
+    return true;
+  });
 }
 
 bool ReadUint64(JsonCursor& c, uint64_t* out) {
@@ -66,7 +84,7 @@ bool ReadArray(JsonCursor& c, Element element) {
 template <typename Member>
 bool ReadObject(JsonCursor& c, Member member) {
   bool done = false;
-  std::string key;
+  std::string_view key;  // views the text: keys are never copied
   if (!c.BeginObject()) return false;
   while (true) {
     if (!c.NextKey(&key, &done)) return false;
@@ -85,7 +103,7 @@ bool ReadLineRef(JsonCursor& c, LineRef* ref) {
 }
 
 bool ReadFunction(JsonCursor& c, FunctionStats* fn) {
-  return ReadObject(c, [&](const std::string& key) {
+  return ReadObject(c, [&](std::string_view key) {
     if (key == "first_line") return c.ReadUint32(&fn->first_line);
     if (key == "last_line") return c.ReadUint32(&fn->last_line);
     if (key == "inlined") return c.ReadBool(&fn->inlined);
@@ -97,7 +115,7 @@ bool ReadFunction(JsonCursor& c, FunctionStats* fn) {
 }
 
 bool ReadLine(JsonCursor& c, LineStats* line) {
-  return ReadObject(c, [&](const std::string& key) {
+  return ReadObject(c, [&](std::string_view key) {
     if (key == "line") return c.ReadUint32(&line->line);
     if (key == "function") return c.ReadString(&line->function);
     if (key == "inlined") return c.ReadBool(&line->inlined);
@@ -110,7 +128,7 @@ bool ReadLine(JsonCursor& c, LineStats* line) {
 }
 
 bool ReadFile(JsonCursor& c, FileStats* file) {
-  const bool ok = ReadObject(c, [&](const std::string& key) {
+  const bool ok = ReadObject(c, [&](std::string_view key) {
     if (key == "path") return c.ReadString(&file->path);
     if (key == "lines") {
       return ReadArray(c, [&] {
@@ -132,7 +150,7 @@ bool ReadFile(JsonCursor& c, FileStats* file) {
 }
 
 bool ReadEvent(JsonCursor& c, EventInfo* e) {
-  return ReadObject(c, [&](const std::string& key) {
+  return ReadObject(c, [&](std::string_view key) {
     if (key == "name") return c.ReadString(&e->name);
     if (key == "unit") return c.ReadString(&e->unit);
     if (key == "period") return ReadUint64(c, &e->period);
@@ -143,7 +161,7 @@ bool ReadEvent(JsonCursor& c, EventInfo* e) {
 }
 
 bool ReadHealth(JsonCursor& c, Health* h) {
-  return ReadObject(c, [&](const std::string& key) {
+  return ReadObject(c, [&](std::string_view key) {
     if (key == "engine") return c.ReadString(&h->engine);
     if (key == "engine_reason") return c.ReadString(&h->engine_reason);
     if (key == "unwinder") return c.ReadString(&h->unwinder);
@@ -159,7 +177,7 @@ bool ReadHealth(JsonCursor& c, Health* h) {
     if (key == "threads") {
       return ReadArray(c, [&] {
         ThreadHealth& t = h->threads.emplace_back();
-        return ReadObject(c, [&](const std::string& k) {
+        return ReadObject(c, [&](std::string_view k) {
           if (k == "tid") return c.ReadInt(&t.tid);
           if (k == "name") return c.ReadString(&t.name);
           if (k == "cpu_seconds") return c.ReadDouble(&t.cpu_seconds);
@@ -182,7 +200,7 @@ bool ReadHealth(JsonCursor& c, Health* h) {
 }
 
 bool ReadMetadata(JsonCursor& c, Metadata* m) {
-  return ReadObject(c, [&](const std::string& key) {
+  return ReadObject(c, [&](std::string_view key) {
     if (key == "program") return c.ReadString(&m->program);
     if (key == "pid") return c.ReadInt(&m->pid);
     if (key == "start_time_ns") return c.ReadInt(&m->start_time_ns);
@@ -230,7 +248,7 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
   std::string format;
   int64_t version = 0;
   a.heat_threshold = 0.5;
-  bool ok = ReadObject(c, [&](const std::string& key) {
+  bool ok = ReadObject(c, [&](std::string_view key) {
     if (key == "format") {
       const size_t at = c.position();
       if (!c.ReadString(&format)) return false;
@@ -269,10 +287,14 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
       });
     }
     if (key == "edges") {
+      // An edge takes at least ~70 bytes as the writer spells it. Reserving by the bytes
+      // left spares the vector's doublings, each of which would touch (and the kernel zero)
+      // fresh pages; capacity the file does not use is never touched.
+      a.edges.reserve(a.edges.size() + (text.size() - c.position()) / 64);
       return ReadArray(c, [&] {
         a.edges.emplace_back();
         CallEdge& edge = a.edges.back();
-        return ReadObject(c, [&](const std::string& k) {
+        return ReadObject(c, [&](std::string_view k) {
           if (k == "caller") return ReadLineRef(c, &edge.caller);
           if (k == "callee") return ReadLineRef(c, &edge.callee);
           if (k == "inlined") return c.ReadBool(&edge.inlined);

@@ -11,7 +11,24 @@ namespace inprof {
 namespace {
 
 // "function (file:line)" -> function, file, line; anything else is a bare function name.
-Frame ParseFoldedFrame(std::string_view text) {
+Frame ParseFoldedFrame(std::string_view raw) {
+  // Control characters become spaces first, as the writer turns them: otherwise a name
+  // such as "f\0(a.cpp:1)" would be a bare name here but "f (a.cpp:1)" once written.
+  std::string cleaned;
+  std::string_view text = raw;
+  for (char c : raw) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      cleaned = std::string(raw);
+      internal::ReplaceControlChars(cleaned);
+      text = cleaned;
+      break;
+    }
+  }
+  // Surrounding spaces go too, as the writer trims them: "f_[i] " must not be native "f_[i]"
+  // here and inlined "f" once written.
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   Frame frame;
   // Colour hints that flamegraph.pl and inferno understand; only "_[i]" means something here.
   for (std::string_view hint : {"_[i]", "_[k]", "_[j]", "_[w]"}) {
@@ -48,11 +65,14 @@ Status ReadFolded(std::string_view text, const std::string& name, Profile* out) 
   std::string error;
   const bool ok = internal::ForEachLine(text, [&](std::string_view line, size_t number) {
     if (line.ends_with('\r')) line.remove_suffix(1);
-    if (line.empty() || line.starts_with('#')) return true;
+    if (line.empty()) return true;
     const size_t space = line.rfind(' ');
     int64_t count = 0;
     if (space == std::string_view::npos || space == 0 ||
         !internal::ParseCount(line.substr(space + 1), &count)) {
+      // A '#' line without a count is a comment. One with a count is a stack, as
+      // flamegraph.pl reads it: a root frame may begin with '#'.
+      if (line.starts_with('#')) return true;
       error = name + ":" + std::to_string(number) +
               ": expected 'frame;frame;...;frame COUNT' with an integer count";
       return false;

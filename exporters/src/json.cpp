@@ -58,6 +58,34 @@ void AppendUtf8(std::string& out, uint32_t cp) {
 
 }  // namespace
 
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8SequenceLength(text.substr(i));
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string RepairUtf8(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : Utf8SequenceLength(text.substr(i));
+    if (n == 0) {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 void AppendJsonString(std::string& out, std::string_view text) {
   out += '"';
   size_t i = 0;
@@ -128,45 +156,24 @@ bool JsonCursor::FailAt(size_t position, std::string expected) {
   return false;
 }
 
-void JsonCursor::SkipSpace() {
-  while (pos_ < text_.size()) {
-    const char c = text_[pos_];
-    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
-    ++pos_;
-  }
-}
-
-bool JsonCursor::Consume(char c) {
-  SkipSpace();
-  if (pos_ < text_.size() && text_[pos_] == c) {
-    ++pos_;
-    return true;
-  }
-  return false;
-}
-
 bool JsonCursor::AtEnd() {
   SkipSpace();
   return pos_ == text_.size();
 }
 
-bool JsonCursor::BeginObject() {
-  if (!Consume('{')) return Fail("expected an object ('{')");
+bool JsonCursor::Begin(char open, const char* expected) {
+  if (!Consume(open)) return Fail(expected);
+  // Bounded so that a hostile file cannot exhaust the stack of a recursive caller (Skip).
   if (++depth_ > 64) return Fail("expected at most 64 levels of nesting");
   first_ = true;
   return true;
 }
 
-bool JsonCursor::BeginArray() {
-  if (!Consume('[')) return Fail("expected an array ('[')");
-  if (++depth_ > 64) return Fail("expected at most 64 levels of nesting");
-  first_ = true;
-  return true;
-}
-
-bool JsonCursor::NextKey(std::string* key, bool* done) {
+bool JsonCursor::NextKey(std::string_view* key, bool* done) {
   *done = false;
-  if (Consume('}')) {
+  SkipSpace();
+  if (pos_ < text_.size() && text_[pos_] == '}') {
+    ++pos_;
     --depth_;
     first_ = false;
     *done = true;
@@ -174,36 +181,54 @@ bool JsonCursor::NextKey(std::string* key, bool* done) {
   }
   if (!first_ && !Consume(',')) return Fail("expected ',' or '}' after an object member");
   first_ = false;
-  SkipSpace();
-  if (!ReadString(key)) return false;
+  if (!Consume('"')) return Fail("expected a string");
+  if (!StringBody(key, &key_scratch_)) return false;
   if (!Consume(':')) return Fail("expected ':' after an object key");
   return true;
 }
 
-bool JsonCursor::NextElement(bool* done) {
-  *done = false;
-  if (Consume(']')) {
-    --depth_;
-    first_ = false;
-    *done = true;
-    return true;
-  }
-  if (!first_ && !Consume(',')) return Fail("expected ',' or ']' after an array element");
-  first_ = false;
+bool JsonCursor::NextKey(std::string* key, bool* done) {
+  std::string_view view;
+  if (!NextKey(&view, done)) return false;
+  if (!*done) key->assign(view);
   return true;
 }
 
 bool JsonCursor::ReadString(std::string* value) {
   if (!Consume('"')) return Fail("expected a string");
-  value->clear();
+  std::string_view view;
+  const size_t start = pos_;
+  if (!StringBody(&view, value)) return false;
+  // StringBody decoded into *value when the string had escapes; otherwise copy it once.
+  if (view.data() == text_.data() + start) value->assign(view);
+  return true;
+}
+
+bool JsonCursor::StringBody(std::string_view* value, std::string* scratch) {
+  const size_t start = pos_;
+  const char* p = text_.data() + pos_;
+  const char* end = text_.data() + text_.size();
+  while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  pos_ = static_cast<size_t>(p - text_.data());
+  if (p < end && *p == '"') {
+    ++pos_;
+    *value = text_.substr(start, pos_ - 1 - start);
+    return true;
+  }
+  if (!DecodeEscapes(start, scratch)) return false;
+  *value = *scratch;
+  return true;
+}
+
+bool JsonCursor::DecodeEscapes(size_t start, std::string* value) {
+  value->assign(text_.substr(start, pos_ - start));
   while (true) {
-    // Copy plain runs in one go: most strings have no escapes.
-    const size_t start = pos_;
+    const size_t run = pos_;
     while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\\' &&
            static_cast<unsigned char>(text_[pos_]) >= 0x20) {
       ++pos_;
     }
-    value->append(text_.substr(start, pos_ - start));
+    value->append(text_.substr(run, pos_ - run));
     if (pos_ >= text_.size()) return Fail("expected '\"' to end the string");
     const char c = text_[pos_++];
     if (c == '"') return true;
@@ -225,8 +250,17 @@ bool JsonCursor::ReadString(std::string* value) {
       case 'u': {
         auto hex4 = [&](uint32_t* out) {
           if (pos_ + 4 > text_.size()) return false;
-          const auto r = std::from_chars(text_.data() + pos_, text_.data() + pos_ + 4, *out, 16);
-          if (r.ec != std::errc() || r.ptr != text_.data() + pos_ + 4) return false;
+          uint32_t v = 0;
+          for (size_t i = 0; i < 4; ++i) {
+            const char h = text_[pos_ + i];
+            const int d = h >= '0' && h <= '9'   ? h - '0'
+                          : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                          : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                                 : -1;
+            if (d < 0) return false;
+            v = v << 4 | static_cast<uint32_t>(d);
+          }
+          *out = v;
           pos_ += 4;
           return true;
         };
@@ -253,13 +287,24 @@ bool JsonCursor::ReadString(std::string* value) {
 
 bool JsonCursor::ReadInt(int64_t* value) {
   SkipSpace();
-  const char* begin = text_.data() + pos_;
+  const char* p = text_.data() + pos_;
   const char* end = text_.data() + text_.size();
-  const auto r = std::from_chars(begin, end, *value);
-  if (r.ec != std::errc() || (r.ptr < end && (*r.ptr == '.' || *r.ptr == 'e' || *r.ptr == 'E'))) {
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  const char* digits = p;
+  uint64_t v = 0;
+  // Up to 19 digits cannot overflow uint64; the range check below does the rest.
+  while (p < end && static_cast<unsigned char>(*p - '0') < 10 && p - digits < 20) {
+    v = v * 10 + static_cast<uint64_t>(*p - '0');
+    ++p;
+  }
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  if (p == digits || p - digits > 19 || v > limit ||
+      (p < end && (*p == '.' || *p == 'e' || *p == 'E' || static_cast<unsigned char>(*p - '0') < 10))) {
     return Fail("expected an integer");
   }
-  pos_ += static_cast<size_t>(r.ptr - begin);
+  *value = negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
+  pos_ = static_cast<size_t>(p - text_.data());
   return true;
 }
 
@@ -274,7 +319,11 @@ bool JsonCursor::ReadUint32(uint32_t* value) {
 bool JsonCursor::ReadDouble(double* value) {
   SkipSpace();
   const char* begin = text_.data() + pos_;
-  const auto r = std::from_chars(begin, text_.data() + text_.size(), *value);
+  const char* end = text_.data() + text_.size();
+  // from_chars also takes "inf", "nan" and hex-like spellings that JSON does not have.
+  const char* first = begin < end && *begin == '-' ? begin + 1 : begin;
+  if (first >= end || static_cast<unsigned char>(*first - '0') >= 10) return Fail("expected a number");
+  const auto r = std::from_chars(begin, end, *value);
   if (r.ec != std::errc()) return Fail("expected a number");
   pos_ += static_cast<size_t>(r.ptr - begin);
   return true;
@@ -309,7 +358,7 @@ bool JsonCursor::Skip() {
   bool done = false;
   if (c == '{') {
     if (!BeginObject()) return false;
-    std::string key;
+    std::string_view key;
     while (true) {
       if (!NextKey(&key, &done)) return false;
       if (done) return true;
@@ -325,8 +374,9 @@ bool JsonCursor::Skip() {
     }
   }
   if (c == '"') {
-    std::string ignored;
-    return ReadString(&ignored);
+    ++pos_;
+    std::string_view ignored;
+    return StringBody(&ignored, &key_scratch_);
   }
   if (c == 't' || c == 'f') {
     bool ignored;

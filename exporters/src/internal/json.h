@@ -16,6 +16,14 @@ namespace inprof::internal {
 // Not async-signal-safe.
 void AppendJsonString(std::string& out, std::string_view text);
 
+// True when `text` is valid UTF-8 (what AppendJsonString writes unchanged).
+// Not async-signal-safe.
+bool IsValidUtf8(std::string_view text);
+
+// `text` as AppendJsonString will write it, without the quotes: invalid bytes as U+FFFD.
+// Not async-signal-safe.
+std::string RepairUtf8(std::string_view text);
+
 // Appends a number: integers exactly, doubles in the shortest form that reads back equal
 // (non-finite values as 0). Not async-signal-safe.
 void AppendJsonNumber(std::string& out, int64_t value);
@@ -23,6 +31,10 @@ void AppendJsonNumber(std::string& out, double value);
 
 // Reads a JSON text token by token. Every method returns false on malformed input and keeps
 // the first error (message and line); callers just propagate false.
+//
+// Built for 100 MB files: keys come back as views into the text (no copy, no allocation),
+// numbers are parsed in place, and the per-token paths are inline. Strict JSON where it
+// matters for round trips: numbers must start with '-' or a digit (no "inf", "nan", "+1").
 // Not thread-safe; not async-signal-safe.
 class JsonCursor {
  public:
@@ -30,10 +42,31 @@ class JsonCursor {
 
   // Containers. After BeginObject/BeginArray, call NextKey/NextElement until it sets
   // `*done`; they consume the separators and the closing bracket.
-  bool BeginObject();
+  bool BeginObject() { return Begin('{', "expected an object ('{')"); }
+  bool BeginArray() { return Begin('[', "expected an array ('[')"); }
+  // `*key` views the text (or, for a key with escapes, a buffer) until the next call.
+  bool NextKey(std::string_view* key, bool* done);
   bool NextKey(std::string* key, bool* done);
-  bool BeginArray();
-  bool NextElement(bool* done);
+  bool NextElement(bool* done) {
+    *done = false;
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == ']') {
+      ++pos_;
+      --depth_;
+      first_ = false;
+      *done = true;
+      return true;
+    }
+    if (first_) {
+      first_ = false;
+      return true;
+    }
+    if (pos_ < text_.size() && text_[pos_] == ',') {
+      ++pos_;
+      return true;
+    }
+    return Fail("expected ',' or ']' after an array element");
+  }
 
   bool ReadString(std::string* value);
   bool ReadInt(int64_t* value);
@@ -55,8 +88,23 @@ class JsonCursor {
   size_t error_line() const { return error_line_; }
 
  private:
-  void SkipSpace();
-  bool Consume(char c);
+  static bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  void SkipSpace() {
+    while (pos_ < text_.size() && IsSpace(text_[pos_])) ++pos_;
+  }
+  bool Consume(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool Begin(char open, const char* expected);
+  // The string at pos_ (after its opening quote): a view into the text when it has no
+  // escapes, else decoded into `scratch`.
+  bool StringBody(std::string_view* value, std::string* scratch);
+  bool DecodeEscapes(size_t start, std::string* out);
   size_t LineAt(size_t pos) const;
 
   std::string_view text_;
@@ -65,6 +113,7 @@ class JsonCursor {
   std::string error_;
   size_t error_line_ = 0;
   int depth_ = 0;
+  std::string key_scratch_;
 };
 
 }  // namespace inprof::internal

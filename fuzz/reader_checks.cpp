@@ -1,0 +1,119 @@
+#include "reader_checks.h"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+#include <string>
+
+#include "inprof/exporters.h"
+
+namespace inprof::fuzz {
+namespace {
+
+// The name the readers get; errors must start with it.
+constexpr const char* kName = "input";
+
+// Checks a refusal's form: "input:LINE: ..." with 1 <= LINE <= the input's line count.
+std::string CheckError(const Status& status, std::string_view input) {
+  const std::string& m = status.message();
+  const std::string prefix = std::string(kName) + ":";
+  if (m.rfind(prefix, 0) != 0) return "error does not start with '" + prefix + "': " + m;
+  size_t line = 0;
+  const char* begin = m.data() + prefix.size();
+  const char* end = m.data() + m.size();
+  const auto r = std::from_chars(begin, end, line);
+  if (r.ec != std::errc() || r.ptr == begin || r.ptr + 2 > end || r.ptr[0] != ':' ||
+      r.ptr[1] != ' ') {
+    return "error is not 'input:LINE: what': " + m;
+  }
+  const size_t lines = static_cast<size_t>(std::count(input.begin(), input.end(), '\n')) + 1;
+  if (line < 1 || line > lines) {
+    return "error names line " + std::to_string(line) + " of an input with " +
+           std::to_string(lines) + " lines: " + m;
+  }
+  return {};
+}
+
+std::string Json(const Annotations& a) {
+  std::ostringstream out;
+  WriteAnnotationJson(a, out);
+  return out.str();
+}
+
+// Writes `a`, reads it back, writes again: the two texts must be equal.
+std::string RoundTripAnnotations(const Annotations& a, const char* what) {
+  const std::string first = Json(a);
+  Annotations again;
+  if (Status s = ReadAnnotationJson(first, kName, &again); !s.ok()) {
+    return std::string(what) +
+           ": the annotation JSON writer's output does not read back: " + s.message();
+  }
+  if (Json(again) != first) return std::string(what) + ": annotation JSON round trip is unstable";
+  return {};
+}
+
+template <typename Read, typename Write>
+std::string RoundTripProfile(const Profile& profile, Read read, Write write, const char* format) {
+  const std::string first = write(profile);
+  Profile again;
+  if (Status s = read(first, kName, &again); !s.ok()) {
+    return std::string(format) + " writer's output does not read back: " + s.message() +
+           "\n--- written:\n" + first;
+  }
+  const std::string second = write(again);
+  if (second != first) {
+    return std::string(format) + " round trip is unstable\n--- first:\n" + first +
+           "\n--- second:\n" + second;
+  }
+  return RoundTripAnnotations(BuildAnnotations(profile), format);
+}
+
+std::string Folded(const Profile& p) {
+  std::ostringstream out;
+  ExportOptions options;
+  options.folded_lines = true;
+  WriteFolded(p, options, out);
+  return out.str();
+}
+
+std::string PerfLog(const Profile& p) {
+  std::ostringstream out;
+  WritePerfLog(p, {}, out);
+  return out.str();
+}
+
+}  // namespace
+
+std::string CheckAnnotationJson(std::string_view input) {
+  Annotations a;
+  const Status s = ReadAnnotationJson(input, kName, &a);
+  if (!s.ok()) return CheckError(s, input);
+  return RoundTripAnnotations(a, "annotation JSON");
+}
+
+std::string CheckFolded(std::string_view input) {
+  Profile p;
+  const Status s = ReadFolded(input, kName, &p);
+  if (!s.ok()) return CheckError(s, input);
+  return RoundTripProfile(p, ReadFolded, Folded, "folded");
+}
+
+std::string CheckPerfLog(std::string_view input) {
+  Profile p;
+  const Status s = ReadPerfLog(input, kName, &p);
+  if (!s.ok()) return CheckError(s, input);
+  return RoundTripProfile(p, ReadPerfLog, PerfLog, "perf.log");
+}
+
+#ifdef INPROF_HAVE_PERF_SCRIPT_READER
+// There is no perf script writer: what the reader accepts goes through folded stacks (every
+// frame kept) and the annotation JSON instead.
+std::string CheckPerfScript(std::string_view input) {
+  Profile p;
+  const Status s = ReadPerfScript(input, kName, &p);
+  if (!s.ok()) return CheckError(s, input);
+  return RoundTripProfile(p, ReadFolded, Folded, "perf script -> folded");
+}
+#endif
+
+}  // namespace inprof::fuzz

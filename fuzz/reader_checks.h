@@ -1,0 +1,29 @@
+// What every reader must guarantee on any input, as checks shared by the libFuzzer targets
+// (fuzz/*_fuzz.cpp) and the regression test that replays the committed corpus
+// (tests/exporters/reader_regression_test.cpp):
+//
+// - it returns (no crash, no hang, no undefined behaviour: the sanitizers see to that);
+// - a refusal reads "NAME:LINE: what was expected", LINE within the input's lines;
+// - what it accepts survives a round trip: written back by the matching writer, read again
+//   without error, and written again to the same bytes. The annotation model built from an
+//   accepted profile must also survive the annotation JSON writer and reader.
+//
+// Each check returns an empty string when all of that holds, else what went wrong.
+#ifndef INPROF_FUZZ_READER_CHECKS_H_
+#define INPROF_FUZZ_READER_CHECKS_H_
+
+#include <string>
+#include <string_view>
+
+namespace inprof::fuzz {
+
+std::string CheckAnnotationJson(std::string_view input);
+std::string CheckFolded(std::string_view input);
+std::string CheckPerfLog(std::string_view input);
+#ifdef INPROF_HAVE_PERF_SCRIPT_READER
+std::string CheckPerfScript(std::string_view input);
+#endif
+
+}  // namespace inprof::fuzz
+
+#endif  // INPROF_FUZZ_READER_CHECKS_H_
