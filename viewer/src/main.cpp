@@ -28,6 +28,7 @@ commands:
   top       hottest source lines and hottest functions
   annotate  source files with self %, inclusive % and heat in a gutter
   heat      heat levels per function and line (perf-heatmap `stat` style)
+  record    run a program under the profiler: inprof record -- COMMAND [ARGS...]
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -115,6 +116,8 @@ int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return Usage("missing command (top, annotate, heat)");
   const std::string command = args[0];
+  // record runs a program rather than reading a profile: its own options (record.cpp).
+  if (command == "record") return RunRecord(args);
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kMainHelp;
     return 0;

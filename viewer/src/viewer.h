@@ -62,6 +62,8 @@ int RunTop(const ViewerOptions& options, const Annotations& a, size_t event, std
 int RunAnnotate(const ViewerOptions& options, const Annotations& a, size_t event,
                 std::ostream& out, std::ostream& err);
 int RunHeat(const ViewerOptions& options, Annotations& a, size_t event, std::ostream& out);
+// `inprof record ... -- COMMAND`: `args` from "record" on; returns inprof's exit code.
+int RunRecord(const std::vector<std::string>& args);
 
 }  // namespace inprof::viewer
 
