@@ -226,6 +226,23 @@ TEST(Record, BadRuntimeOptionIsReportedByTheRuntime) {
   EXPECT_NE(r.err.find("no profile to summarise"), std::string::npos) << r.err;
 }
 
+TEST(Record, SeveralEventsShareOnePprofFile) {
+  const std::string dir = MakeTempDir();
+  const ProcessResult r = Record({"-q", "-o", dir, "--events", "cpu,wall", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> expected = {"perf.cpu.log",       "perf.wall.log",
+                                             "profile.cpu.folded", "profile.json",
+                                             "profile.pb.gz",      "profile.wall.folded"};
+  EXPECT_EQ(List(dir), expected) << r.err;
+  std::string raw, error;
+  ASSERT_TRUE(Gunzip(ReadFile(dir + "/profile.pb.gz"), &raw, &error)) << error;
+  PprofProfile p;
+  ASSERT_TRUE(DecodePprof(raw, &p, &error)) << error;
+  std::string types;
+  for (const PprofValueType& t : p.sample_types) types += p.S(t.type) + "/" + p.S(t.unit) + " ";
+  EXPECT_EQ(types, "samples/count cpu/nanoseconds wall_samples/count wall/nanoseconds ");
+}
+
 TEST(Record, ForkedChildrenWriteTheirOwnFiles) {
   const std::string dir = MakeTempDir();
   // bash forks a child that execs /bin/true, then exits through exit() (dash would _exit,
@@ -236,6 +253,10 @@ TEST(Record, ForkedChildrenWriteTheirOwnFiles) {
   EXPECT_TRUE(std::find(files.begin(), files.end(), "profile.json") != files.end()) << r.err;
   EXPECT_TRUE(std::any_of(files.begin(), files.end(), [](const std::string& f) {
     return std::regex_match(f, std::regex(R"(profile\.\d+\.json)"));
+  })) << r.err;
+  // pprof's two-part extension stays whole: profile.<pid>.pb.gz.
+  EXPECT_TRUE(std::any_of(files.begin(), files.end(), [](const std::string& f) {
+    return std::regex_match(f, std::regex(R"(profile\.\d+\.pb\.gz)"));
   })) << r.err;
 }
 
