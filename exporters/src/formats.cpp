@@ -22,6 +22,7 @@ std::optional<Format> FormatFromPath(std::string_view path) {
   const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   // Names are matched exactly (case-sensitively), as the tools that read them do.
   if (HasSuffix(name, ".folded")) return Format::kFolded;
+  if (HasSuffix(name, ".pb.gz")) return Format::kPprof;
   // "perf.log" is perfanno's default name; "perf.<event>.log" or any other "*.log" is a
   // perf.log for another event or a file the user will point perfanno at.
   if (HasSuffix(name, ".log")) return Format::kPerfLog;
@@ -59,6 +60,12 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
         }
         return WriteFileAtomically(path, svg);
       }
+      case Format::kPprof:
+        // Every event goes into the one file, like the annotation JSON.
+        if (!WritePprof(profile, text)) {
+          return Status::Error("cannot write " + path + ": gzip failed");
+        }
+        break;
       default:
         return Status::Error("cannot write " + path + ": unknown output format");
     }

@@ -212,7 +212,7 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
 namespace {
 std::string InsertBeforeExtension(const std::string& path, const std::string& part) {
   const size_t slash = path.rfind('/');
-  const size_t dot = path.rfind('.');
+  const size_t dot = path.ends_with(".pb.gz") ? path.size() - 6 : path.rfind('.');  // pprof
   std::string result = path;
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
       dot == (slash == std::string::npos ? 0 : slash + 1)) {
@@ -283,7 +283,8 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
     if (!FormatFromPath(path)) {
       return Status::Error("unknown output format for '" + path +
                            "': use a name ending in .folded (folded stacks), .log / perf.log "
-                           "(perfanno.nvim), .json (annotation JSON) or .svg (flame graph)");
+                           "(perfanno.nvim), .json (annotation JSON), .svg (flame graph) or "
+                           ".pb.gz (pprof)");
     }
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));

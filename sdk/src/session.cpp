@@ -139,9 +139,11 @@ void Session::Stop() {
 
 std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string& path) const {
   // Folded stacks and perf.log hold one event: with several events each gets its own file
-  // (out.cpu.folded, perf.wall.log). The annotation JSON carries every event in one file.
+  // (out.cpu.folded, perf.wall.log). The annotation JSON and pprof carry every event in one file.
   std::optional<Format> format = FormatFromPath(path);
-  if (config_.events.size() <= 1 || (format && *format == Format::kAnnotationJson)) {
+  const bool all_events =
+      format && (*format == Format::kAnnotationJson || *format == Format::kPprof);
+  if (config_.events.size() <= 1 || all_events) {
     return {{path, 0}};
   }
   std::vector<std::pair<std::string, size_t>> files;

@@ -35,7 +35,8 @@ TEST(FormatFromPath, UnknownNames) {
   EXPECT_EQ(FormatFromPath("OUT.FOLDED"), std::nullopt);
   EXPECT_EQ(FormatFromPath(".json"), std::nullopt);
   EXPECT_EQ(FormatFromPath("profile.json.gz"), std::nullopt);
-  EXPECT_EQ(FormatFromPath("profile.pb.gz"), std::nullopt);
+  EXPECT_EQ(FormatFromPath("profile.pb"), std::nullopt);  // pprof only gzipped
+  EXPECT_EQ(FormatFromPath("/tmp/.pb.gz"), std::nullopt);
   EXPECT_EQ(FormatFromPath("flame.svg"), Format::kFlameSvg);
 }
 

@@ -39,6 +39,7 @@ commands:
   flame     interactive flame graph (SVG) from stacks (folded, perf.log, perf script)
   addr2line binutils addr2line, faster (same options and output; perf can use it)
   symbolize addresses of an ELF file to functions, lines and inline chains as JSON
+  record    run a program under the profiler: inprof record -- COMMAND [ARGS...]
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -231,6 +232,8 @@ int Main(int argc, char** argv) {
   constexpr const char* kCommands = "top, annotate, heat, callers, callees, diff, convert, flame";
   if (args.empty()) return Usage(std::string("missing command (") + kCommands + ")");
   const std::string command = args[0];
+  // record runs a program rather than reading a profile: its own options (record.cpp).
+  if (command == "record") return RunRecord(args);
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kMainHelp;
     return 0;

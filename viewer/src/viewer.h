@@ -100,6 +100,8 @@ int RunDiff(const ViewerOptions& options, std::ostream& out, std::ostream& err);
 int RunConvert(const ViewerOptions& options, std::ostream& out, std::ostream& err);
 // Loads options.profile itself (it needs stacks, not annotations).
 int RunFlame(const ViewerOptions& options, std::ostream& out, std::ostream& err);
+// `inprof record ... -- COMMAND`: `args` from "record" on; returns inprof's exit code.
+int RunRecord(const std::vector<std::string>& args);
 
 }  // namespace inprof::viewer
 

@@ -65,6 +65,7 @@ struct EventInfo {
 struct Sample {
   std::vector<uint32_t> frames;  // root first; indices into Profile::frames
   std::vector<int64_t> weights;  // one per Profile::events entry
+  int64_t tid = 0;               // the thread it was taken on; 0 when not recorded
 };
 
 // What the profiler saw of its own quality. Every exporter that has room for it writes it.
@@ -103,12 +104,22 @@ struct Metadata {
   int64_t duration_ns = 0;
 };
 
+// An ELF object mapped into the profiled process, for formats that describe mappings (pprof).
+struct Module {
+  std::string path;      // as in Frame::module
+  uint64_t start = 0;    // first and one-past-last address of its executable mapping
+  uint64_t limit = 0;
+  uint64_t offset = 0;   // file offset `start` maps
+  std::string build_id;  // lower-case hex; empty when the object has none
+};
+
 struct Profile {
   Metadata meta;
   std::vector<EventInfo> events;
   std::vector<Frame> frames;
   std::vector<Sample> samples;
   Health health;
+  std::vector<Module> modules;  // optional: frames whose module is not listed still export
 };
 
 enum class Format {
@@ -116,6 +127,7 @@ enum class Format {
   kPerfLog,         // perf.log / *.log: perfanno.nvim input
   kAnnotationJson,  // *.json: per-line annotations for editors and the viewer
   kFlameSvg,        // *.svg: interactive flame graph (docs/flame-graphs.md)
+  kPprof,           // *.pb.gz: gzipped profile.proto for `go tool pprof` (docs/pprof.md)
 };
 
 // The format a path asks for, from its name; nullopt when the name is not one we write.
@@ -163,6 +175,11 @@ Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::s
 // Functions that vanished take no room (they have no width in `after`). Not async-signal-safe.
 Status WriteDiffFlameSvg(const Profile& before, const Profile& after, const FlameOptions& options,
                          std::string* out);
+// pprof's profile.proto of every event of `profile` (docs/pprof.md): EncodePprof gives the
+// uncompressed message, WritePprof writes it gzipped; false when the stream or zlib fails.
+// Deterministic: equal profiles give identical bytes. Not async-signal-safe.
+std::string EncodePprof(const Profile& profile);
+bool WritePprof(const Profile& profile, std::ostream& out);
 
 // Writes `profile` to `path` in `format` atomically: a temporary file in the same directory,
 // then rename(2). On failure nothing exists under `path` that was not there before and the

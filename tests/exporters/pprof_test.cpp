@@ -1,0 +1,260 @@
+// The pprof writer: the decoded message against a golden dump (INPROF_BLESS=1 rewrites it),
+// the mapping of the model's inline frames onto pprof Locations, and the real pprof tool
+// (`go tool pprof`) reading what we wrote.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "inprof/exporters.h"
+#include "pprof_reader.h"
+#include "test_profiles.h"
+#include "test_util.h"
+
+namespace inprof::test {
+namespace {
+
+std::string SourceDir() {
+  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
+  return INPROF_TEST_SOURCE_DIR;
+}
+
+PprofProfile Decode(const std::string& bytes) {
+  PprofProfile p;
+  std::string error;
+  EXPECT_TRUE(DecodePprof(bytes, &p, &error)) << error;
+  return p;
+}
+
+// The golden profile with everything the runtime can fill in: times, health, threads and
+// modules with build-ids.
+Profile FullProfile() {
+  Profile p = GoldenProfile();
+  p.events[0].period = 10'101'010;  // 99 Hz
+  p.events[0].frequency_hz = 99;
+  p.events[1].period = 52'631'578;  // 19 Hz
+  p.meta = {"/usr/bin/app", 4242, 1'700'000'000'000'000'000, 2'500'000'000};
+  p.health.engine = "timer";
+  p.health.unwinder = "fp";
+  p.health.requested_hz = 99;
+  p.health.achieved_hz = 98.5;
+  p.health.samples = 89;
+  p.health.threads_seen = 2;
+  p.health.warnings = {"4 stacks truncated at depth 64"};
+  p.health.threads = {{100, "main", 1.0, 99, 90, 90}, {101, "worker 1", 0.5, 49.5, 40, 40}};
+  for (size_t i = 0; i < p.frames.size(); ++i) {
+    if (p.frames[i].kind == FrameKind::kSynthetic) continue;
+    p.frames[i].module =
+        p.frames[i].file.starts_with("/src/") ? "/usr/bin/app" : "/usr/lib/libc.so.6";
+  }
+  p.modules = {{"/usr/bin/app", 0x1000, 0x9000, 0x1000, "0a1b2c3d"}};
+  for (size_t i = 0; i < p.samples.size(); ++i) p.samples[i].tid = i % 3 == 0 ? 101 : 100;
+  return p;
+}
+
+TEST(PprofGolden, DecodedMessage) {
+  const std::string actual = DumpPprof(Decode(EncodePprof(FullProfile())));
+  const std::string path = SourceDir() + "/tests/data/pprof/golden.txt";
+  const char* bless = std::getenv("INPROF_BLESS");
+  if (bless && std::string(bless) == "1") {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing " << path << " (INPROF_BLESS=1 creates it)";
+  std::ostringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "differs from " << path << " (INPROF_BLESS=1 rewrites it)";
+}
+
+TEST(Pprof, InlineFramesShareTheLocationOfTheirNativeFrame) {
+  ProfileBuilder b;
+  const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+  const uint32_t outer = b.Frame("outer", "/src/a.cpp", 20);
+  const uint32_t mid = b.Inlined("mid", "/src/a.h", 30);
+  const uint32_t leaf = b.Inlined("leaf", "/src/b.h", 40);
+  b.Sample({main, outer, mid, leaf}, {3});
+  b.Sample({main, outer}, {2});  // `outer` alone is another address: its own location
+  Profile profile = b.profile();
+  profile.events[0].period = 1000;
+  const PprofProfile p = Decode(EncodePprof(profile));
+
+  ASSERT_EQ(p.samples.size(), 2u);
+  ASSERT_EQ(p.samples[0].location_ids.size(), 2u) << "one location per machine frame";
+  const PprofLocation& inner = p.Location(p.samples[0].location_ids[0]);  // leaf first
+  ASSERT_EQ(inner.lines.size(), 3u);
+  EXPECT_EQ(p.S(p.Function(inner.lines[0].function_id).name), "leaf");  // innermost first
+  EXPECT_EQ(inner.lines[0].line, 40);
+  EXPECT_EQ(p.S(p.Function(inner.lines[1].function_id).name), "mid");
+  EXPECT_EQ(p.S(p.Function(inner.lines[2].function_id).name), "outer");
+  EXPECT_EQ(p.S(p.Function(inner.lines[2].function_id).filename), "/src/a.cpp");
+  EXPECT_EQ(p.S(p.Function(p.Location(p.samples[0].location_ids[1]).lines[0].function_id).name),
+            "main");
+  // Values: periods, then time.
+  ASSERT_EQ(p.sample_types.size(), 2u);
+  EXPECT_EQ(p.S(p.sample_types[0].type) + "/" + p.S(p.sample_types[0].unit), "samples/count");
+  EXPECT_EQ(p.S(p.sample_types[1].type) + "/" + p.S(p.sample_types[1].unit), "cpu/nanoseconds");
+  EXPECT_EQ(p.samples[0].values, (std::vector<int64_t>{3, 3000}));
+  EXPECT_EQ(p.samples[1].values, (std::vector<int64_t>{2, 2000}));
+  EXPECT_NE(p.samples[1].location_ids[0], p.samples[0].location_ids[0]);
+  EXPECT_EQ(p.period, 1000);
+  EXPECT_EQ(p.S(p.default_sample_type), "cpu");
+}
+
+TEST(Pprof, CountingEventsHaveOneColumnAndWeightsSaturate) {
+  ProfileBuilder b;
+  b.AddEvent("page-faults", "count");
+  const uint32_t f = b.Frame("f");
+  b.Sample({f}, {INT64_MAX / 2, 7});
+  Profile profile = b.profile();
+  profile.events[0].period = 4;
+  profile.events[1].period = 1;
+  const PprofProfile p = Decode(EncodePprof(profile));
+  ASSERT_EQ(p.sample_types.size(), 3u);
+  EXPECT_EQ(p.S(p.sample_types[2].type), "page-faults");
+  EXPECT_EQ(p.samples[0].values, (std::vector<int64_t>{INT64_MAX / 2, INT64_MAX, 7}));
+  EXPECT_TRUE(p.mappings.empty()) << "no module, no mapping";
+}
+
+TEST(Pprof, WriteProfileFileGzipsByName) {
+  ASSERT_EQ(FormatFromPath("out/profile.pb.gz"), Format::kPprof);
+  EXPECT_EQ(FormatFromPath(".pb.gz"), std::nullopt);
+  const std::string dir = MakeTempDir();
+  const Profile profile = FullProfile();
+  ASSERT_TRUE(WriteProfileFile(profile, Format::kPprof, dir + "/p.pb.gz").ok());
+  std::string raw, error;
+  ASSERT_TRUE(Gunzip(ReadFile(dir + "/p.pb.gz"), &raw, &error)) << error;
+  EXPECT_EQ(raw, EncodePprof(profile));
+  const Status bad = WriteProfileFile(profile, Format::kPprof, dir + "/missing/p.pb.gz");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find(dir + "/missing/p.pb.gz"), std::string::npos) << bad.message();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real pprof tool.
+
+struct Pprof {
+  std::string dir = MakeTempDir();
+  std::string file = dir + "/profile.pb.gz";
+
+  // `go tool pprof ARGS file`, offline: no HOME, no network, caches in the temp dir.
+  ProcessResult Run(std::vector<std::string> args) const {
+    args.insert(args.begin(), {INPROF_GO, "tool", "pprof"});
+    args.push_back(file);
+    return RunProcess(args, {{"HOME", dir},
+                             {"GOCACHE", dir + "/gocache"},
+                             {"GOPROXY", "off"},
+                             {"GOFLAGS", "-mod=mod"},
+                             {"PPROF_TMPDIR", dir},
+                             {"PPROF_BINARY_PATH", dir}});
+  }
+};
+
+// A small profile whose sources exist, so `-list` can show them.
+Profile ListableProfile(const std::string& dir) {
+  std::ofstream(dir + "/main.cpp") << "int main() {\n  run();\n  return 0;\n}\n";
+  std::ofstream(dir + "/work.h") << "// work\ninline int square(int x) {\n  return x * x;\n}\n";
+  std::ofstream(dir + "/run.cpp") << "void run() {\n  for (;;)\n    sum += square(i);\n"
+                                     "  spin();\n}\n";
+  ProfileBuilder b;
+  const uint32_t main = b.Frame("main", dir + "/main.cpp", 2);
+  const uint32_t run = b.Frame("run()", dir + "/run.cpp", 3);
+  const uint32_t square = b.Inlined("square(int)", dir + "/work.h", 3);
+  const uint32_t run4 = b.Frame("run()", dir + "/run.cpp", 4);
+  const uint32_t spin = b.Frame("spin");  // no source
+  b.Sample({main, run, square}, {70});
+  b.Sample({main, run4, spin}, {30});
+  Profile p = b.profile();
+  p.events[0].period = 10'000'000;  // 100 Hz
+  for (Frame& f : p.frames) f.module = dir + "/app";
+  p.meta.duration_ns = 1'000'000'000;
+  return p;
+}
+
+TEST(PprofTool, TopListTracesRaw) {
+  if (std::string(INPROF_GO).empty()) GTEST_SKIP() << "go is not installed (scripts/install-deps)";
+  Pprof tool;
+  const Profile profile = ListableProfile(tool.dir);
+  ASSERT_TRUE(WriteProfileFile(profile, Format::kPprof, tool.file).ok());
+
+  // -top: flat time per function, from the default sample type (cpu nanoseconds).
+  ProcessResult top = tool.Run({"-top", "-nodecount=10"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_TRUE(std::regex_search(
+      top.out, std::regex(R"(Showing nodes accounting for 1000ms, 100% of 1000ms total)")))
+      << top.out;
+  // Inline frames are functions of their own: square() gets the 0.7 s flat, run() none.
+  EXPECT_TRUE(std::regex_search(
+      top.out,
+      std::regex(
+          R"(\n\s*700ms\s+70\.00%\s+70\.00%\s+700ms\s+70\.00%\s+square\(int\) \(inline\)\n)")))
+      << top.out;
+  EXPECT_TRUE(std::regex_search(
+      top.out, std::regex(R"(\n\s*300ms\s+30\.00%\s+100%\s+300ms\s+30\.00%\s+spin\n)")))
+      << top.out;
+  EXPECT_TRUE(
+      std::regex_search(top.out, std::regex(R"(\n\s*0\s+0%\s+100%\s+1000ms\s+100%\s+run\(\)\n)")))
+      << top.out;
+
+  // -sample_index=samples: the other column.
+  ProcessResult count = tool.Run({"-top", "-sample_index=samples"});
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  EXPECT_TRUE(std::regex_search(count.out, std::regex(R"(\n\s*70\s+70\.00%.*square)")))
+      << count.out;
+
+  // -list: the source lines with their time, the inline call line included.
+  ProcessResult list = tool.Run({"-list", "^run\\(\\)$"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("ROUTINE ======================== run() in " + tool.dir + "/run.cpp"),
+            std::string::npos)
+      << list.out;
+  EXPECT_TRUE(
+      std::regex_search(list.out, std::regex(R"(\n\s*\.\s+700ms\s+3:\s+sum \+= square\(i\);)")))
+      << list.out;
+  EXPECT_TRUE(std::regex_search(list.out, std::regex(R"(\n\s*\.\s+300ms\s+4:\s+spin\(\);)")))
+      << list.out;
+
+  // -traces: whole stacks leaf first, inline frames marked.
+  ProcessResult traces = tool.Run({"-traces"});
+  ASSERT_EQ(traces.exit_code, 0) << traces.err;
+  EXPECT_TRUE(std::regex_search(
+      traces.out, std::regex(R"(\n\s*700ms\s+square\(int\) \(inline\)\n\s+run\(\)\n\s+main\n)")))
+      << traces.out;
+  EXPECT_TRUE(
+      std::regex_search(traces.out, std::regex(R"(\n\s*300ms\s+spin\n\s+run\(\)\n\s+main\n)")))
+      << traces.out;
+
+  // -raw: sample values and file:line of every level.
+  ProcessResult raw = tool.Run({"-raw"});
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("samples/count cpu/nanoseconds"), std::string::npos) << raw.out;
+  EXPECT_TRUE(std::regex_search(raw.out, std::regex(R"(\n\s+70\s+700000000: 1 2 \n)"))) << raw.out;
+  EXPECT_NE(raw.out.find("square(int) " + tool.dir + "/work.h:3 s=0"), std::string::npos)
+      << raw.out;
+  EXPECT_NE(raw.out.find("run() " + tool.dir + "/run.cpp:3 s=0"), std::string::npos) << raw.out;
+}
+
+TEST(PprofTool, ReadsTheGoldenProfileWithThreadLabels) {
+  if (std::string(INPROF_GO).empty()) GTEST_SKIP() << "go is not installed (scripts/install-deps)";
+  Pprof tool;
+  ASSERT_TRUE(WriteProfileFile(FullProfile(), Format::kPprof, tool.file).ok());
+  ProcessResult tags = tool.Run({"-tags"});
+  ASSERT_EQ(tags.exit_code, 0) << tags.err;
+  EXPECT_NE(tags.out.find("thread name"), std::string::npos) << tags.out;
+  EXPECT_NE(tags.out.find("worker 1"), std::string::npos) << tags.out;
+  ProcessResult raw = tool.Run({"-raw"});
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("/usr/bin/app 0a1b2c3d"), std::string::npos) << raw.out;
+  EXPECT_NE(raw.out.find("inprof: engine=timer"), std::string::npos) << raw.out;
+  ProcessResult top = tool.Run({"-top", "-sample_index=wall"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("operator/(Ratio, Ratio) (inline)"), std::string::npos) << top.out;
+}
+
+}  // namespace
+}  // namespace inprof::test

@@ -1,0 +1,461 @@
+// `inprof record [OPTIONS] -- CMD ARGS...`: runs an unmodified, dynamically linked program
+// with libinprof.so preloaded, waits for it, and summarises the profile it wrote.
+//
+// The runtime does the profiling (autostart from INPROF_* variables, forked children into
+// their own `<name>.<pid>.<ext>` files); this file only prepares the environment, passes
+// signals on and reports. Not async-signal-safe, except ForwardSignal.
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "viewer.h"
+
+extern char** environ;
+
+namespace inprof::viewer {
+namespace {
+
+constexpr int kUsage = 2;
+
+constexpr const char* kRecordHelp = R"(usage: inprof record [OPTIONS] -- COMMAND [ARGS...]
+
+Runs COMMAND with inprof preloaded (no privileges, no rebuild; it must be dynamically
+linked), follows its forks, writes the profile into a directory and prints where the time
+went. The exit status is COMMAND's (128+N when it died of signal N). SIGINT and SIGTERM sent
+to inprof are passed on to COMMAND, which still writes its profile.
+
+options:
+  -o, --output DIR   where the files go (default: a new inprof-<program>-<time>/)
+  -F, --frequency HZ samples per CPU-second per thread (default 99)
+      --events LIST  what to sample: cpu, wall, task-clock, ... (INPROF_EVENTS)
+      --engine E     auto, timer, perf or itimer (INPROF_ENGINE)
+      --unwind U     unwinder (INPROF_UNWIND)
+  -n N               entries in the summary (default 5)
+  -q, --quiet        no summary, only errors
+  -h, --help         this text
+
+files in DIR: profile.json (annotation JSON: `inprof top DIR/profile.json`), perf.log
+(perfanno.nvim), profile.folded (flame graphs), profile.pb.gz (`go tool pprof`); a forked
+child writes profile.<pid>.json and so on. With several events the per-event formats get the
+event in their name (profile.cpu.folded). libinprof.so is looked up next to inprof
+(../sdk/ in a build tree, ../lib/ when installed) unless INPROF_LIBRARY names it.
+
+examples:
+  inprof record -- sort -o /dev/null big.txt
+  inprof record -o out -F 499 --events cpu,wall -- ./server --port 8080
+)";
+
+// The outputs record asks the runtime for, by file name; the format follows from the name.
+const std::vector<std::string>& OutputNames() {
+  static const std::vector<std::string> names = {"profile.json", "perf.log", "profile.folded",
+                                                 "flame.svg", "profile.pb.gz"};
+  return names;
+}
+
+struct RecordOptions {
+  std::string dir;
+  std::string frequency, events, engine, unwind;
+  size_t limit = 5;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+int Usage(const std::string& message) {
+  std::cerr << "inprof: record: " << message << "\n(run `inprof record --help` for usage)\n";
+  return kUsage;
+}
+
+// Resolves COMMAND like execvp does: a name with a slash as is, otherwise through PATH.
+// Returns the path, or empty with errno-like `*err` (ENOENT, EACCES).
+std::string FindCommand(const std::string& name, int* err) {
+  auto executable = [&](const std::string& path) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return false;
+    if (S_ISDIR(st.st_mode) || access(path.c_str(), X_OK) != 0) {
+      *err = EACCES;
+      return false;
+    }
+    return true;
+  };
+  *err = ENOENT;
+  if (name.find('/') != std::string::npos) return executable(name) ? name : std::string();
+  const char* path_env = std::getenv("PATH");
+  const std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  int first_error = ENOENT;
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    start = end + 1;
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    if (executable(candidate)) return candidate;
+    if (*err == EACCES) first_error = EACCES;
+    *err = ENOENT;
+  }
+  *err = first_error;
+  return {};
+}
+
+// True when `path` is an ELF executable without a program interpreter: the dynamic loader
+// never runs, so LD_PRELOAD cannot bring the runtime in. Scripts and unreadable files are
+// left to exec.
+bool IsStaticElf(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  Elf64_Ehdr eh{};
+  bool is_static = false;
+  if (pread(fd, &eh, sizeof eh, 0) == static_cast<ssize_t>(sizeof eh) &&
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh.e_phentsize == sizeof(Elf64_Phdr)) {
+    is_static = true;
+    for (uint16_t i = 0; i < eh.e_phnum; ++i) {
+      Elf64_Phdr ph{};
+      if (pread(fd, &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * sizeof ph)) !=
+          static_cast<ssize_t>(sizeof ph)) {
+        is_static = false;
+        break;
+      }
+      if (ph.p_type == PT_INTERP) {
+        is_static = false;
+        break;
+      }
+    }
+  }
+  close(fd);
+  return is_static;
+}
+
+std::string SelfDir() {
+  char buffer[4096];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (n <= 0) return {};
+  std::string path(buffer, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+// libinprof.so: INPROF_LIBRARY, else next to this binary in a build tree (viewer/../sdk/)
+// or an installation (bin/../lib/).
+std::string FindLibrary(std::string* tried) {
+  if (const char* lib = std::getenv("INPROF_LIBRARY"); lib && *lib) {
+    *tried = lib;
+    return access(lib, R_OK) == 0 ? lib : std::string();
+  }
+  const std::string dir = SelfDir();
+  std::string libdir = INPROF_INSTALL_LIBDIR;
+  if (!libdir.starts_with("/")) libdir = dir + "/../" + libdir;
+  for (const std::string& candidate : {dir + "/../sdk/libinprof.so", libdir + "/libinprof.so"}) {
+    *tried += (tried->empty() ? "" : ", ") + candidate;
+    char resolved[4096];
+    if (realpath(candidate.c_str(), resolved) && access(resolved, R_OK) == 0) return resolved;
+  }
+  return {};
+}
+
+std::string Absolute(const std::string& path) {
+  if (path.starts_with("/")) return path;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+// A new directory named after the program and the time; -2, -3... when it exists.
+bool MakeDefaultDir(const std::string& program, std::string* dir, std::string* error) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  const std::string base = "inprof-" + program.substr(program.rfind('/') + 1) + "-" + stamp;
+  for (int i = 1; i < 100; ++i) {
+    *dir = i == 1 ? base : base + "-" + std::to_string(i);
+    if (mkdir(dir->c_str(), 0777) == 0) return true;
+    if (errno != EEXIST) break;
+  }
+  *error = "cannot create " + *dir + ": " + std::strerror(errno);
+  return false;
+}
+
+std::atomic<pid_t> g_child{0};
+std::atomic<int> g_pending{0};  // a signal that came before the child existed
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+
+// Signals a user sends to inprof (kill, a supervisor) go on to the program. Signals from the
+// terminal (Ctrl-C: si_code SI_KERNEL) already reached the whole foreground process group,
+// the program included; sending them again could interrupt it while it writes its profile.
+// Async-signal-safe.
+void ForwardSignal(int signal, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code == SI_KERNEL) return;
+  const pid_t child = g_child.load(std::memory_order_acquire);
+  if (child > 0) {
+    kill(child, signal);
+  } else {
+    g_pending.store(signal, std::memory_order_release);
+  }
+}
+
+int ParseRecordArgs(const std::vector<std::string>& args, RecordOptions* o) {
+  size_t i = 1;
+  for (; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (!arg.starts_with("-")) break;  // the command starts without "--"
+    std::string value;
+    bool has_value = false;
+    if (arg.starts_with("--") && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      has_value = true;
+    }
+    auto take = [&](std::string* out) {
+      if (!has_value) {
+        if (i + 1 >= args.size()) return false;
+        value = args[++i];
+      }
+      *out = value;
+      return !out->empty();
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kRecordHelp;
+      return 0;
+    } else if (arg == "-o" || arg == "--output") {
+      if (!take(&o->dir)) return Usage(arg + " needs a directory");
+    } else if (arg == "-F" || arg == "--frequency") {
+      if (!take(&o->frequency)) return Usage(arg + " needs a rate in Hz");
+    } else if (arg == "--events") {
+      if (!take(&o->events)) return Usage("--events needs a list of events, e.g. cpu,wall");
+    } else if (arg == "--engine") {
+      if (!take(&o->engine)) return Usage("--engine needs auto, timer, perf or itimer");
+    } else if (arg == "--unwind") {
+      if (!take(&o->unwind)) return Usage("--unwind needs an unwinder, e.g. fp");
+    } else if (arg == "-n") {
+      std::string n;
+      if (!take(&n) || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoul(n) == 0) {
+        return Usage("-n needs a positive number");
+      }
+      o->limit = std::stoul(n);
+    } else if (arg == "-q" || arg == "--quiet") {
+      if (has_value) return Usage(arg + " takes no value");
+      o->quiet = true;
+    } else {
+      return Usage("unknown option '" + args[i] + "'");
+    }
+  }
+  o->command.assign(args.begin() + static_cast<long>(std::min(i, args.size())), args.end());
+  if (o->command.empty()) return Usage("missing the command to run (inprof record -- COMMAND ...)");
+  return -1;
+}
+
+// The environment of the child: ours, with the runtime preloaded and configured.
+std::vector<std::string> ChildEnvironment(const RecordOptions& o, const std::string& library,
+                                          const std::string& dir) {
+  std::vector<std::string> env;
+  std::string preload;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.starts_with("LD_PRELOAD=")) {
+      preload = std::string(entry.substr(11));
+      continue;
+    }
+    // The runtime rejects unknown INPROF_* variables; these are inprof's own.
+    if (entry.starts_with("INPROF_OUTPUT=") || entry.starts_with("INPROF_FOLLOW_FORK=") ||
+        entry.starts_with("INPROF_LIBRARY=") || (o.quiet && entry.starts_with("INPROF_QUIET="))) {
+      continue;
+    }
+    if ((!o.frequency.empty() && entry.starts_with("INPROF_FREQUENCY=")) ||
+        (!o.events.empty() && entry.starts_with("INPROF_EVENTS=")) ||
+        (!o.engine.empty() && entry.starts_with("INPROF_ENGINE=")) ||
+        (!o.unwind.empty() && entry.starts_with("INPROF_UNWIND="))) {
+      continue;
+    }
+    env.emplace_back(entry);
+  }
+  // After what is already preloaded: a sanitizer runtime, for one, must come first.
+  env.push_back("LD_PRELOAD=" + (preload.empty() ? library : preload + ":" + library));
+  std::string outputs;
+  for (const std::string& name : OutputNames())
+    outputs += (outputs.empty() ? "" : ",") + dir + "/" + name;
+  env.push_back("INPROF_OUTPUT=" + outputs);
+  env.push_back("INPROF_FOLLOW_FORK=1");
+  if (!o.frequency.empty()) env.push_back("INPROF_FREQUENCY=" + o.frequency);
+  if (!o.events.empty()) env.push_back("INPROF_EVENTS=" + o.events);
+  if (!o.engine.empty()) env.push_back("INPROF_ENGINE=" + o.engine);
+  if (!o.unwind.empty()) env.push_back("INPROF_UNWIND=" + o.unwind);
+  if (o.quiet) env.push_back("INPROF_QUIET=1");
+  return env;
+}
+
+int ExitStatus(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+void Summarize(const RecordOptions& o, const std::string& dir) {
+  std::cerr << "\ninprof: profile in " << dir << "/\n";
+  DIR* d = opendir(dir.c_str());
+  std::vector<std::string> files;
+  if (d) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') files.emplace_back(e->d_name);
+    }
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) std::cerr << "  " << f << '\n';
+  if (o.quiet) return;
+  // The program's own profile; when it left none (it ended in _exit(), as dash does), the
+  // first child's.
+  std::string json = dir + "/profile.json";
+  if (std::find(files.begin(), files.end(), "profile.json") == files.end()) {
+    for (const std::string& f : files) {
+      if (f.starts_with("profile.") && f.ends_with(".json")) {
+        json = dir + "/" + f;
+        break;
+      }
+    }
+  }
+  Annotations a;
+  if (Status s = LoadAnnotations(json, &a); !s.ok()) {
+    std::cerr << "inprof: no profile to summarise: " << s.message() << '\n';
+    return;
+  }
+  std::cerr << '\n';
+  ViewerOptions v;
+  v.limit = o.limit;
+  v.profile = json;
+  RunTop(v, a, 0, std::cerr);
+  std::cerr << "\nmore: inprof top " << json << "; inprof annotate " << json
+            << "; go tool pprof -http=: " << dir << "/profile.pb.gz\n";
+}
+
+}  // namespace
+
+int RunRecord(const std::vector<std::string>& args) {
+  RecordOptions o;
+  if (int rc = ParseRecordArgs(args, &o); rc >= 0) return rc;
+
+  int err = 0;
+  const std::string program = FindCommand(o.command[0], &err);
+  if (program.empty()) {
+    std::cerr << "inprof: record: " << o.command[0] << ": "
+              << (err == EACCES ? "permission denied" : "command not found") << '\n';
+    return err == EACCES ? 126 : 127;  // what a shell returns
+  }
+  if (IsStaticElf(program)) {
+    std::cerr << "inprof: record: " << program
+              << " is statically linked: the dynamic loader never runs, so libinprof.so cannot "
+                 "be preloaded into it. Link the runtime into the program instead "
+                 "(target_link_libraries(app PRIVATE inprof::sdk) and INPROF_OUTPUT=..., or "
+                 "inprof_start(); see the README), or build it dynamically linked.\n";
+    return 1;
+  }
+  std::string tried;
+  const std::string library = FindLibrary(&tried);
+  if (library.empty()) {
+    std::cerr << "inprof: record: cannot find libinprof.so (tried " << tried
+              << "); set INPROF_LIBRARY to its path\n";
+    return 1;
+  }
+  std::string dir = o.dir, error;
+  if (dir.empty()) {
+    if (!MakeDefaultDir(program, &dir, &error)) {
+      std::cerr << "inprof: record: " << error << '\n';
+      return 1;
+    }
+  } else if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    std::cerr << "inprof: record: cannot create " << dir << ": " << std::strerror(errno) << '\n';
+    return 1;
+  } else {
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      std::cerr << "inprof: record: " << dir << " is not a directory\n";
+      return 1;
+    }
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    std::cerr << "inprof: record: cannot write into " << dir << ": " << std::strerror(errno)
+              << '\n';
+    return 1;
+  }
+  const std::string abs_dir = Absolute(dir);
+
+  std::vector<std::string> env = ChildEnvironment(o, library, abs_dir);
+  std::vector<char*> envp, argv;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> command = o.command;
+  for (std::string& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  // Handlers first, so a signal that arrives right after fork is not lost; the child resets
+  // them (exec does) and starts with the mask we had.
+  struct sigaction action {
+  }, old_int{}, old_term{};
+  action.sa_sigaction = &ForwardSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = fork();
+  if (child < 0) {
+    std::cerr << "inprof: record: fork: " << std::strerror(errno) << '\n';
+    return 1;
+  }
+  if (child == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    execve(program.c_str(), argv.data(), envp.data());
+    const int e = errno;
+    const std::string message =
+        "inprof: record: cannot run " + program + ": " + std::strerror(e) + "\n";
+    [[maybe_unused]] ssize_t n = write(STDERR_FILENO, message.data(), message.size());
+    _exit(e == ENOENT ? 127 : 126);
+  }
+  g_child.store(child, std::memory_order_release);
+  if (const int pending = g_pending.exchange(0); pending != 0) kill(child, pending);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      std::cerr << "inprof: record: waitpid: " << std::strerror(errno) << '\n';
+      return 1;
+    }
+  }
+  g_child.store(0, std::memory_order_release);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+
+  const int rc = ExitStatus(status);
+  if (rc != 0) {
+    std::cerr << "inprof: record: " << o.command[0]
+              << (WIFSIGNALED(status) ? " was killed by signal " + std::to_string(WTERMSIG(status))
+                                      : " exited with status " + std::to_string(rc))
+              << '\n';
+  }
+  Summarize(o, dir);
+  return rc;
+}
+
+}  // namespace inprof::viewer
