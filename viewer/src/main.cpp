@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codesearch.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -28,6 +29,9 @@ commands:
   top       hottest source lines and hottest functions
   annotate  source files with self %, inclusive % and heat in a gutter
   heat      heat levels per function and line (perf-heatmap `stat` style)
+  hot       keep the hits of grep/rg/git grep/... (on stdin) that are on hot lines
+  grep      regex search over the hot lines of the profiled sources
+  query     heat of FILE:LINE or FILE:FIRST-LAST, for editors and scripts
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -115,6 +119,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return Usage("missing command (top, annotate, heat)");
   const std::string command = args[0];
+  if (IsCodeSearchCommand(command)) return RunCodeSearch(args);
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kMainHelp;
     return 0;
