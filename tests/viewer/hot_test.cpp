@@ -269,6 +269,18 @@ TEST(HotPaths, RemappedPathsAndRealpath) {
             std::string::npos) << r.out;
 }
 
+TEST(HotPaths, BaseNameNeverStandsForAFileThatExists) {
+  // With the map, the profile's render.cpp exists here: another directory's render.cpp is
+  // another file. Without it, the profile's path is absent and the base name applies.
+  const std::string dir = MakeTempDir();
+  std::ofstream(dir + "/render.cpp") << "// another render.cpp\n";
+  ProcessResult r = Hot("render.cpp:10:x\n", ShellQuote(kMap) + " " + ShellQuote(kProfile), dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out, "");
+  r = Hot("render.cpp:10:x\n", "--json " + ShellQuote(kProfile), dir);
+  EXPECT_EQ(JsonMatch(r), "basename") << r.out;
+}
+
 TEST(HotPaths, BaseNameWithPathSuffix) {
   // A profile from another machine: only base names and path tails match.
   const std::string dir = MakeTempDir();

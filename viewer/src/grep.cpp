@@ -165,7 +165,8 @@ class Searcher {
       for (uint32_t c = first; c < n; ++c) Context(out, source, c, line_text(c));
       out << Color("35") << Printable(source.shown_path) << Reset() << Color("36") << ':'
           << Reset() << Color("32") << n << Reset() << Color("36") << ':' << Reset()
-          << HeatTag(o_.search, index_, *heat.line) << ' ';
+          << HeatTag(o_.search, index_, *heat.line)
+          << (line.empty() || line[0] == ' ' || line[0] == '\t' ? "" : " ");
       size_t at = 0;
       for (const auto& [b, e] : matches) {
         out << Printable(std::string(line.substr(at, b - at))) << Color("01;31")

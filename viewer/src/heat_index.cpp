@@ -134,6 +134,7 @@ HeatIndex::HeatIndex(const Annotations& a, size_t event, const HotCriterion& cri
     for (const FunctionStats& fn : file.functions) heat.functions.push_back(&fn);
     const int index = static_cast<int>(files_.size());
     by_path_.emplace(heat.path, index);
+    heat.exists = access(heat.path.c_str(), F_OK) == 0;
     by_base_name_[std::string(BaseName(heat.path))].push_back(index);
     files_.push_back(std::move(heat));
   }
@@ -189,9 +190,11 @@ HeatIndex::Resolution HeatIndex::Resolve(std::string_view path) const {
     r.files = {it->second};
     return r;
   }
+  bool local_exists = false;
   if (char* real = realpath(r.local_path.c_str(), nullptr)) {
     const std::string resolved = real;
     free(real);
+    local_exists = true;
     if (auto it = by_path_.find(resolved); it != by_path_.end()) {
       r.match = MatchKind::kRealPath;
       r.files = {it->second};
@@ -202,6 +205,9 @@ HeatIndex::Resolution HeatIndex::Resolve(std::string_view path) const {
   if (it == by_base_name_.end()) return r;
   size_t best = 0;
   for (int candidate : it->second) {
+    // A hit in a file that exists here never stands for a profile file that exists here too
+    // (it would have matched by path): every tree has its own main.cpp and util.h.
+    if (local_exists && files_[static_cast<size_t>(candidate)].exists) continue;
     const size_t common = CommonSuffix(r.local_path, files_[static_cast<size_t>(candidate)].path);
     if (common > best) {
       best = common;
@@ -209,6 +215,7 @@ HeatIndex::Resolution HeatIndex::Resolve(std::string_view path) const {
     }
     if (common == best) r.files.push_back(candidate);
   }
+  if (r.files.empty()) return r;
   r.match = r.files.size() == 1 ? MatchKind::kBaseName : MatchKind::kAmbiguous;
   return r;
 }
@@ -254,7 +261,7 @@ int HeatIndex::SettleByFunction(Resolution& r, uint32_t first, uint32_t last) co
 HeatIndex::Resolution& HeatIndex::Resolved(std::string_view path) {
   // Search output repeats a path on consecutive lines: check the last one before hashing.
   if (last_ && last_->first == path) return last_->second;
-  auto it = cache_.find(std::string(path));
+  auto it = cache_.find(path);
   if (it == cache_.end()) it = cache_.emplace(std::string(path), Resolve(path)).first;
   last_ = &*it;
   return it->second;

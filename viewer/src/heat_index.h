@@ -7,7 +7,9 @@
 //   1. the path, made absolute against the root and normalised ("./a/../b" -> "b");
 //   2. its realpath(3) on this machine (symlinks, bind mounts of the checkout);
 //   3. the file base name, as perf-heatmap keys its index (package or file name plus function,
-//      never the full path) so that a profile taken on another machine still applies. When
+//      never the full path) so that a profile taken on another machine still applies. A
+//      local file that exists never stands for a profile file that exists too (it would have
+//      matched by path: it is another file of the same name). When
 //      several profile files share the base name, the one sharing the longest path suffix
 //      wins; a tie is settled per hit by the function whose line range covers the hit and,
 //      if still needed, by that function's name appearing in the local file. What remains
@@ -43,6 +45,7 @@ struct FileHeat {
   std::string path;             // as in the profile after --map, made absolute
   std::vector<LineHeat> lines;  // sorted by line; lines without weight are left out
   std::vector<const FunctionStats*> functions;
+  bool exists = false;          // the path exists on this machine
 };
 
 // What makes a line hot: a heat level (global, or local with `local`) of at least `min_level`,
@@ -110,7 +113,12 @@ class HeatIndex {
   std::vector<FileHeat> files_;
   std::unordered_map<std::string, int> by_path_;
   std::unordered_map<std::string, std::vector<int>> by_base_name_;
-  std::unordered_map<std::string, Resolution> cache_;  // node-based: pointers stay valid
+  // Looked up with the string_view of every input line: no allocation per hit.
+  struct PathHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, Resolution, PathHash, std::equal_to<>> cache_;  // node-based
   std::pair<const std::string, Resolution>* last_ = nullptr;
   HotCriterion criterion_;
   int64_t total_ = 0;
