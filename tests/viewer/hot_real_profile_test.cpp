@@ -45,9 +45,10 @@ class HotRealProfile : public ::testing::Test {
     dir_ = new std::string(MakeTempDir());
     profile_ = new std::string(*dir_ + "/profile.json");
     const ProcessResult run =
-        RunProcess({INPROF_CODESEARCH_FIXTURE, "1.5"},
-                   {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", *profile_},
-                    {"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "timer"}});
+        RunProcess({INPROF_CODESEARCH_FIXTURE, "1.5"}, {{"LD_PRELOAD", PreloadValue()},
+                                                        {"INPROF_OUTPUT", *profile_},
+                                                        {"INPROF_FREQUENCY", "997"},
+                                                        {"INPROF_ENGINE", "timer"}});
     run_error_ = new std::string(run.exit_code == 0 ? "" : "fixture failed: " + run.err);
     // The search runs over a copy, as over a checkout elsewhere: --map says where.
     tree_ = new std::string(*dir_ + "/tree");
@@ -109,7 +110,8 @@ TEST_F(HotRealProfile, Ripgrep) {
 TEST_F(HotRealProfile, GitGrep) {
   if (!HaveTool("git")) GTEST_SKIP() << "git is not installed (scripts/install-deps adds it)";
   ASSERT_EQ(Shell("cd " + ShellQuote(*tree_) + " && (test -d .git || git init -q) && git add .")
-                .exit_code, 0);
+                .exit_code,
+            0);
   ExpectOnlyHotFunctions(Pipe("git grep -n -F " + kGrepPattern));
 }
 
@@ -117,10 +119,10 @@ TEST_F(HotRealProfile, SharesAndLevels) {
   // render_rows gets ~60 % and format_ids ~40 % of the CPU; the pattern line carries most of
   // each (the loop around it, the clock reads and the call into the function the rest).
   const PatternLines p = FindPatternLines(INPROF_CODESEARCH_SOURCE);
-  const ProcessResult r = Shell("cd " + ShellQuote(*tree_) + " && \"$INPROF\" query --json " +
-                                ShellQuote(*profile_) + " " + INPROF_CODESEARCH_SOURCE + ":" +
-                                std::to_string(p.render_rows) + " " + INPROF_CODESEARCH_SOURCE +
-                                ":" + std::to_string(p.format_ids));
+  const ProcessResult r =
+      Shell("cd " + ShellQuote(*tree_) + " && \"$INPROF\" query --json " + ShellQuote(*profile_) +
+            " " + INPROF_CODESEARCH_SOURCE + ":" + std::to_string(p.render_rows) + " " +
+            INPROF_CODESEARCH_SOURCE + ":" + std::to_string(p.format_ids));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Both are the hottest line of their function.
   size_t local5 = 0;
@@ -130,8 +132,8 @@ TEST_F(HotRealProfile, SharesAndLevels) {
   EXPECT_EQ(local5, 2u) << r.out;
   // Their inclusive shares are about 56 and 37 % (60 and 40 % less the loop overhead): at
   // 46 %, only render_rows's line passes.
-  const ProcessResult half = Pipe("grep -n -F " + kGrepPattern + " codesearch.cpp /dev/null",
-                                  "--min-percent 46");
+  const ProcessResult half =
+      Pipe("grep -n -F " + kGrepPattern + " codesearch.cpp /dev/null", "--min-percent 46");
   EXPECT_EQ(HitLocations(half.out),
             std::set<std::string>{"codesearch.cpp:" + std::to_string(p.render_rows)})
       << half.out;

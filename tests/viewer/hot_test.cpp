@@ -64,7 +64,8 @@ bool Blessing() {
 
 std::string Portable(std::string text) {
   const std::string dir = SourceDir();
-  for (size_t at; (at = text.find(dir)) != std::string::npos;) text.replace(at, dir.size(), "<src>");
+  for (size_t at; (at = text.find(dir)) != std::string::npos;)
+    text.replace(at, dir.size(), "<src>");
   return text;
 }
 
@@ -123,12 +124,12 @@ TEST(HotGolden, AnnotatesHotHitsOfEveryInputForm) {
   CheckGolden("hot.txt", HotFile(ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, JsonLinesAbsolute) {
-  CheckGolden("hot.jsonl", HotFile("--json --absolute " + ShellQuote(kMap) + " " +
-                                   ShellQuote(kProfile)));
+  CheckGolden("hot.jsonl",
+              HotFile("--json --absolute " + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, LocalLevelsAtThresholdOne) {
-  CheckGolden("hot_local.txt", HotFile("--local --threshold 1 --level 3 " + ShellQuote(kMap) +
-                                       " " + ShellQuote(kProfile)));
+  CheckGolden("hot_local.txt", HotFile("--local --threshold 1 --level 3 " + ShellQuote(kMap) + " " +
+                                       ShellQuote(kProfile)));
 }
 TEST(HotGolden, Grep) {
   CheckGolden("grep.txt", Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep to_string " +
@@ -138,9 +139,9 @@ TEST(HotGolden, GrepContextAndJson) {
   CheckGolden("grep_context.txt",
               Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep -C 1 --level 4 'std::\\w+' " +
                     ShellQuote(kMap) + " " + ShellQuote(kProfile)));
-  CheckGolden("grep.jsonl", Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep --json -w " +
-                                  "-e header -e lines " + ShellQuote(kMap) + " " +
-                                  ShellQuote(kProfile)));
+  CheckGolden("grep.jsonl",
+              Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep --json -w " +
+                    "-e header -e lines " + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, Query) {
   const std::string args = ShellQuote(kMap) + " " + ShellQuote(kProfile) +
@@ -162,13 +163,14 @@ TEST(HotLevels, ChunkTableAtThresholdOne) {
     for (int level = 1; level <= 5; ++level) {
       int expected = 0;
       for (int l = 5; l >= level; --l) expected += sizes[static_cast<size_t>(5 - l)];
-      const ProcessResult r = Hot(RenderHits(first, first + points - 1),
-                                  "--local --threshold 1 --level " + std::to_string(level) + " " +
-                                      ShellQuote(kProfile));
+      const ProcessResult r = Hot(
+          RenderHits(first, first + points - 1),
+          "--local --threshold 1 --level " + std::to_string(level) + " " + ShellQuote(kProfile));
       EXPECT_EQ(r.exit_code, 0) << r.err;
       // The hottest lines come first (weights decrease with the line number).
       EXPECT_EQ(HitLocations(r.out), Lines("render.cpp", Range(first, expected)))
-          << points << " points, level " << level << "\n" << r.out;
+          << points << " points, level " << level << "\n"
+          << r.out;
     }
   }
 }
@@ -177,13 +179,12 @@ TEST(HotLevels, DefaultThresholdLevelsTheTopHalf) {
   // Half of 10 points get a level, one each: 5,4,3,2,1; half of 7 (3 points, fewer than 5):
   // 5,4,3.
   for (int level = 1; level <= 5; ++level) {
-    ProcessResult r = Hot(RenderHits(10, 19), "--local --level " + std::to_string(level) + " " +
-                                                  ShellQuote(kProfile));
+    ProcessResult r = Hot(RenderHits(10, 19),
+                          "--local --level " + std::to_string(level) + " " + ShellQuote(kProfile));
     EXPECT_EQ(HitLocations(r.out), Lines("render.cpp", Range(10, 6 - level))) << r.out;
-    r = Hot(RenderHits(32, 38), "--local --level " + std::to_string(level) + " " +
-                                    ShellQuote(kProfile));
-    EXPECT_EQ(HitLocations(r.out), Lines("render.cpp", Range(32, std::min(3, 6 - level))))
-        << r.out;
+    r = Hot(RenderHits(32, 38),
+            "--local --level " + std::to_string(level) + " " + ShellQuote(kProfile));
+    EXPECT_EQ(HitLocations(r.out), Lines("render.cpp", Range(32, std::min(3, 6 - level)))) << r.out;
     EXPECT_EQ(r.exit_code, 0);
   }
 }
@@ -215,10 +216,10 @@ TEST(HotLevels, MinPercentUsesInclusiveShare) {
 
 TEST(HotLevels, MultiLineHitIsHotWhenAnyLineIs) {
   // Globally render.cpp:17 is level 1, :18 and :19 are 0 (FORMATS.md table, 27 points).
-  const ProcessResult r = Hot(
-      "render.cpp:18-19:cold range\nrender.cpp:17-19:range\nrender.cpp:18:1-19:4:cold\n"
-      "render.cpp:17:3-18:1:columns\n",
-      ShellQuote(kProfile));
+  const ProcessResult r =
+      Hot("render.cpp:18-19:cold range\nrender.cpp:17-19:range\nrender.cpp:18:1-19:4:cold\n"
+          "render.cpp:17:3-18:1:columns\n",
+          ShellQuote(kProfile));
   EXPECT_EQ(r.out.find("cold"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("render.cpp:17-19:[G1 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("render.cpp:17:3-18:1:[G1 "), std::string::npos) << r.out;
@@ -236,18 +237,17 @@ std::string JsonMatch(const ProcessResult& r) {
 TEST(HotPaths, RelativePathsResolveAgainstRoot) {
   const std::string other = MakeTempDir();
   // From another directory, --root says where the relative paths start.
-  ProcessResult r = Hot("render.cpp:10:x\n./sub/../render.cpp:11:x\n",
-                        "--json --root " + ShellQuote(kSrc) + " " + ShellQuote(kMap) + " " +
-                            ShellQuote(kProfile),
-                        other);
+  ProcessResult r =
+      Hot("render.cpp:10:x\n./sub/../render.cpp:11:x\n",
+          "--json --root " + ShellQuote(kSrc) + " " + ShellQuote(kMap) + " " + ShellQuote(kProfile),
+          other);
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out << r.err;
   EXPECT_EQ(JsonMatch(r), "exact") << r.out;
   // Without --root, the current directory.
   r = Hot("render.cpp:10:x\n", "--json " + ShellQuote(kMap) + " " + ShellQuote(kProfile));
   EXPECT_EQ(JsonMatch(r), "exact") << r.out;
   // A map to a relative directory is relative to the root as well.
-  r = Hot("src/render.cpp:10:x\n", "--json --map /build/app=. " + ShellQuote(kProfile),
-          Data(""));
+  r = Hot("src/render.cpp:10:x\n", "--json --map /build/app=. " + ShellQuote(kProfile), Data(""));
   EXPECT_EQ(JsonMatch(r), "exact") << r.out;
 }
 
@@ -262,11 +262,10 @@ TEST(HotPaths, RemappedPathsAndRealpath) {
   const std::string dir = MakeTempDir();
   const std::string link = dir + "/link";
   ASSERT_EQ(symlink(kSrc.c_str(), link.c_str()), 0);
-  r = Hot("link/render.cpp:10:x\n", "--json " + ShellQuote(kMap) + " " + ShellQuote(kProfile),
-          dir);
+  r = Hot("link/render.cpp:10:x\n", "--json " + ShellQuote(kMap) + " " + ShellQuote(kProfile), dir);
   EXPECT_EQ(JsonMatch(r), "realpath") << r.out;
-  EXPECT_NE(r.out.find("\"file\":" + std::string("\"") + kSrc + "/render.cpp\""),
-            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"file\":" + std::string("\"") + kSrc + "/render.cpp\""), std::string::npos)
+      << r.out;
 }
 
 TEST(HotPaths, BaseNameNeverStandsForAFileThatExists) {
@@ -324,9 +323,10 @@ TEST(HotPaths, AmbiguousBaseNameIsReportedNotGuessed) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "");
   // A map settles it.
-  const ProcessResult mapped =
-      Hot("util.cpp:5:x\n", "--root " + ShellQuote(kSrc + "/net") + " " + ShellQuote(kMap) + " " +
-                                ShellQuote(kProfile), dir);
+  const ProcessResult mapped = Hot(
+      "util.cpp:5:x\n",
+      "--root " + ShellQuote(kSrc + "/net") + " " + ShellQuote(kMap) + " " + ShellQuote(kProfile),
+      dir);
   EXPECT_EQ(mapped.exit_code, 0) << mapped.err;
   EXPECT_EQ(HitLocations(mapped.out), Lines("util.cpp", {5}));
 }
@@ -347,9 +347,8 @@ class HotTools : public ::testing::Test {
   // Default: global level >= 1 at threshold 0.5 (see hot.txt): render 10-17, the two
   // hot functions' header lines.
   const std::set<std::string> expected_ = {
-      "render.cpp:10", "render.cpp:11", "render.cpp:12", "render.cpp:13",
-      "render.cpp:14", "render.cpp:15", "render.cpp:16", "render.cpp:17",
-      "net/util.cpp:5", "disk/util.cpp:12"};
+      "render.cpp:10", "render.cpp:11", "render.cpp:12", "render.cpp:13",  "render.cpp:14",
+      "render.cpp:15", "render.cpp:16", "render.cpp:17", "net/util.cpp:5", "disk/util.cpp:12"};
   std::string dir_;
 };
 
@@ -380,10 +379,9 @@ TEST_F(HotTools, GitGrep) {
 
 TEST_F(HotTools, InprofGrepMatchesGrepPipedIntoHot) {
   const ProcessResult piped = Pipe("grep -rn 'std::to_string' .");
-  const ProcessResult direct = Shell("cd " + ShellQuote(dir_) + " && \"$INPROF\" grep " +
-                                     "'std::to_string' --map " +
-                                     ShellQuote("/build/app/src=" + dir_) + " " +
-                                     ShellQuote(kProfile));
+  const ProcessResult direct =
+      Shell("cd " + ShellQuote(dir_) + " && \"$INPROF\" grep " + "'std::to_string' --map " +
+            ShellQuote("/build/app/src=" + dir_) + " " + ShellQuote(kProfile));
   EXPECT_EQ(direct.exit_code, 0) << direct.err;
   EXPECT_EQ(HitLocations(direct.out), HitLocations(piped.out)) << direct.out;
   // Named paths restrict the search and resolve like hot's (no map: by base name + suffix).
@@ -396,8 +394,8 @@ TEST_F(HotTools, InprofGrepMatchesGrepPipedIntoHot) {
 // grep options.
 
 ProcessResult Grep(const std::string& args) {
-  return Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep " + args + " " +
-               ShellQuote(kMap) + " " + ShellQuote(kProfile));
+  return Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep " + args + " " + ShellQuote(kMap) +
+               " " + ShellQuote(kProfile));
 }
 
 TEST(InprofGrep, RegexOptions) {
@@ -409,6 +407,22 @@ TEST(InprofGrep, RegexOptions) {
   EXPECT_EQ(word.exit_code, 1) << word.out;
   EXPECT_EQ(HitLocations(Grep("to_str").out).size(), 10u);
   EXPECT_EQ(Grep("'(unclosed'").exit_code, 2);
+}
+
+TEST(InprofGrep, ContextGroupsAreSeparatedLikeGrep) {
+  // Two hot matches in two files, one line of context each: two groups and one separator.
+  const ProcessResult r = Grep("-C 1 -F 'std::string header'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "disk/util.cpp-11-size_t sync_all(const std::vector<std::string>& lines) {\n"
+            "disk/util.cpp:12:[G2 L5 incl 5.61% self 5.61%]  std::string header = "
+            "std::to_string(lines.size()) + \":\";\n"
+            "disk/util.cpp-13-  return write_all(header, lines);\n"
+            "--\n"
+            "net/util.cpp-4-size_t send_all(const std::vector<std::string>& lines) {\n"
+            "net/util.cpp:5:[G1 L5 incl 4.21% self 4.21%]  std::string header = "
+            "std::to_string(lines.size());\n"
+            "net/util.cpp-6-  return write_all(header, lines);\n");
 }
 
 TEST(InprofGrep, ColourOnRequest) {

@@ -111,9 +111,12 @@ int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool shor
   }
   if (arg == "--color" || arg == "--colour") {
     if (!inline_value) value = "auto";
-    if (value == "auto") o->color_mode = -1;
-    else if (value == "always") o->color_mode = 1;
-    else if (value == "never") o->color_mode = 0;
+    if (value == "auto")
+      o->color_mode = -1;
+    else if (value == "always")
+      o->color_mode = 1;
+    else if (value == "never")
+      o->color_mode = 0;
     else {
       *error = "--color takes auto, always or never, not '" + value + "'";
       return -1;
@@ -157,8 +160,8 @@ std::string HeatTag(const SearchOptions& o, const HeatIndex& index, const LineHe
   return tag;
 }
 
-std::string HeatJson(const SearchOptions& o, const HeatIndex& index, int file,
-                     const LineHeat& line, MatchKind match) {
+std::string HeatJson(const SearchOptions& o, const HeatIndex& index, int file, const LineHeat& line,
+                     MatchKind match) {
   return "\"file\":" + JsonString(index.files()[static_cast<size_t>(file)].path) +
          ",\"function\":" + JsonString(line.function ? *line.function : std::string()) +
          ",\"global_heat\":" + std::to_string(line.global) +

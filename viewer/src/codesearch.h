@@ -34,11 +34,11 @@ struct SearchOptions {
   std::vector<std::pair<std::string, std::string>> maps;  // --map OLD=NEW (profile paths)
   std::string root;                                       // --root; default: current directory
   HotCriterion criterion;
-  double threshold = 0;      // --threshold: recompute heat levels; 0 keeps the profile's
+  double threshold = 0;  // --threshold: recompute heat levels; 0 keeps the profile's
   bool json = false;
   bool absolute = false;
   bool color = false;
-  int color_mode = -1;       // --color: -1 auto, 0 never, 1 always
+  int color_mode = -1;  // --color: -1 auto, 0 never, 1 always
 };
 
 // Parses the shared option at args[*i] (advancing *i past its value). Returns 1 when it was
@@ -59,8 +59,8 @@ bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile*
 // "[G5 L4 incl 40.00% self 12.00%]", coloured by the level that decides hotness.
 std::string HeatTag(const SearchOptions& o, const HeatIndex& index, const LineHeat& line);
 // JSON members (no braces) describing a line's heat in the profile file `file`.
-std::string HeatJson(const SearchOptions& o, const HeatIndex& index, int file,
-                     const LineHeat& line, MatchKind match);
+std::string HeatJson(const SearchOptions& o, const HeatIndex& index, int file, const LineHeat& line,
+                     MatchKind match);
 // One warning per ambiguous path: "PATH:LINE: NAME matches several profile files (...)".
 std::string AmbiguityMessage(const HeatIndex& index, std::string_view path, uint32_t line,
                              const std::vector<int>& candidates);

@@ -3,8 +3,6 @@
 // tree costs little more than reading the few files the profile names.
 #include <algorithm>
 #include <cstring>
-#include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -88,8 +86,8 @@ struct GrepOptions {
 };
 
 struct Source {
-  std::string read_path;     // where the file is read
-  std::string shown_path;    // as printed
+  std::string read_path;   // where the file is read
+  std::string shown_path;  // as printed
   bool explicit_path = false;
 };
 
@@ -163,8 +161,8 @@ class Searcher {
         out << Color("36") << "--" << Reset() << '\n';
       }
       for (uint32_t c = first; c < n; ++c) Context(out, source, c, line_text(c));
-      out << Color("35") << Printable(source.shown_path) << Reset() << Color("36") << ':'
-          << Reset() << Color("32") << n << Reset() << Color("36") << ':' << Reset()
+      out << Color("35") << Printable(source.shown_path) << Reset() << Color("36") << ':' << Reset()
+          << Color("32") << n << Reset() << Color("36") << ':' << Reset()
           << HeatTag(o_.search, index_, *heat.line)
           << (line.empty() || line[0] == ' ' || line[0] == '\t' ? "" : " ");
       size_t at = 0;
@@ -176,11 +174,11 @@ class Searcher {
       out << Printable(std::string(line.substr(at))) << '\n';
       printed_until = n;
       any_printed_ = true;
-      pending_after_ = {n + 1, std::min<uint64_t>(count, uint64_t{n} + o_.after)};
       // Trailing context is printed up to the next sampled line that may itself match.
-      const uint32_t stop = static_cast<uint32_t>(pending_after_.second);
+      const auto stop = static_cast<uint32_t>(std::min<uint64_t>(count, uint64_t{n} + o_.after));
       for (uint32_t c = n + 1; c <= stop; ++c) {
-        if (std::binary_search(sampled.begin(), sampled.end(), c) && WouldMatch(source, c, line_text(c))) {
+        if (std::binary_search(sampled.begin(), sampled.end(), c) &&
+            WouldMatch(source, c, line_text(c))) {
           break;
         }
         Context(out, source, c, line_text(c));
@@ -205,8 +203,8 @@ class Searcher {
   }
 
   void Context(std::ostream& out, const Source& source, uint32_t n, std::string_view line) {
-    out << Color("35") << Printable(source.shown_path) << Reset() << Color("36") << '-'
-        << Reset() << Color("32") << n << Reset() << Color("36") << '-' << Reset()
+    out << Color("35") << Printable(source.shown_path) << Reset() << Color("36") << '-' << Reset()
+        << Color("32") << n << Reset() << Color("36") << '-' << Reset()
         << Printable(std::string(line)) << '\n';
   }
 
@@ -216,7 +214,6 @@ class Searcher {
   std::set<std::string> reported_;
   size_t matched_ = 0;
   bool any_printed_ = false;
-  std::pair<uint64_t, uint64_t> pending_after_;
 };
 
 std::string Shown(const std::string& path, const std::string& root) {
@@ -321,7 +318,8 @@ int RunGrep(const std::vector<std::string>& args) {
       const fs::path base = fs::path(path).is_absolute() ? fs::path(path) : fs::path(root) / path;
       if (fs::is_directory(base, ec)) {
         std::vector<std::string> found;
-        fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec),
+        fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied,
+                                            ec),
             end;
         for (; !ec && it != end; it.increment(ec)) {
           const std::string name = it->path().filename().string();
@@ -337,8 +335,9 @@ int RunGrep(const std::vector<std::string>& args) {
         }
         std::sort(found.begin(), found.end());
         for (std::string& f : found) {
-          sources.push_back({f, fs::path(f).is_absolute() && !fs::path(path).is_absolute()
-                                    ? Shown(f, root) : f, true});
+          sources.push_back(
+              {f, fs::path(f).is_absolute() && !fs::path(path).is_absolute() ? Shown(f, root) : f,
+               true});
         }
       } else if (fs::exists(base, ec)) {
         sources.push_back({base.lexically_normal().string(), path, true});
@@ -372,9 +371,9 @@ int RunGrep(const std::vector<std::string>& args) {
   if (unreadable > 0) {
     // Profiles name files that are not here (system headers, another machine's checkout):
     // one line says so without failing the search.
-    std::cerr << "inprof: " << unreadable << " profiled source file"
-              << (unreadable == 1 ? "" : "s") << " with sampled lines could not be read (first: "
-              << first_unreadable << "); --map OLD=NEW says where they are\n";
+    std::cerr << "inprof: " << unreadable << " profiled source file" << (unreadable == 1 ? "" : "s")
+              << " with sampled lines could not be read (first: " << first_unreadable
+              << "); --map OLD=NEW says where they are\n";
   }
   if (!std::cout) {
     std::cerr << "inprof: cannot write the output\n";

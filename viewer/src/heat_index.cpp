@@ -72,12 +72,18 @@ bool ContainsWord(const std::string& text, std::string_view word) {
 
 const char* MatchKindName(MatchKind kind) {
   switch (kind) {
-    case MatchKind::kNone: return "none";
-    case MatchKind::kExact: return "exact";
-    case MatchKind::kRealPath: return "realpath";
-    case MatchKind::kBaseName: return "basename";
-    case MatchKind::kFunction: return "function";
-    case MatchKind::kAmbiguous: return "ambiguous";
+    case MatchKind::kNone:
+      return "none";
+    case MatchKind::kExact:
+      return "exact";
+    case MatchKind::kRealPath:
+      return "realpath";
+    case MatchKind::kBaseName:
+      return "basename";
+    case MatchKind::kFunction:
+      return "function";
+    case MatchKind::kAmbiguous:
+      return "ambiguous";
   }
   return "none";
 }
@@ -128,8 +134,8 @@ HeatIndex::HeatIndex(const Annotations& a, size_t event, const HotCriterion& cri
       const int64_t self = WeightAt(line.self, event);
       if (inclusive <= 0 && self <= 0) continue;
       heat.lines.push_back({line.line, static_cast<uint8_t>(LevelAt(line.local_heat, event)),
-                            static_cast<uint8_t>(LevelAt(line.global_heat, event)), self,
-                            inclusive, &line.function});
+                            static_cast<uint8_t>(LevelAt(line.global_heat, event)), self, inclusive,
+                            &line.function});
     }
     for (const FunctionStats& fn : file.functions) heat.functions.push_back(&fn);
     const int index = static_cast<int>(files_.size());

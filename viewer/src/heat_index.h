@@ -45,7 +45,7 @@ struct FileHeat {
   std::string path;             // as in the profile after --map, made absolute
   std::vector<LineHeat> lines;  // sorted by line; lines without weight are left out
   std::vector<const FunctionStats*> functions;
-  bool exists = false;          // the path exists on this machine
+  bool exists = false;  // the path exists on this machine
 };
 
 // What makes a line hot: a heat level (global, or local with `local`) of at least `min_level`,
@@ -70,10 +70,10 @@ const char* MatchKindName(MatchKind kind);
 // criterion's level or share, then inclusive weight); null when no line of it was sampled.
 struct HitHeat {
   MatchKind match = MatchKind::kNone;
-  int file = -1;                         // index into HeatIndex::files(); -1 when none
+  int file = -1;  // index into HeatIndex::files(); -1 when none
   const LineHeat* line = nullptr;
   bool hot = false;
-  std::vector<int> candidates;           // kAmbiguous: the profile files it could be
+  std::vector<int> candidates;  // kAmbiguous: the profile files it could be
 };
 
 class HeatIndex {
@@ -91,8 +91,7 @@ class HeatIndex {
 
   bool IsHot(const LineHeat& line) const;
   // The lines of `file` between first and last that were sampled.
-  std::pair<const LineHeat*, const LineHeat*> Lines(int file, uint32_t first,
-                                                    uint32_t last) const;
+  std::pair<const LineHeat*, const LineHeat*> Lines(int file, uint32_t first, uint32_t last) const;
   const std::vector<FileHeat>& files() const { return files_; }
   int64_t total() const { return total_; }
   const std::string& root() const { return root_; }
@@ -100,8 +99,8 @@ class HeatIndex {
  private:
   struct Resolution {
     MatchKind match = MatchKind::kNone;
-    std::vector<int> files;      // one for a match, several when settled per hit
-    std::string local_path;      // the path on this machine (for function names)
+    std::vector<int> files;                   // one for a match, several when settled per hit
+    std::string local_path;                   // the path on this machine (for function names)
     std::unique_ptr<std::string> local_text;  // read on first need
     bool local_read = false;
   };

@@ -108,9 +108,12 @@ int RunHot(const std::vector<std::string>& args) {
     const int parsed = ParseSearchOption(args, &i, /*short_event=*/true, &o, &error);
     if (parsed < 0) return Usage(error);
     if (parsed > 0) continue;
-    if (arg == "--plain") plain = true;
-    else if (arg == "--line-buffered") line_buffered = true;
-    else return Usage("unknown option '" + arg + "' for hot");
+    if (arg == "--plain")
+      plain = true;
+    else if (arg == "--line-buffered")
+      line_buffered = true;
+    else
+      return Usage("unknown option '" + arg + "' for hot");
   }
   if (positional.empty()) return Usage("hot needs a PROFILE file (hits come on stdin)");
   if (positional.size() > 1) {

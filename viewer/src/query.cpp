@@ -132,10 +132,10 @@ int RunQuery(const std::vector<std::string>& args) {
           << ",\"first\":" << q.first << ",\"hot\":" << (heat.hot ? "true" : "false")
           << ",\"last\":" << q.last << ",\"lines\":[";
       for (const LineHeat* l = lines.first; l != lines.second; ++l) {
-        out << (l != lines.first ? "," : "") << "{\"function\":"
-            << JsonString(l->function ? *l->function : std::string())
-            << ",\"global_heat\":" << int{l->global} << ",\"hot\":"
-            << (index.IsHot(*l) ? "true" : "false")
+        out << (l != lines.first ? "," : "")
+            << "{\"function\":" << JsonString(l->function ? *l->function : std::string())
+            << ",\"global_heat\":" << int{l->global}
+            << ",\"hot\":" << (index.IsHot(*l) ? "true" : "false")
             << ",\"inclusive\":" << JsonWeight(l->inclusive, total, o.absolute)
             << ",\"line\":" << l->line << ",\"local_heat\":" << int{l->local}
             << ",\"self\":" << JsonWeight(l->self, total, o.absolute) << "}";
@@ -154,8 +154,8 @@ int RunQuery(const std::vector<std::string>& args) {
       continue;
     }
     out << Printable(q.text) << ": " << Printable(file) << " (" << MatchKindName(heat.match)
-        << " match), G=" << max_global << " L=" << max_local
-        << (heat.hot ? ", hot" : ", not hot") << '\n';
+        << " match), G=" << max_global << " L=" << max_local << (heat.hot ? ", hot" : ", not hot")
+        << '\n';
     if (lines.first == lines.second) out << "  no sampled line\n";
     for (const LineHeat* l = lines.first; l != lines.second; ++l) {
       char number[32];
