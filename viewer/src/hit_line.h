@@ -1,6 +1,6 @@
 // Parsing the lines search tools print for a hit: `path:line:text` (grep -n, git grep -n,
-// gogrep), `path:line:col:text` (rg -n --column, rg --vimgrep, semgrep --vim/--emacs,
-// ast-grep), and ranges for multi-line matches: `path:first-last:text` and
+// gogrep), `path:line:col:text` (rg -n --column, rg --vimgrep, semgrep --vim/--emacs), and
+// ranges for multi-line matches (e.g. ast-grep's JSON through jq): `path:first-last:text` and
 // `path:line:col-last:col:text`.
 #ifndef INPROF_VIEWER_HIT_LINE_H_
 #define INPROF_VIEWER_HIT_LINE_H_

@@ -23,7 +23,7 @@ constexpr const char* kHotHelp = R"(usage: SEARCH-COMMAND | inprof hot [OPTIONS]
 Keeps the hits of any search tool that fall on hot lines of PROFILE, each annotated with its
 heat: [G<global level> L<local level> incl <inclusive share> self <self share>].
 Reads lines "path:line:text" or "path:line:col:text" on stdin (grep -n, rg -n --column,
-git grep -n, gogrep, semgrep --vim, ast-grep); a multi-line hit "path:first-last:text" or
+git grep -n, gogrep, semgrep --vim); a multi-line hit "path:first-last:text" or
 "path:line:col-last:col:text" is hot when any of its lines is. Other lines are skipped.
 
 A line is hot when its global heat level (0-5, perf-heatmap's) is at least --level; the
