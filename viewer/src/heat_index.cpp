@@ -137,6 +137,7 @@ HeatIndex::HeatIndex(const Annotations& a, size_t event, const HotCriterion& cri
                             static_cast<uint8_t>(LevelAt(line.global_heat, event)), self, inclusive,
                             &line.function});
     }
+    for (const LineHeat& line : heat.lines) heat.numbers.push_back(line.line);
     for (const FunctionStats& fn : file.functions) heat.functions.push_back(&fn);
     const int index = static_cast<int>(files_.size());
     by_path_.emplace(heat.path, index);
@@ -157,12 +158,12 @@ bool HeatIndex::IsHot(const LineHeat& line) const {
 
 std::pair<const LineHeat*, const LineHeat*> HeatIndex::Lines(int file, uint32_t first,
                                                              uint32_t last) const {
-  const std::vector<LineHeat>& lines = files_[static_cast<size_t>(file)].lines;
-  auto begin = std::lower_bound(lines.begin(), lines.end(), first,
-                                [](const LineHeat& l, uint32_t n) { return l.line < n; });
-  auto end = std::upper_bound(begin, lines.end(), last,
-                              [](uint32_t n, const LineHeat& l) { return n < l.line; });
-  return {lines.data() + (begin - lines.begin()), lines.data() + (end - lines.begin())};
+  const FileHeat& heat = files_[static_cast<size_t>(file)];
+  const std::vector<uint32_t>& numbers = heat.numbers;
+  const auto begin = std::lower_bound(numbers.begin(), numbers.end(), first);
+  const auto end = std::upper_bound(begin, numbers.end(), last);
+  return {heat.lines.data() + (begin - numbers.begin()),
+          heat.lines.data() + (end - numbers.begin())};
 }
 
 const LineHeat* HeatIndex::Hottest(int file, uint32_t first, uint32_t last) const {

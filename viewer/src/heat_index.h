@@ -44,6 +44,9 @@ struct LineHeat {
 struct FileHeat {
   std::string path;             // as in the profile after --map, made absolute
   std::vector<LineHeat> lines;  // sorted by line; lines without weight are left out
+  // lines[i].line, packed: the binary search of every hit touches a few cache lines, not the
+  // whole LineHeat array (a million hits over thousands of files miss the cache otherwise).
+  std::vector<uint32_t> numbers;
   std::vector<const FunctionStats*> functions;
   bool exists = false;  // the path exists on this machine
 };
