@@ -14,6 +14,7 @@
 
 #include "progress.h"
 #include "addr2line.h"
+#include "codesearch.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -40,6 +41,9 @@ commands:
   addr2line binutils addr2line, faster (same options and output; perf can use it)
   symbolize addresses of an ELF file to functions, lines and inline chains as JSON
   record    run a program under the profiler: inprof record -- COMMAND [ARGS...]
+  hot       keep the hits of grep/rg/git grep/... (on stdin) that are on hot lines
+  grep      regex search over the hot lines of the profiled sources
+  query     heat of FILE:LINE or FILE:FIRST-LAST, for editors and scripts
 
 Run `inprof COMMAND --help` for a command's options and examples.
 )";
@@ -234,6 +238,7 @@ int Main(int argc, char** argv) {
   const std::string command = args[0];
   // record runs a program rather than reading a profile: its own options (record.cpp).
   if (command == "record") return RunRecord(args);
+  if (IsCodeSearchCommand(command)) return RunCodeSearch(args);
   if (command == "-h" || command == "--help" || command == "help") {
     std::cout << kMainHelp;
     return 0;

@@ -1,0 +1,386 @@
+// `inprof grep`: regex search restricted to the hot lines of a profile, in one step. Only the
+// sampled lines of each file are ever matched against the pattern, so a search over a large
+// tree costs little more than reading the few files the profile names.
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codesearch.h"
+#include "viewer.h"
+
+namespace inprof::viewer {
+namespace {
+
+constexpr const char* kGrepHelp = R"(usage: inprof grep [OPTIONS] PATTERN PROFILE [PATH...]
+
+Searches for PATTERN (a regular expression, ECMAScript syntax: Perl-like classes \d \w \s,
+(?:...), lazy quantifiers, \b) and prints only the matches on hot lines of PROFILE, each with
+its heat: [G<global level> L<local level> incl <inclusive share> self <self share>].
+Without PATH, searches the profiled source files (paths under --root are shown relative);
+PATHs are files or directories (searched recursively, skipping .git), resolved against the
+profile like `inprof hot` does (exact path, realpath, then base name).
+
+options:
+  -e PATTERN           a pattern (repeatable; a line matches any); then PATTERN is not given
+  -F, --fixed-strings  PATTERN is a plain string
+  -i, --ignore-case    case-insensitive
+  -w, --word-regexp    match whole words only
+  -E, -P               accepted for grep compatibility (the syntax is always ECMAScript)
+  -A N, -B N, -C N     lines of context after, before, around each match
+      --level N        minimum heat level, 1-5 (default 1)
+      --local          use the level within the function instead of the global one
+      --min-percent X  hot means an inclusive share of at least X %
+      --threshold T    recompute levels with this share of lines (0 < T <= 1)
+      --root DIR       base of relative paths (default: the current directory)
+      --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
+      --event NAME     the event to use (default: the profile's first)
+      --absolute       weights instead of shares
+      --json           one JSON object per match (JSON Lines)
+      --color[=WHEN]   auto (default), always, never
+Exit status: 0 when a hot line matched, 1 when none did, 2 on an error.
+
+examples:
+  inprof grep 'std::to_string' profile.json
+  inprof grep -w -C 2 --level 4 'push_back' --map /build/app=$HOME/app perf.log
+  inprof grep -F 'fmt.Errorf(' profile.json ./internal
+)";
+
+int Usage(const std::string& message) {
+  std::cerr << "inprof: " << message << "\n(run `inprof grep --help` for usage)\n";
+  return kSearchError;
+}
+
+bool ParseCount(const std::string& text, size_t* value) {
+  if (text.empty() || text.size() > 6) return false;
+  size_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<size_t>(c - '0');
+  }
+  *value = v;
+  return true;
+}
+
+std::string EscapeRegex(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c != '\0' && std::strchr("\\^$.|?*+()[]{}", c)) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+struct GrepOptions {
+  SearchOptions search;
+  std::vector<std::string> patterns;
+  bool fixed = false, icase = false, word = false;
+  size_t before = 0, after = 0;
+};
+
+struct Source {
+  std::string read_path;   // where the file is read
+  std::string shown_path;  // as printed
+  bool explicit_path = false;
+};
+
+// Line starts of `text`: starts[n - 1] is where line n begins; one extra entry at the end.
+std::vector<size_t> LineStarts(const std::string& text) {
+  std::vector<size_t> starts{0};
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) {
+    starts.push_back(at + 1);
+  }
+  if (starts.back() != text.size()) starts.push_back(text.size() + 1);
+  return starts;
+}
+
+class Searcher {
+ public:
+  Searcher(const GrepOptions& o, HeatIndex& index, const std::regex& re)
+      : o_(o), index_(index), re_(re) {}
+
+  // Searches one file; false when it cannot be read.
+  bool Search(const Source& source, std::ostream& out) {
+    const std::vector<uint32_t> sampled = index_.SampledLines(source.read_path);
+    if (sampled.empty()) return true;
+    std::ifstream in(source.read_path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    const std::string text = buffer.str();
+    if (text.find('\0') != std::string::npos) return true;  // binary, as grep skips it
+    const std::vector<size_t> starts = LineStarts(text);
+    const uint32_t count = static_cast<uint32_t>(starts.size() - 1);
+    auto line_text = [&](uint32_t n) {
+      std::string_view t(text.data() + starts[n - 1], starts[n] - starts[n - 1] - 1);
+      if (!t.empty() && t.back() == '\r') t.remove_suffix(1);
+      return t;
+    };
+    uint32_t printed_until = 0;  // last line number printed in this file
+    for (uint32_t n : sampled) {
+      if (n > count) break;
+      const HitHeat heat = index_.Lookup(source.read_path, n, n);
+      if (!heat.candidates.empty()) {
+        if (reported_.insert(source.read_path).second) {
+          std::cerr << AmbiguityMessage(index_, source.shown_path, n, heat.candidates) << '\n';
+        }
+        continue;
+      }
+      if (!heat.hot) continue;
+      const std::string_view line = line_text(n);
+      std::vector<std::pair<size_t, size_t>> matches;
+      for (std::cregex_iterator it(line.data(), line.data() + line.size(), re_), end; it != end;
+           ++it) {
+        if (it->length(0) == 0 && !matches.empty()) break;
+        matches.emplace_back(static_cast<size_t>(it->position(0)),
+                             static_cast<size_t>(it->position(0) + it->length(0)));
+        if (it->length(0) == 0) break;
+      }
+      if (matches.empty()) continue;
+      ++matched_;
+      if (o_.search.json) {
+        out << "{" << HeatJson(o_.search, index_, heat.file, *heat.line, heat.match)
+            << ",\"line\":" << n << ",\"matches\":[";
+        for (size_t i = 0; i < matches.size(); ++i) {
+          out << (i ? "," : "") << "[" << matches[i].first << "," << matches[i].second << "]";
+        }
+        out << "],\"path\":" << JsonString(source.shown_path)
+            << ",\"text\":" << JsonString(std::string(line)) << "}\n";
+        continue;
+      }
+      const uint32_t from = n > o_.before ? n - static_cast<uint32_t>(o_.before) : 1;
+      const uint32_t first = std::max(from, printed_until + 1);
+      if ((o_.before || o_.after) && any_printed_ && first > printed_until + 1) {
+        out << Color("36") << "--" << Reset() << '\n';
+      }
+      for (uint32_t c = first; c < n; ++c) Context(out, source, c, line_text(c));
+      out << Color("35") << Printable(source.shown_path) << Reset() << Color("36") << ':' << Reset()
+          << Color("32") << n << Reset() << Color("36") << ':' << Reset()
+          << HeatTag(o_.search, index_, *heat.line)
+          << (line.empty() || line[0] == ' ' || line[0] == '\t' ? "" : " ");
+      size_t at = 0;
+      for (const auto& [b, e] : matches) {
+        out << Printable(std::string(line.substr(at, b - at))) << Color("01;31")
+            << Printable(std::string(line.substr(b, e - b))) << Reset();
+        at = e;
+      }
+      out << Printable(std::string(line.substr(at))) << '\n';
+      printed_until = n;
+      any_printed_ = true;
+      // Trailing context is printed up to the next sampled line that may itself match.
+      const auto stop = static_cast<uint32_t>(std::min<uint64_t>(count, uint64_t{n} + o_.after));
+      for (uint32_t c = n + 1; c <= stop; ++c) {
+        if (std::binary_search(sampled.begin(), sampled.end(), c) &&
+            WouldMatch(source, c, line_text(c))) {
+          break;
+        }
+        Context(out, source, c, line_text(c));
+        printed_until = c;
+      }
+    }
+    return true;
+  }
+
+  size_t matched() const { return matched_; }
+
+ private:
+  std::string Color(const char* sgr) const {
+    return o_.search.color ? std::string("\033[") + sgr + "m" : std::string();
+  }
+  std::string Reset() const { return o_.search.color ? "\033[0m" : ""; }
+
+  bool WouldMatch(const Source& source, uint32_t n, std::string_view line) {
+    const HitHeat heat = index_.Lookup(source.read_path, n, n);
+    if (!heat.hot || !heat.candidates.empty()) return false;
+    return std::regex_search(line.begin(), line.end(), re_);
+  }
+
+  void Context(std::ostream& out, const Source& source, uint32_t n, std::string_view line) {
+    out << Color("35") << Printable(source.shown_path) << Reset() << Color("36") << '-' << Reset()
+        << Color("32") << n << Reset() << Color("36") << '-' << Reset()
+        << Printable(std::string(line)) << '\n';
+  }
+
+  const GrepOptions& o_;
+  HeatIndex& index_;
+  const std::regex& re_;
+  std::set<std::string> reported_;
+  size_t matched_ = 0;
+  bool any_printed_ = false;
+};
+
+std::string Shown(const std::string& path, const std::string& root) {
+  if (path.size() > root.size() + 1 && path.starts_with(root) && path[root.size()] == '/') {
+    return path.substr(root.size() + 1);
+  }
+  if (root == "/" && path.starts_with('/')) return path.substr(1);
+  return path;
+}
+
+}  // namespace
+
+int RunGrep(const std::vector<std::string>& args) {
+  GrepOptions o;
+  std::vector<std::string> positional;
+  bool options_done = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::string error;
+    if (options_done || arg == "-" || !arg.starts_with("-")) {
+      positional.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_done = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kGrepHelp;
+      return 0;
+    }
+    const int parsed = ParseSearchOption(args, &i, /*short_event=*/false, &o.search, &error);
+    if (parsed < 0) return Usage(error);
+    if (parsed > 0) continue;
+    auto count = [&](size_t* out) {
+      if (i + 1 >= args.size() || !ParseCount(args[i + 1], out)) return false;
+      ++i;
+      return true;
+    };
+    if (arg == "-e" || arg == "--regexp") {
+      if (i + 1 >= args.size()) return Usage(arg + " needs a pattern");
+      o.patterns.push_back(args[++i]);
+    } else if (arg == "-F" || arg == "--fixed-strings") {
+      o.fixed = true;
+    } else if (arg == "-i" || arg == "--ignore-case") {
+      o.icase = true;
+    } else if (arg == "-w" || arg == "--word-regexp") {
+      o.word = true;
+    } else if (arg == "-E" || arg == "-P" || arg == "-n" || arg == "-r" || arg == "-H") {
+      // grep habits: the syntax is always ECMAScript, line numbers always shown, PATHs always
+      // searched recursively, file names always shown.
+    } else if (arg == "-A") {
+      if (!count(&o.after)) return Usage("-A needs a number of lines");
+    } else if (arg == "-B") {
+      if (!count(&o.before)) return Usage("-B needs a number of lines");
+    } else if (arg == "-C") {
+      size_t n = 0;
+      if (!count(&n)) return Usage("-C needs a number of lines");
+      o.before = o.after = n;
+    } else {
+      return Usage("unknown option '" + arg + "' for grep");
+    }
+  }
+  if (o.patterns.empty()) {
+    if (positional.empty()) return Usage("grep needs a PATTERN and a PROFILE");
+    o.patterns.push_back(positional.front());
+    positional.erase(positional.begin());
+  }
+  if (positional.empty()) return Usage("grep needs a PROFILE after the PATTERN");
+  const std::string profile_path = positional.front();
+  const std::vector<std::string> paths(positional.begin() + 1, positional.end());
+
+  std::string expression;
+  for (const std::string& p : o.patterns) {
+    expression += (expression.empty() ? "" : "|") + ("(?:" + (o.fixed ? EscapeRegex(p) : p) + ")");
+  }
+  if (o.word) expression = "\\b(?:" + expression + ")\\b";
+  std::regex re;
+  try {
+    auto flags = std::regex::ECMAScript | std::regex::optimize;
+    if (o.icase) flags |= std::regex::icase;
+    re = std::regex(expression, flags);
+  } catch (const std::regex_error& e) {
+    return Usage("bad pattern '" + o.patterns.front() + "': " + e.what());
+  }
+
+  SearchProfile profile;
+  if (!LoadSearchProfile(profile_path, o.search, &profile)) return kSearchError;
+  HeatIndex& index = *profile.index;
+  const std::string& root = index.root();
+
+  std::vector<Source> sources;
+  bool error = false;
+  if (paths.empty()) {
+    for (const FileHeat& file : index.files()) {
+      sources.push_back({file.path, Shown(file.path, root), false});
+    }
+  } else {
+    namespace fs = std::filesystem;
+    for (const std::string& path : paths) {
+      std::error_code ec;
+      const fs::path base = fs::path(path).is_absolute() ? fs::path(path) : fs::path(root) / path;
+      if (fs::is_directory(base, ec)) {
+        std::vector<std::string> found;
+        fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied,
+                                            ec),
+            end;
+        for (; !ec && it != end; it.increment(ec)) {
+          const std::string name = it->path().filename().string();
+          if (it->is_directory(ec) && (name == ".git" || name == ".hg" || name == ".svn")) {
+            it.disable_recursion_pending();
+            continue;
+          }
+          if (it->is_regular_file(ec)) found.push_back(it->path().lexically_normal().string());
+        }
+        if (ec) {
+          std::cerr << "inprof: " << path << ": " << ec.message() << '\n';
+          error = true;
+        }
+        std::sort(found.begin(), found.end());
+        for (std::string& f : found) {
+          sources.push_back(
+              {f, fs::path(f).is_absolute() && !fs::path(path).is_absolute() ? Shown(f, root) : f,
+               true});
+        }
+      } else if (fs::exists(base, ec)) {
+        sources.push_back({base.lexically_normal().string(), path, true});
+      } else {
+        std::cerr << "inprof: " << path << ": No such file or directory\n";
+        error = true;
+      }
+    }
+  }
+
+  Searcher searcher(o, index, re);
+  std::ostringstream out;
+  size_t unreadable = 0;
+  std::string first_unreadable;
+  for (const Source& source : sources) {
+    if (!searcher.Search(source, out)) {
+      if (source.explicit_path) {
+        std::cerr << "inprof: cannot read " << source.shown_path << '\n';
+        error = true;
+      } else if (unreadable++ == 0) {
+        first_unreadable = source.read_path;
+      }
+    }
+    if (out.tellp() > (1 << 16)) {
+      std::cout << out.str();
+      out.str("");
+    }
+  }
+  std::cout << out.str();
+  std::cout.flush();
+  if (unreadable > 0) {
+    // Profiles name files that are not here (system headers, another machine's checkout):
+    // one line says so without failing the search.
+    std::cerr << "inprof: " << unreadable << " profiled source file" << (unreadable == 1 ? "" : "s")
+              << " with sampled lines could not be read (first: " << first_unreadable
+              << "); --map OLD=NEW says where they are\n";
+  }
+  if (!std::cout) {
+    std::cerr << "inprof: cannot write the output\n";
+    return kSearchError;
+  }
+  if (error) return kSearchError;
+  return searcher.matched() > 0 ? kSearchPassed : kSearchNothing;
+}
+
+}  // namespace inprof::viewer

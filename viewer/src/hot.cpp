@@ -1,0 +1,209 @@
+// `inprof hot`: a filter for the output of any search tool. Reads hit lines on stdin
+// (hit_line.h), keeps those on hot lines of the profile and annotates each with its heat.
+// A multi-line hit is hot when any of its lines is, as gogrep's IsHot() decides.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codesearch.h"
+#include "hit_line.h"
+#include "viewer.h"
+
+namespace inprof::viewer {
+namespace {
+
+constexpr const char* kHotHelp = R"(usage: SEARCH-COMMAND | inprof hot [OPTIONS] PROFILE
+
+Keeps the hits of any search tool that fall on hot lines of PROFILE, each annotated with its
+heat: [G<global level> L<local level> incl <inclusive share> self <self share>].
+Reads lines "path:line:text" or "path:line:col:text" on stdin (grep -n, rg -n --column,
+git grep -n, gogrep, semgrep --vim); a multi-line hit "path:first-last:text" or
+"path:line:col-last:col:text" is hot when any of its lines is. Other lines are skipped.
+
+A line is hot when its global heat level (0-5, perf-heatmap's) is at least --level; the
+levels rank the lines by inclusive weight and give 5..1 to the top --threshold share of them.
+
+options:
+      --level N        minimum heat level, 1-5 (default 1: any level)
+      --local          use the level within the line's function instead of the global one
+      --min-percent X  hot means an inclusive share of at least X % (instead of a level)
+      --threshold T    recompute levels: the share of sampled lines that get one (0 < T <= 1)
+      --root DIR       resolve relative paths against DIR (default: the current directory)
+      --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
+      --plain          pass hot lines through unchanged, without the heat
+      --json           one JSON object per hot hit (JSON Lines)
+      --line-buffered  flush after every line (for a live pipe)
+  -e, --event NAME     the event to use (default: the profile's first)
+      --absolute       weights instead of shares
+      --color[=WHEN]   auto (default), always, never
+Paths that match no profile file are tried by base name (a profile from another machine);
+when several profile files share it, the path suffix and then the function at the hit decide,
+and what stays ambiguous is reported on stderr and skipped.
+Exit status: 0 when a hit passed, 1 when none did, 2 on an error.
+
+examples:
+  grep -rn 'std::to_string' src | inprof hot profile.json
+  rg -n --column 'fmt\.Errorf' | inprof hot --level 3 --map /build/app=. profile.json
+  git grep -n 'push_back' | inprof hot --local --min-percent 1 perf.log
+)";
+
+int Usage(const std::string& message) {
+  std::cerr << "inprof: " << message << "\n(run `inprof hot --help` for usage)\n";
+  return kSearchError;
+}
+
+class Output {
+ public:
+  explicit Output(bool line_buffered) : line_buffered_(line_buffered) { buffer_.reserve(1 << 17); }
+  void Line(std::string_view text) {
+    buffer_ += text;
+    buffer_ += '\n';
+    if (line_buffered_ || buffer_.size() >= (1 << 16)) Flush();
+  }
+  bool Flush() {
+    size_t done = 0;
+    while (done < buffer_.size()) {
+      const ssize_t n = write(STDOUT_FILENO, buffer_.data() + done, buffer_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed_ = true;
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+    buffer_.clear();
+    return !failed_;
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  std::string buffer_;
+  bool line_buffered_;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+int RunHot(const std::vector<std::string>& args) {
+  SearchOptions o;
+  bool plain = false, line_buffered = false;
+  std::vector<std::string> positional;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::string error;
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kHotHelp;
+      return 0;
+    }
+    if (arg == "-" || !arg.starts_with("-")) {
+      positional.push_back(arg);
+      continue;
+    }
+    const int parsed = ParseSearchOption(args, &i, /*short_event=*/true, &o, &error);
+    if (parsed < 0) return Usage(error);
+    if (parsed > 0) continue;
+    if (arg == "--plain")
+      plain = true;
+    else if (arg == "--line-buffered")
+      line_buffered = true;
+    else
+      return Usage("unknown option '" + arg + "' for hot");
+  }
+  if (positional.empty()) return Usage("hot needs a PROFILE file (hits come on stdin)");
+  if (positional.size() > 1) {
+    return Usage("hot takes one PROFILE, got '" + positional[1] +
+                 "' too (hits come on stdin; use `inprof grep` to search files)");
+  }
+  SearchProfile profile;
+  if (!LoadSearchProfile(positional[0], o, &profile)) return kSearchError;
+  HeatIndex& index = *profile.index;
+
+  Output out(line_buffered);
+  std::set<std::string, std::less<>> ambiguous_reported;
+  size_t lines = 0, hits = 0, passed = 0;
+  std::string pending, stripped;
+  auto process = [&](std::string_view line) {
+    ++lines;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find('\033') != std::string_view::npos) {
+      stripped = StripColor(line);
+      line = stripped;
+    }
+    HitLine hit;
+    if (!ParseHitLine(line, &hit)) return;
+    ++hits;
+    const HitHeat heat = index.Lookup(hit.path, hit.first, hit.last);
+    if (!heat.candidates.empty()) {
+      if (ambiguous_reported.insert(std::string(hit.path)).second) {
+        std::cerr << AmbiguityMessage(index, hit.path, hit.first, heat.candidates) << '\n';
+      }
+      return;
+    }
+    if (!heat.hot) return;
+    ++passed;
+    if (plain) {
+      out.Line(line);
+    } else if (o.json) {
+      std::string json = "{\"column\":" + std::to_string(hit.column) +
+                         ",\"end_line\":" + std::to_string(hit.last) + "," +
+                         HeatJson(o, index, heat.file, *heat.line, heat.match) +
+                         ",\"line\":" + std::to_string(hit.first) +
+                         ",\"path\":" + JsonString(std::string(hit.path)) +
+                         ",\"text\":" + JsonString(std::string(line.substr(hit.text))) + "}";
+      out.Line(json);
+    } else {
+      std::string annotated(line.substr(0, hit.text));
+      annotated += HeatTag(o, index, *heat.line);
+      if (hit.text < line.size() && line[hit.text] != ' ' && line[hit.text] != '\t') {
+        annotated += ' ';
+      }
+      annotated += line.substr(hit.text);
+      out.Line(annotated);
+    }
+  };
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::cerr << "inprof: cannot read the standard input: " << std::strerror(errno) << '\n';
+      return kSearchError;
+    }
+    if (n == 0) break;
+    std::string_view chunk(buffer, static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      const size_t newline = chunk.find('\n');
+      if (newline == std::string_view::npos) {
+        pending += chunk;
+        break;
+      }
+      if (pending.empty()) {
+        process(chunk.substr(0, newline));
+      } else {
+        pending += chunk.substr(0, newline);
+        process(pending);
+        pending.clear();
+      }
+      chunk.remove_prefix(newline + 1);
+    }
+    if (out.failed()) break;
+  }
+  if (!pending.empty()) process(pending);
+  if (!out.Flush()) {
+    std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
+    return kSearchError;
+  }
+  if (lines > 0 && hits == 0) {
+    std::cerr << "inprof: no input line looked like a search hit (PATH:LINE:TEXT, as grep -n "
+                 "prints it)\n";
+  }
+  return passed > 0 ? kSearchPassed : kSearchNothing;
+}
+
+}  // namespace inprof::viewer

@@ -1,0 +1,183 @@
+// `inprof query`: heat of a source line or line range (perf-heatmap's QueryLine and
+// QueryLineRange), for editor plugins and scripts. Paths resolve like `inprof hot`'s.
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codesearch.h"
+#include "viewer.h"
+
+namespace inprof::viewer {
+namespace {
+
+constexpr const char* kQueryHelp = R"(usage: inprof query [OPTIONS] PROFILE FILE:LINE[-LINE]...
+
+Heat of each sampled line in the range: function, self and inclusive share, the level within
+the function (L) and over the profile (G), and whether it is hot (see `inprof hot --help`).
+FILE resolves like `inprof hot` resolves hit paths (relative to --root, --map, realpath,
+base name).
+
+options:
+      --level N, --local, --min-percent X, --threshold T   what counts as hot (as for hot)
+      --root DIR       base of relative paths (default: the current directory)
+      --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
+  -e, --event NAME     the event to use (default: the profile's first)
+      --absolute       weights instead of shares
+      --json           {"event", "total", "queries": [{"query", "file", "match", "lines": [...],
+                       "max_global_heat", "max_local_heat", "hot"}]}
+Exit status: 0 when a queried line was sampled, 1 when none was, 2 on an error.
+
+examples:
+  inprof query profile.json src/parse.cpp:120
+  inprof query --json --map /build/app=. profile.json parse.cpp:100-140
+)";
+
+int Usage(const std::string& message) {
+  std::cerr << "inprof: " << message << "\n(run `inprof query --help` for usage)\n";
+  return kSearchError;
+}
+
+struct Query {
+  std::string text, path;
+  uint32_t first = 0, last = 0;
+};
+
+bool ParseNumber(std::string_view text, uint32_t* value) {
+  if (text.empty() || text.size() > 9) return false;
+  uint32_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint32_t>(c - '0');
+  }
+  *value = v;
+  return v > 0;
+}
+
+bool ParseQuery(const std::string& text, Query* q) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const std::string_view range = std::string_view(text).substr(colon + 1);
+  const size_t dash = range.find('-');
+  q->text = text;
+  q->path = text.substr(0, colon);
+  if (!ParseNumber(range.substr(0, dash), &q->first)) return false;
+  q->last = q->first;
+  if (dash != std::string_view::npos && !ParseNumber(range.substr(dash + 1), &q->last)) {
+    return false;
+  }
+  return q->last >= q->first;
+}
+
+}  // namespace
+
+int RunQuery(const std::vector<std::string>& args) {
+  SearchOptions o;
+  std::vector<std::string> positional;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::string error;
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kQueryHelp;
+      return 0;
+    }
+    if (!arg.starts_with("-")) {
+      positional.push_back(arg);
+      continue;
+    }
+    const int parsed = ParseSearchOption(args, &i, /*short_event=*/true, &o, &error);
+    if (parsed < 0) return Usage(error);
+    if (parsed == 0) return Usage("unknown option '" + arg + "' for query");
+  }
+  if (positional.size() < 2) return Usage("query needs a PROFILE and FILE:LINE[-LINE]");
+  std::vector<Query> queries;
+  for (size_t i = 1; i < positional.size(); ++i) {
+    Query q;
+    if (!ParseQuery(positional[i], &q)) {
+      return Usage("'" + positional[i] + "' is not FILE:LINE or FILE:FIRST-LAST");
+    }
+    queries.push_back(q);
+  }
+  SearchProfile profile;
+  if (!LoadSearchProfile(positional[0], o, &profile)) return kSearchError;
+  HeatIndex& index = *profile.index;
+  const int64_t total = index.total();
+
+  std::ostringstream out;
+  bool any_sampled = false;
+  if (o.json) {
+    out << "{\"event\":" << JsonString(profile.annotations.events[profile.event].name)
+        << ",\"queries\":[";
+  }
+  for (size_t qi = 0; qi < queries.size(); ++qi) {
+    const Query& q = queries[qi];
+    const HitHeat heat = index.Lookup(q.path, q.first, q.last);
+    std::pair<const LineHeat*, const LineHeat*> lines{nullptr, nullptr};
+    if (heat.file >= 0) lines = index.Lines(heat.file, q.first, q.last);
+    any_sampled |= lines.first != lines.second;
+    int max_global = 0, max_local = 0;
+    for (const LineHeat* l = lines.first; l != lines.second; ++l) {
+      max_global = std::max<int>(max_global, l->global);
+      max_local = std::max<int>(max_local, l->local);
+    }
+    const std::string file =
+        heat.file >= 0 ? index.files()[static_cast<size_t>(heat.file)].path : std::string();
+    if (o.json) {
+      out << (qi ? ",\n" : "\n") << "{\"candidates\":[";
+      for (size_t i = 0; i < heat.candidates.size(); ++i) {
+        out << (i ? "," : "")
+            << JsonString(index.files()[static_cast<size_t>(heat.candidates[i])].path);
+      }
+      out << "],\"file\":" << (heat.file >= 0 ? JsonString(file) : "null")
+          << ",\"first\":" << q.first << ",\"hot\":" << (heat.hot ? "true" : "false")
+          << ",\"last\":" << q.last << ",\"lines\":[";
+      for (const LineHeat* l = lines.first; l != lines.second; ++l) {
+        out << (l != lines.first ? "," : "")
+            << "{\"function\":" << JsonString(l->function ? *l->function : std::string())
+            << ",\"global_heat\":" << int{l->global}
+            << ",\"hot\":" << (index.IsHot(*l) ? "true" : "false")
+            << ",\"inclusive\":" << JsonWeight(l->inclusive, total, o.absolute)
+            << ",\"line\":" << l->line << ",\"local_heat\":" << int{l->local}
+            << ",\"self\":" << JsonWeight(l->self, total, o.absolute) << "}";
+      }
+      out << "],\"match\":" << JsonString(MatchKindName(heat.match))
+          << ",\"max_global_heat\":" << max_global << ",\"max_local_heat\":" << max_local
+          << ",\"query\":" << JsonString(q.text) << "}";
+      continue;
+    }
+    if (!heat.candidates.empty()) {
+      std::cerr << AmbiguityMessage(index, q.path, q.first, heat.candidates) << '\n';
+      continue;
+    }
+    if (heat.file < 0) {
+      out << Printable(q.text) << ": not in the profile\n";
+      continue;
+    }
+    out << Printable(q.text) << ": " << Printable(file) << " (" << MatchKindName(heat.match)
+        << " match), G=" << max_global << " L=" << max_local << (heat.hot ? ", hot" : ", not hot")
+        << '\n';
+    if (lines.first == lines.second) out << "  no sampled line\n";
+    for (const LineHeat* l = lines.first; l != lines.second; ++l) {
+      char number[32];
+      std::snprintf(number, sizeof number, "  line %4u: ", l->line);
+      out << HeatColor(o.criterion.local ? l->local : l->global, o.color) << number
+          << FormatWeight(l->self, total, o.absolute, 0) << ' '
+          << FormatWeight(l->inclusive, total, o.absolute, 0) << " L=" << int{l->local}
+          << " G=" << int{l->global} << ResetColor(o.color) << "  "
+          << Printable(l->function ? *l->function : std::string()) << '\n';
+    }
+  }
+  if (o.json) {
+    out << "],\"threshold\":" << profile.annotations.heat_threshold << ",\"total\":" << total
+        << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
+  }
+  std::cout << out.str();
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "inprof: cannot write the output\n";
+    return kSearchError;
+  }
+  return any_sampled ? kSearchPassed : kSearchNothing;
+}
+
+}  // namespace inprof::viewer
