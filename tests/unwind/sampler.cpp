@@ -48,6 +48,8 @@ void Sampler::Handler(int, siginfo_t* info, void* context) {
   CapturedStack& slot = self->slots_[index];
   CopyStack(static_cast<const ucontext_t*>(context), self->bounds_, slot.data.get(),
             self->stack_bytes_, &slot.copy);
+  slot.fp = FpWalk(static_cast<const ucontext_t*>(context), self->bounds_, self->code_,
+                   slot.fp_frames, CapturedStack::kMaxFpFrames);
   self->taken_.store(index + 1, std::memory_order_release);
 }
 

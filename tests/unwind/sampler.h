@@ -1,6 +1,7 @@
 // Takes real signal samples of the calling thread the way the runtime does: a per-thread
 // timer signal whose handler calls CopyStack into buffers prepared (and touched) before the
-// timer starts. The tests unwind the copies afterwards.
+// timer starts, and walks the frame-pointer chain of the same context. The tests unwind the
+// copies afterwards.
 #ifndef INPROF_TESTS_UNWIND_SAMPLER_H_
 #define INPROF_TESTS_UNWIND_SAMPLER_H_
 
@@ -17,8 +18,13 @@
 namespace inprof::testing {
 
 struct CapturedStack {
+  static constexpr uint32_t kMaxFpFrames = 128;
   StackCopy copy;
   std::unique_ptr<uint8_t[]> data;
+  // The frame-pointer walk of the same interrupted context, taken in the handler as the
+  // runtime's fp and auto modes do (frameless-leaf recovery only with SetCodeRanges).
+  uintptr_t fp_frames[kMaxFpFrames];
+  WalkResult fp;
 };
 
 // One at a time per process (the handler reaches it through a global). Not thread-safe:
@@ -32,6 +38,9 @@ class Sampler {
   // Samples the calling thread every `interval_us` of wall-clock time with SIGPROF.
   void Start(long interval_us);
   void Stop();
+  // Code ranges for FpWalk's frameless-leaf recovery, as the runtime passes them; must
+  // outlive the sampling. Call while stopped.
+  void SetCodeRanges(const CodeRanges* code) { code_ = code; }
   // Forgets the samples taken so far (call while stopped).
   void Reset();
 
@@ -49,6 +58,7 @@ class Sampler {
   std::vector<CapturedStack> slots_;
   size_t stack_bytes_;
   StackBounds bounds_;
+  const CodeRanges* code_ = nullptr;
   std::atomic<unsigned> taken_{0};
   void* timer_ = nullptr;
   bool timer_armed_ = false;

@@ -11,6 +11,7 @@
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -42,8 +43,28 @@ struct Sample {
   uintptr_t* pcs;
   uint32_t max;
   uint32_t depth = 0;
-  bool reached_zero = false;  // a null return address: the outermost frame
+  bool reached_zero = false;    // a null return address: the outermost frame
+  bool no_unwind_info = false;  // the last frame has no CFI: its caller would be a guess
+  Dwarf_Addr lookup_pc = 0;     // where the last frame's CFI is looked up
 };
+
+// Whether .eh_frame or .debug_frame covers `pc`, the two tables libdwfl's unwinder reads
+// before it falls back to guessing the caller from the frame pointer (x86_64_unwind).
+bool HasCfi(Dwfl* dwfl, Dwarf_Addr pc) {
+  Dwfl_Module* module = dwfl_addrmodule(dwfl, pc);
+  if (module == nullptr) return false;
+  for (int table = 0; table < 2; ++table) {
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI* cfi =
+        table == 0 ? dwfl_module_eh_cfi(module, &bias) : dwfl_module_dwarf_cfi(module, &bias);
+    Dwarf_Frame* frame = nullptr;
+    if (cfi != nullptr && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+      free(frame);
+      return true;
+    }
+  }
+  return false;
+}
 
 class LibdwflUnwinder final : public DwarfUnwinder {
  public:
@@ -109,6 +130,8 @@ class LibdwflUnwinder final : public DwarfUnwinder {
       result.stop = UnwindStop::kDepthLimit;
     } else if (sample.memory.above_window()) {
       result.stop = UnwindStop::kTruncated;
+    } else if (sample.no_unwind_info) {
+      result.stop = UnwindStop::kNoUnwindInfo;
     } else if (modules_.FindCode(pcs[result.depth - 1] - (result.depth > 1 ? 1 : 0)) == nullptr) {
       // libdwfl also ends "successfully" where it finds no unwind info for the next pc;
       // a walk that really reached the outermost frame ends inside a module (_start,
@@ -154,11 +177,21 @@ class LibdwflUnwinder final : public DwarfUnwinder {
   static int OnFrame(Dwfl_Frame* frame, void* arg) {
     auto* sample = static_cast<Sample*>(arg);
     Dwarf_Addr pc;
-    if (!dwfl_frame_pc(frame, &pc, nullptr)) return DWARF_CB_ABORT;
+    bool activation = false;
+    if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
     if (pc == 0 && sample->depth > 0) {
       sample->reached_zero = true;
       return DWARF_CB_ABORT;
     }
+    // A frame reached without CFI for its callee is a frame-pointer guess, which skips the
+    // caller of a frameless function and ends "at the root" all the same: report the walk
+    // as ended for want of unwind info instead (unwind=auto then prefers the fp walk).
+    if (sample->depth > 0 &&
+        !HasCfi(dwfl_thread_dwfl(dwfl_frame_thread(frame)), sample->lookup_pc)) {
+      sample->no_unwind_info = true;
+      return DWARF_CB_ABORT;
+    }
+    sample->lookup_pc = activation ? pc : pc - 1;
     sample->pcs[sample->depth++] = StripAddress(pc);
     return sample->depth == sample->max ? DWARF_CB_ABORT : DWARF_CB_OK;
   }

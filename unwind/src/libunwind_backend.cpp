@@ -165,6 +165,13 @@ class LibunwindUnwinder final : public DwarfUnwinder {
       sample.no_unwind_info = false;
       sample.memory.ClearAboveWindow();
       const int step = unw_step(&cursor);
+      if (step > 0 && sample.no_unwind_info) {
+        // No CFI for this frame: libunwind guessed the caller from the frame pointer, which
+        // skips the caller of a frameless function and can end "at the root" all the same.
+        // Report the walk as ended for want of unwind info (unwind=auto then prefers fp).
+        result.stop = UnwindStop::kNoUnwindInfo;
+        return result;
+      }
       if (step > 0) continue;
       if (step == 0) {
         // libunwind also ends "normally" where its frame-pointer fallback finds a null
