@@ -232,9 +232,9 @@ TEST(Record, SeveralEventsShareOnePprofFile) {
   const std::string dir = MakeTempDir();
   const ProcessResult r = Record({"-q", "-o", dir, "--events", "cpu,wall", "--", "true"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<std::string> expected = {"perf.cpu.log",       "perf.wall.log",
-                                             "profile.cpu.folded", "profile.json",
-                                             "profile.pb.gz",      "profile.wall.folded"};
+  const std::vector<std::string> expected = {
+      "flame.cpu.svg",      "flame.wall.svg", "perf.cpu.log",  "perf.wall.log",
+      "profile.cpu.folded", "profile.json",   "profile.pb.gz", "profile.wall.folded"};
   EXPECT_EQ(List(dir), expected) << r.err;
   std::string raw, error;
   ASSERT_TRUE(Gunzip(ReadFile(dir + "/profile.pb.gz"), &raw, &error)) << error;
