@@ -252,7 +252,9 @@ TEST(PreloadTest, WallAndCpuEventsInOneRunWriteOneFileEach) {
   // CPU time: the spinning main thread, never the blocked reader.
   EXPECT_GT(Weight(cpu, "early_spin"), 50);
   if (EmulatorPrefix().empty()) {
-    EXPECT_EQ(Weight(cpu, "blocked_reader"), 0);
+    // Blocked in read, the reader uses CPU only when a wall signal interrupts it (the handler,
+    // then the restarted read): microseconds per signal, so at most a stray sample.
+    EXPECT_LE(Weight(cpu, "blocked_reader") * 50, Weight(cpu, "early_spin"));
   } else {
     // Under qemu-user each wall-clock signal that interrupts the reader's read() runs the
     // handler emulated, about a millisecond of the reader's own CPU time, charged where it
@@ -270,9 +272,11 @@ TEST(PreloadTest, WallAndCpuEventsInOneRunWriteOneFileEach) {
   }
   EXPECT_GT(blocked, 30) << ReadFile(wall);
   EXPECT_GT(Weight(wall, "early_spin"), 30);
+  int64_t in_read = 0;
   for (const auto& s : ReadFolded(cpu)) {
-    EXPECT_EQ(s.frames.back().find("libc_read"), std::string::npos) << "a blocked thread on CPU";
+    if (s.frames.back().find("libc_read") != std::string::npos) in_read += s.count;
   }
+  EXPECT_LE(in_read * 50, Weight(cpu, "early_spin")) << "a blocked thread charged CPU time";
   EXPECT_NE(run.process.err.find("wall: per-thread CLOCK_MONOTONIC timers"), std::string::npos)
       << run.process.err;
 }
