@@ -62,7 +62,12 @@ std::string FoldedFrameText(const Frame& frame, bool with_lines) {
   std::string text = CleanText(frame.function);
   if (text.empty()) text = kUnknownFrame;
   if (with_lines && frame.has_source()) {
-    const std::string file = CleanText(frame.file);
+    std::string file = CleanText(frame.file);
+    // Readers split "function (file:line)" at the last " (": a file name holding one of its
+    // own (a directory "x (copy)") would move the split, so its " (" becomes " _(".
+    for (size_t at = file.find(" ("); at != std::string::npos; at = file.find(" (", at + 2)) {
+      file.replace(at, 2, " _(");
+    }
     text += " (";
     text += file;
     text += ':';

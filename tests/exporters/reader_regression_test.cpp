@@ -90,6 +90,35 @@ TEST(ReaderRegression, FoldedFrameSpacesTrimmedBeforeTheHint) {
   EXPECT_EQ(p.frames[1].kind, FrameKind::kInlined);
 }
 
+// fuzz/corpus/perf_script/unstable-roundtrip-paren-in-file: a source file named
+// "/wo   (rk/w.c" was written as "leaf (/wo   (rk/w.c:4)", which the folded reader splits at
+// the last " (": function and file changed on the way back. The writer now turns a " (" in a
+// file name into " _(".
+TEST(ReaderRegression, FoldedLinesWithParenthesisInTheFileNameReadBack) {
+  Profile p;
+  p.events.push_back(EventInfo{"cpu", "samples", 0, 0, 1});
+  Frame f;
+  f.function = "leaf";
+  f.file = "/wo   (rk/w.c";
+  f.line = 4;
+  p.frames.push_back(f);
+  Sample sample;
+  sample.frames = {0};
+  sample.weights = {1};
+  p.samples.push_back(sample);
+  ExportOptions options;
+  options.folded_lines = true;
+  std::ostringstream out;
+  WriteFolded(p, options, out);
+  EXPECT_EQ(out.str(), "leaf (/wo   _(rk/w.c:4) 1\n");
+  Profile back;
+  ASSERT_TRUE(ReadFolded(out.str(), "f", &back).ok());
+  ASSERT_EQ(back.frames.size(), 1u);
+  EXPECT_EQ(back.frames[0].function, "leaf");
+  EXPECT_EQ(back.frames[0].file, "/wo   _(rk/w.c");
+  EXPECT_EQ(back.frames[0].line, 4u);
+}
+
 // fuzz/corpus/perf_log/invalid_utf8_name: names with invalid UTF-8 are written with U+FFFD,
 // but the hottest lists were ranked by the raw names, so re-writing what was read back gave
 // a different order.
