@@ -25,9 +25,9 @@ complete_folded() {
        END { printf "%.1f", t ? 100 * k / t : 0 }' "$1"
 }
 complete_perf() {
-  perf script -i "$1" -F sym 2>/dev/null | awk '
-    /^$/ { if (n) { t++; if (ok) k++ } n = 0; ok = 0; next }
-    { n++; if ($1 == "main" || $1 == "start_thread") ok = 1 }
+  perf script -i "$1" -F ip,sym 2>/dev/null | awk '
+    /^[[:space:]]*$/ { if (n) { t++; if (ok) k++ } n = 0; ok = 0; next }
+    { n++; if ($2 == "main" || $2 == "start_thread") ok = 1 }
     END { if (n) { t++; if (ok) k++ } printf "%.1f", t ? 100 * k / t : 0 }'
 }
 
