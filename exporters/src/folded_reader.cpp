@@ -31,11 +31,19 @@ Frame ParseFoldedFrame(std::string_view raw) {
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   Frame frame;
   // Colour hints that flamegraph.pl and inferno understand; only "_[i]" means something here.
-  for (std::string_view hint : {"_[i]", "_[k]", "_[j]", "_[w]"}) {
-    if (text.size() > hint.size() && text.ends_with(hint)) {
-      frame.kind = hint == "_[i]" ? FrameKind::kInlined : FrameKind::kNative;
-      text.remove_suffix(hint.size());
-      break;
+  // All of them go, outermost first ("f_[w]_[k]" is "f"): stripping one would leave a name
+  // that ends in a hint, which the next read would strip too (found by the folded fuzzer).
+  for (bool outermost = true, stripped = true; stripped;) {
+    stripped = false;
+    for (std::string_view hint : {"_[i]", "_[k]", "_[j]", "_[w]"}) {
+      if (text.size() > hint.size() && text.ends_with(hint)) {
+        if (outermost) frame.kind = hint == "_[i]" ? FrameKind::kInlined : FrameKind::kNative;
+        outermost = false;
+        text.remove_suffix(hint.size());
+        while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+        stripped = true;
+        break;
+      }
     }
   }
   const size_t open = text.rfind(" (");

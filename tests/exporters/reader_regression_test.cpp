@@ -90,6 +90,18 @@ TEST(ReaderRegression, FoldedFrameSpacesTrimmedBeforeTheHint) {
   EXPECT_EQ(p.frames[1].kind, FrameKind::kInlined);
 }
 
+// fuzz/corpus/folded/stacked_hints: "/sr_[w]_[k]" lost only its last hint, so it was written
+// as "/sr_[w]", which the next read stripped again. Every trailing hint goes now.
+TEST(ReaderRegression, FoldedStackedHintsAllGo) {
+  Profile p;
+  ASSERT_TRUE(ReadFolded("main;work_[w]_[k] 3\nmain;leaf_[i] 2\n", "f", &p).ok());
+  ASSERT_EQ(p.frames.size(), 3u);
+  EXPECT_EQ(p.frames[1].function, "work");
+  EXPECT_EQ(p.frames[1].kind, FrameKind::kNative);
+  EXPECT_EQ(p.frames[2].function, "leaf");
+  EXPECT_EQ(p.frames[2].kind, FrameKind::kInlined);
+}
+
 // fuzz/corpus/perf_script/unstable-roundtrip-paren-in-file: a source file named
 // "/wo   (rk/w.c" was written as "leaf (/wo   (rk/w.c:4)", which the folded reader splits at
 // the last " (": function and file changed on the way back. The writer now turns a " (" in a
