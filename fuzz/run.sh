@@ -24,7 +24,14 @@ run_one() {
   local existing=()
   for d in "${dirs[@]}"; do [ -d "$d" ] && existing+=("$d"); done
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a reader must not balloon.
-  if "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  # INPROF_FUZZ_RUNS (CI sets it) makes the run a fixed number of inputs from a fixed seed:
+  # the same inputs on every machine, so a CI result does not depend on the machine's speed
+  # or luck; without it the target explores freely for SECONDS.
+  local budget=(-max_total_time="$seconds")
+  if [ -n "${INPROF_FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$INPROF_FUZZ_RUNS" -seed="${INPROF_FUZZ_SEED:-1}" -max_total_time=600)
+  fi
+  if "$exe" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$artifacts/" "$work" "${existing[@]}" >"$log" 2>&1; then
     echo "PASS $name ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs)"
   else
