@@ -31,6 +31,13 @@ struct Config {
   size_t max_memory = size_t{64} << 20;
   uint32_t max_threads = 4096;
   std::vector<std::pair<std::string, std::string>> path_map;
+  // Network outputs (docs/continuous.md): the pull endpoint's listening address
+  // ("127.0.0.1:6060", empty = off) and the Pyroscope push target with what names the series.
+  std::string http;
+  std::string push_url;
+  std::string app_name;  // empty: the program's file name
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::string tenant;    // sent as X-Scope-OrgID when not empty
 };
 
 // Parses "key=value,key=value". Unknown keys and bad values are errors naming the key.
