@@ -71,8 +71,8 @@ bool ParseBool(std::string_view text, bool* out) {
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
-    "follow_fork, max_depth, max_memory, max_threads, path_map, http, push_url, app_name, labels, "
-    "tenant";
+    "follow_fork, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
+    "app_name, labels, tenant";
 
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
   if (key == "output") return ParseOutputs(value, &config->outputs);
@@ -171,6 +171,25 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
       return BadValue(key, value, "a number of frames between 1 and 128");
     }
     config->max_depth = static_cast<uint32_t>(v);
+    return Status::Ok();
+  }
+  if (key == "window") {
+    char* end = nullptr;
+    errno = 0;
+    double seconds = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(seconds) ||
+        (seconds != 0 && (seconds < 0.1 || seconds > 86400))) {
+      return BadValue(key, value, "seconds per window, from 0.1 to 86400 (0: one profile)");
+    }
+    config->window = seconds;
+    return Status::Ok();
+  }
+  if (key == "keep") {
+    uint64_t v = 0;
+    if (!ParseUnsigned(value, &v) || v < 1 || v > 100000) {
+      return BadValue(key, value, "a number of windows from 1 to 100000");
+    }
+    config->keep = static_cast<uint32_t>(v);
     return Status::Ok();
   }
   if (key == "max_memory") {
@@ -272,6 +291,10 @@ std::string PathForEvent(const std::string& path, const std::string& event) {
 
 std::string PathForProcess(const std::string& path, long pid) {
   return InsertBeforeExtension(path, std::to_string(pid));
+}
+
+std::string PathForWindow(const std::string& path, const std::string& stamp) {
+  return InsertBeforeExtension(path, stamp);
 }
 
 Status ParseSignal(std::string_view text, int* signal) {
@@ -398,7 +421,7 @@ Status ConfigFromEnvironment(Config* config) {
         return Status::Error("unknown environment variable " + name +
                              " (known: INPROF_OUTPUT, INPROF_FREQUENCY, INPROF_ENGINE, INPROF_UNWIND, "
                              "INPROF_SIGNAL, INPROF_QUIET, INPROF_FOLLOW_FORK, INPROF_MAX_DEPTH, INPROF_MAX_MEMORY, "
-                             "INPROF_MAX_THREADS, INPROF_PATH_MAP, INPROF_HTTP, INPROF_PUSH_URL, INPROF_APP_NAME, "
+                             "INPROF_MAX_THREADS, INPROF_PATH_MAP, INPROF_WINDOW, INPROF_KEEP, INPROF_HTTP, INPROF_PUSH_URL, INPROF_APP_NAME, "
                              "INPROF_LABELS, INPROF_TENANT)");
       }
       return Status::Error(name + ": " + s.message());

@@ -146,7 +146,8 @@ RuntimeResult RuntimeStop() {
   if (net) net->Finish();
   RuntimeResult result;
   std::vector<std::string> written;
-  if (!session->config().outputs.empty()) {
+  // Continuous mode wrote every window, the last one included, as it closed.
+  if (!session->config().outputs.empty() && session->config().window <= 0) {
     Status s = session->Dump(session->config().outputs);
     if (!s.ok()) result = {RuntimeError::kOutput, "inprof_stop: " + s.message()};
     for (const std::string& path : session->config().outputs) {
