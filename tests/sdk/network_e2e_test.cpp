@@ -186,12 +186,21 @@ TEST(NetworkE2E, EachWindowIsPushedToPyroscopeWithNameLabelsAndTimes) {
     ASSERT_TRUE(Gunzip(req.body, &raw, &error)) << error;
     PprofProfile p;
     ASSERT_TRUE(DecodePprof(raw, &p, &error)) << error;
-    ASSERT_EQ(p.sample_types.size(), 1u);
+    // One event, as Go's CPU profiles have it: samples/count and cpu/nanoseconds.
+    ASSERT_EQ(p.sample_types.size(), 2u);
+    EXPECT_EQ(p.S(p.sample_types[0].type), "samples");
+    EXPECT_EQ(p.S(p.sample_types[1].type), "cpu");
     for (const auto& s : p.samples) total += s.values[0];
   }
   EXPECT_GT(total, 0);
-  EXPECT_NE(r.err.find("requests sent"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("dropped"), std::string::npos) << r.err;
+  // "inprof: push to http://...: N of N requests sent", nothing dropped or rejected.
+  const size_t at = r.err.find("inprof: push to ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string push_line = r.err.substr(at, r.err.find('\n', at) - at);
+  const std::string sent = std::to_string(got.size()) + " of " + std::to_string(got.size()) +
+                           " requests sent";
+  EXPECT_NE(push_line.find(sent), std::string::npos) << push_line;
+  EXPECT_EQ(push_line.find("dropped"), std::string::npos) << push_line;
 }
 
 TEST(NetworkE2E, AnUnusableAddressIsAClearErrorAndTheProgramStillRuns) {
