@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -359,6 +360,19 @@ RuntimeResult LuaStart(lua_State* L, const char* config_text) {
   }
   g_vm = L;
   g_started_profile = started;
+  // A script that never calls inprof.stop() still gets its outputs, at exit (by then the
+  // interpreter has closed the VM, which stops LuaJIT's profiler).
+  static bool exit_hook = false;
+  if (started && !exit_hook) {
+    exit_hook = true;
+    std::atexit([] {
+      if (g_vm == nullptr || !g_started_profile) return;
+      RuntimeLuaDetach();
+      g_vm = nullptr;
+      g_started_profile = false;
+      RuntimeStop();
+    });
+  }
   // Mixed: the latest Lua stack should be fresh, so LuaJIT samples every millisecond of the
   // thread's CPU time; Lua mode: the session's rate.
   // "l": line precision. Without it LuaJIT compiles no profiling checks into its traces and
