@@ -181,18 +181,19 @@ void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate) 
 // AddLuaStack. The next stack, not the latest: a native function called from Lua does not
 // return to the VM before it is done, and the first safe point after it is in the Lua
 // function that called it, at the line of the call.
-bool Session::SpliceLuaLocked(uint32_t* n, uint32_t weight, uint16_t event) {
+bool Session::InLuaVm(uintptr_t address) const {
+  for (const auto& [lo, hi] : lua_vm_ranges_) {
+    if (address >= lo && address < hi) return true;
+  }
+  // Machine code LuaJIT compiled lives in no module.
   const CodeRanges* code = sampler_.code.load(std::memory_order_acquire);
-  auto in_vm = [&](uintptr_t a) {
-    for (const auto& [lo, hi] : lua_vm_ranges_) {
-      if (a >= lo && a < hi) return true;
-    }
-    // Machine code LuaJIT compiled lives in no module.
-    return code != nullptr && !code->Contains(a) && a > 4096 && !IsLuaFrameMarker(a) &&
-           a != kTruncatedMarker;
-  };
+  return code != nullptr && !code->Contains(address) && address > 4096 &&
+         !IsLuaFrameMarker(address) && address != kTruncatedMarker;
+}
+
+bool Session::SpliceLuaLocked(uint32_t* n, uint32_t weight, uint16_t event) {
   bool any = false;
-  for (uint32_t i = 0; i < *n && !any; ++i) any = in_vm(scratch_[i]);
+  for (uint32_t i = 0; i < *n && !any; ++i) any = InLuaVm(scratch_[i]);
   if (!any) return true;  // not running Lua now: an ordinary native sample
   if (lua_pending_.size() >= kMaxLuaPending) {
     // A native call that has run for minutes: splice with what is known rather than grow.
@@ -204,19 +205,11 @@ bool Session::SpliceLuaLocked(uint32_t* n, uint32_t weight, uint16_t event) {
 }
 
 void Session::SpliceLuaPendingLocked() {
-  const CodeRanges* code = sampler_.code.load(std::memory_order_acquire);
-  auto in_vm = [&](uintptr_t a) {
-    for (const auto& [lo, hi] : lua_vm_ranges_) {
-      if (a >= lo && a < hi) return true;
-    }
-    return code != nullptr && !code->Contains(a) && a > 4096 && !IsLuaFrameMarker(a) &&
-           a != kTruncatedMarker;
-  };
   for (LuaPending& p : lua_pending_) {
     const uint32_t n = static_cast<uint32_t>(p.frames.size());
     uint32_t first = n, last = n;  // first and last frame (from the leaf) inside the VM
     for (uint32_t i = 0; i < n; ++i) {
-      if (!in_vm(p.frames[i])) continue;
+      if (!InLuaVm(p.frames[i])) continue;
       if (first == n) first = i;
       last = i;
     }

@@ -22,7 +22,7 @@
 
 #include "../exporters/pprof_reader.h"
 #include "../exporters/test_profiles.h"
-#include "fake_ingest.h"
+#include "net_test_util.h"
 #include "internal/http.h"
 #include "internal/http_server.h"
 #include "internal/pull_handler.h"
@@ -31,7 +31,9 @@
 namespace inprof::internal {
 namespace {
 
+using test::ConnectLoopback;
 using test::DecodedQuery;
+using test::Exchange;
 using test::FakeIngest;
 using test::Received;
 
@@ -43,37 +45,6 @@ bool PlainStarter(pthread_t* thread, void* (*start)(void*), void* arg) {
 
 // ---------------------------------------------------------------------------------------------
 // A minimal client and server for the other side of the wire.
-
-int ConnectLoopback(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Sends `raw` and returns everything the server sends until it closes.
-std::string Exchange(uint16_t port, const std::string& raw) {
-  int fd = ConnectLoopback(port);
-  if (fd < 0) return "connect failed";
-  size_t off = 0;
-  while (off < raw.size()) {
-    ssize_t n = send(fd, raw.data() + off, raw.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-  std::string out;
-  char buf[65536];
-  ssize_t n;
-  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  return out;
-}
 
 int StatusOf(const std::string& response) {
   if (response.size() < 12 || response.compare(0, 9, "HTTP/1.1 ") != 0) return -1;

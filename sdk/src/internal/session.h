@@ -239,6 +239,8 @@ class Session {
   // file, line) is interned as kLuaFrameMarker | index into lua_frames_.
   uintptr_t InternLuaFrame(std::string_view name, std::string_view location);
   bool SpliceLuaLocked(uint32_t* n, uint32_t weight, uint16_t event);
+  // Inside the LuaJIT library, or in machine code it compiled (no module has it).
+  bool InLuaVm(uintptr_t address) const;
   void SpliceLuaPendingLocked();
   struct LuaPending {
     std::vector<uintptr_t> frames;  // leaf first, no thread marker

@@ -1,7 +1,8 @@
-// A loopback stand-in for a Pyroscope server, for the push tests: its own request parsing
-// (not the client's), so the bytes on the wire are what is checked.
-#ifndef INPROF_TESTS_SDK_FAKE_INGEST_H_
-#define INPROF_TESTS_SDK_FAKE_INGEST_H_
+// The other side of the wire for the network tests, written independently of the code under
+// test: a loopback client, and a loopback stand-in for a Pyroscope server with its own
+// request parsing (not the client's), so the bytes on the wire are what is checked.
+#ifndef INPROF_TESTS_SDK_NET_TEST_UTIL_H_
+#define INPROF_TESTS_SDK_NET_TEST_UTIL_H_
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -28,6 +29,37 @@
 namespace inprof::test {
 
 using namespace std::chrono_literals;
+
+inline int ConnectLoopback(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `raw` and returns everything the server sends until it closes.
+inline std::string Exchange(uint16_t port, const std::string& raw) {
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return "connect failed";
+  size_t off = 0;
+  while (off < raw.size()) {
+    ssize_t n = send(fd, raw.data() + off, raw.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  std::string out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
 
 struct Received {
   std::string method, target;
@@ -168,4 +200,4 @@ inline std::map<std::string, std::string> DecodedQuery(const std::string& target
 
 }  // namespace inprof::test
 
-#endif  // INPROF_TESTS_SDK_FAKE_INGEST_H_
+#endif  // INPROF_TESTS_SDK_NET_TEST_UTIL_H_
