@@ -8,6 +8,7 @@
 # ROUNDS sets the work per run (default 10000: about 11 s on a 2-vCPU VM, ten windows).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 build=${1:-build}
 reps=${2:-5}
 rounds=${3:-10000}
@@ -38,11 +39,4 @@ for ((r = 0; r < reps; r++)); do
   for mode in "${modes[@]}"; do echo "$mode $(run "$mode")" >>"$tmp/times"; done
 done
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-base=$(awk '$1 == "base" { print $2 }' "$tmp/times" | median)
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-10s %10s %8s\n' mode median_ms ratio
-for mode in "${modes[@]}"; do
-  m=$(awk -v m="$mode" '$1 == m { print $2 }' "$tmp/times" | median)
-  printf '%-10s %10s %8.3f\n' "$mode" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN { print a / b }')"
-done
+ratio_table "$tmp/times" base "${modes[@]}"

@@ -7,6 +7,7 @@
 #   bench/lua_overhead.sh [BUILD_DIR] [REPETITIONS] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 build=${1:-build}
 reps=${2:-7}
 rounds=${3:-1500}
@@ -27,11 +28,4 @@ run none >/dev/null
 for ((r = 0; r < reps; r++)); do
   for mode in "${modes[@]}"; do echo "$mode $(run "$mode")" >>"$tmp/times"; done
 done
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-base=$(awk '$1 == "none" { print $2 }' "$tmp/times" | median)
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-8s %10s %8s\n' mode median_ms ratio
-for mode in "${modes[@]}"; do
-  m=$(awk -v m="$mode" '$1 == m { print $2 }' "$tmp/times" | median)
-  printf '%-8s %10s %8.3f\n' "$mode" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN { print a / b }')"
-done
+ratio_table "$tmp/times" none "${modes[@]}"

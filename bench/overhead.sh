@@ -7,6 +7,7 @@
 # fixed start/exit costs, which include symbolizing the profile at exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 build=${1:-build}
 reps=${2:-7}
 rounds=${3:-5000}
@@ -39,10 +40,4 @@ for ((r = 0; r < reps; r++)); do
   for mode in "${modes[@]}"; do echo "$mode $(run "$mode")" >>"$tmp/times"; done
 done
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-base=$(awk '$1 == "base" { print $2 }' "$tmp/times" | median)
-printf '%-10s %10s %8s\n' mode median_ms ratio
-for mode in "${modes[@]}"; do
-  m=$(awk -v m="$mode" '$1 == m { print $2 }' "$tmp/times" | median)
-  printf '%-10s %10s %8.3f\n' "$mode" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN { print a / b }')"
-done
+ratio_table "$tmp/times" base "${modes[@]}"
