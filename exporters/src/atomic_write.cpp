@@ -83,7 +83,7 @@ void SyncDirectory(const std::string& directory) {
 
 }  // namespace
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+Status WriteFileAtomically(const std::string& path, std::string_view contents, bool replace) {
   if (path.empty()) return Status::Error("cannot write a file with an empty name");
   const size_t slash = path.rfind('/');
   const std::string_view prefix =
@@ -97,7 +97,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
     temp = TempPath(prefix, name);
     // 0666 and the umask give the permissions any newly created file would get; mkstemp's
     // 0600 would make profiles unreadable to the colleague they are meant for.
-    fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) return ErrnoError(path, errno);
@@ -110,9 +110,21 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
     ok = false;
     err = errno;
   }
-  if (ok && rename(temp.c_str(), path.c_str()) != 0) {
+  if (ok && replace && rename(temp.c_str(), path.c_str()) != 0) {
     ok = false;
     err = errno;
+  }
+  if (ok && !replace) {
+    if (renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+      err = errno;
+      ok = false;
+      // File systems without RENAME_NOREPLACE: link(2) never replaces either.
+      if (err == EINVAL || err == ENOSYS) {
+        ok = link(temp.c_str(), path.c_str()) == 0;
+        err = ok ? 0 : errno;
+        if (ok) unlink(temp.c_str());
+      }
+    }
   }
   if (!ok) {
     unlink(temp.c_str());

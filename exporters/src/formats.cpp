@@ -58,7 +58,7 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
         if (Status s = WriteFlameSvg(profile, flame, &svg); !s.ok()) {
           return Status::Error("cannot write " + path + ": " + s.message());
         }
-        return WriteFileAtomically(path, svg);
+        return WriteFileAtomically(path, svg, options.replace);
       }
       case Format::kPprof:
         // Every event goes into the one file, like the annotation JSON.
@@ -75,7 +75,7 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
     return Status::Error("cannot write " + path + ": out of memory");
   }
   if (!text) return Status::Error("cannot write " + path + ": formatting failed");
-  return WriteFileAtomically(path, std::move(text).str());
+  return WriteFileAtomically(path, std::move(text).str(), options.replace);
 }
 
 }  // namespace inprof

@@ -1,4 +1,4 @@
-// Autostart: with INPROF_OUTPUT set, profiling starts when the library loads (preloaded or
+// Autostart: with INPROF_OUTPUT (or INPROF_HTTP / INPROF_PUSH_URL) set, profiling starts when the library loads (preloaded or
 // linked) and the outputs are written at exit — on return from main, exit(), and on
 // SIGTERM/SIGINT when the program has not installed its own handler for them.
 // Control path, except TerminationSignalHandler.
@@ -89,7 +89,9 @@ void InstallTerminationHandlers() {
 // A process started by a profiled process inherits INPROF_OUTPUT; give it its own file
 // names (out.folded -> out.<pid>.folded) so it does not overwrite its parent's outputs.
 // The first profiled process of a tree records its pid for its descendants.
-void RenameOutputsForDescendant(std::vector<std::string>* outputs) {
+// Only the first process serves the pull endpoint: its descendants cannot bind the same
+// port (they still write their files and push their windows).
+void RenameOutputsForDescendant(Config* config) {
   const std::string pid = std::to_string(getpid());
   const char* root = std::getenv("INPROF_ROOT_PID");
   if (root == nullptr || *root == '\0') {
@@ -97,7 +99,13 @@ void RenameOutputsForDescendant(std::vector<std::string>* outputs) {
     return;
   }
   if (pid == root) return;
-  for (std::string& path : *outputs) path = PathForProcess(path, getpid());
+  for (std::string& path : config->outputs) path = PathForProcess(path, getpid());
+  config->http.clear();
+}
+
+bool Set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0';
 }
 
 // In a forked child the watcher thread does not exist and our SIGTERM/SIGINT handlers would
@@ -128,8 +136,8 @@ void AfterForkInChild() {
 }
 
 __attribute__((constructor)) void Autostart() {
-  const char* outputs = std::getenv("INPROF_OUTPUT");
-  if (outputs == nullptr || *outputs == '\0') return;
+  // Any output asks for profiling: files, the pull endpoint, or a push target.
+  if (!Set("INPROF_OUTPUT") && !Set("INPROF_HTTP") && !Set("INPROF_PUSH_URL")) return;
   Config config;
   Status parsed = ConfigFromEnvironment(&config);
   if (!parsed.ok()) {
@@ -137,7 +145,7 @@ __attribute__((constructor)) void Autostart() {
                  parsed.message().c_str());
     return;
   }
-  RenameOutputsForDescendant(&config.outputs);
+  RenameOutputsForDescendant(&config);
   const pid_t watcher = StartTerminationWatcher();
   if (watcher != 0) RuntimeExcludeThread(watcher);
   RuntimeResult started = RuntimeStart(std::move(config));

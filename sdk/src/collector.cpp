@@ -38,6 +38,12 @@ void Session::CollectorMain() {
       std::lock_guard<std::mutex> lock(data_mu_);
       DrainLocked();
       registry_->ReleaseRetired();
+      if (config_.window > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        const int64_t now = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+        if (now >= next_window_monotonic_ns_) RotateWindowLocked(now);
+      }
     }
     // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
     // library that is loaded, sampled and unloaded between two dumps is still known.
@@ -148,6 +154,10 @@ uint32_t Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes) {
 
 void Session::AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event) {
   table_.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
+  for (Tap& tap : taps_) {
+    tap.table.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
+    ++tap.samples;
+  }
   ++samples_;
   weight_ += weight;
   if (event == 0) {

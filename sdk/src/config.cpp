@@ -1,6 +1,8 @@
 #include "internal/config.h"
 
 #include "internal/events.h"
+#include "internal/http.h"
+#include "internal/push_client.h"
 
 #include <unistd.h>
 
@@ -69,7 +71,8 @@ bool ParseBool(std::string_view text, bool* out) {
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
-    "follow_fork, max_depth, max_memory, max_threads, path_map";
+    "follow_fork, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
+    "app_name, labels, tenant";
 
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
   if (key == "output") return ParseOutputs(value, &config->outputs);
@@ -170,6 +173,25 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     config->max_depth = static_cast<uint32_t>(v);
     return Status::Ok();
   }
+  if (key == "window") {
+    char* end = nullptr;
+    errno = 0;
+    double seconds = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(seconds) ||
+        (seconds != 0 && (seconds < 0.1 || seconds > 86400))) {
+      return BadValue(key, value, "seconds per window, from 0.1 to 86400 (0: one profile)");
+    }
+    config->window = seconds;
+    return Status::Ok();
+  }
+  if (key == "keep") {
+    uint64_t v = 0;
+    if (!ParseUnsigned(value, &v) || v < 1 || v > 100000) {
+      return BadValue(key, value, "a number of windows from 1 to 100000");
+    }
+    config->keep = static_cast<uint32_t>(v);
+    return Status::Ok();
+  }
   if (key == "max_memory") {
     uint64_t v = 0;
     if (!ParseBytes(value, &v) || v < (uint64_t{1} << 16)) {
@@ -184,6 +206,45 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
       return BadValue(key, value, "a thread count between 1 and 65536");
     }
     config->max_threads = static_cast<uint32_t>(v);
+    return Status::Ok();
+  }
+  // Network outputs: checked here so a typo fails at start, not at the first window.
+  if (key == "http") {
+    config->http.clear();
+    if (value.empty()) return Status::Ok();
+    ListenAddress address;
+    Status s = ParseListenAddress(value, &address);
+    if (!s.ok()) return Status::Error("invalid http: " + s.message());
+    config->http = address.text;
+    return Status::Ok();
+  }
+  if (key == "push_url") {
+    config->push_url.clear();
+    if (value.empty()) return Status::Ok();
+    HttpUrl url;
+    Status s = ParseHttpUrl(value, &url);
+    if (!s.ok()) return Status::Error("invalid push_url: " + s.message());
+    config->push_url = value;
+    return Status::Ok();
+  }
+  if (key == "app_name") {
+    Status s = CheckAppName(value);
+    if (!s.ok()) return Status::Error("invalid app_name: " + s.message());
+    config->app_name = value;
+    return Status::Ok();
+  }
+  if (key == "labels") {
+    Status s = ParsePushLabels(value, &config->labels);
+    if (!s.ok()) return Status::Error("invalid labels: " + s.message());
+    return Status::Ok();
+  }
+  if (key == "tenant") {
+    for (char c : value) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        return BadValue(key, value, "a tenant id without control characters");
+      }
+    }
+    config->tenant = value;
     return Status::Ok();
   }
   if (key == "path_map") {
@@ -230,6 +291,10 @@ std::string PathForEvent(const std::string& path, const std::string& event) {
 
 std::string PathForProcess(const std::string& path, long pid) {
   return InsertBeforeExtension(path, std::to_string(pid));
+}
+
+std::string PathForWindow(const std::string& path, const std::string& stamp) {
+  return InsertBeforeExtension(path, stamp);
 }
 
 Status ParseSignal(std::string_view text, int* signal) {
@@ -323,9 +388,17 @@ Status ParseConfig(std::string_view text, Config* config) {
     }
     items.emplace_back(key, std::string(item.substr(eq + 1)));
   }
-  for (auto& [key, value] : items) {
-    Status s = SetKey(key, Trim(value), config);
-    if (!s.ok()) return s;
+  for (size_t i = 0; i < items.size(); ++i) {
+    Status s = SetKey(items[i].first, Trim(items[i].second), config);
+    if (!s.ok()) {
+      if (i > 0 && items[i - 1].first == "labels" &&
+          s.message().rfind("unknown configuration key", 0) == 0) {
+        return Status::Error(s.message() +
+                             "; in a configuration string, separate labels with ';' "
+                             "(labels=env=prod;region=eu)");
+      }
+      return s;
+    }
   }
   return Status::Ok();
 }
@@ -348,7 +421,8 @@ Status ConfigFromEnvironment(Config* config) {
         return Status::Error("unknown environment variable " + name +
                              " (known: INPROF_OUTPUT, INPROF_FREQUENCY, INPROF_ENGINE, INPROF_UNWIND, "
                              "INPROF_SIGNAL, INPROF_QUIET, INPROF_FOLLOW_FORK, INPROF_MAX_DEPTH, INPROF_MAX_MEMORY, "
-                             "INPROF_MAX_THREADS, INPROF_PATH_MAP)");
+                             "INPROF_MAX_THREADS, INPROF_PATH_MAP, INPROF_WINDOW, INPROF_KEEP, INPROF_HTTP, INPROF_PUSH_URL, INPROF_APP_NAME, "
+                             "INPROF_LABELS, INPROF_TENANT)");
       }
       return Status::Error(name + ": " + s.message());
     }

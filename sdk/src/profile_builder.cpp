@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <optional>
 #include <unordered_map>
 
 #include "internal/session.h"
@@ -26,26 +27,81 @@ Frame SyntheticFrame(const char* name) {
 }  // namespace
 
 Profile Session::Snapshot() {
-  std::vector<RawStack> raw;
-  Profile profile;
+  // A copy of the table (compact arrays), so symbolization runs without data_mu_.
+  StackTable copy(0, 0);
+  Health health;
   {
     std::lock_guard<std::mutex> lock(data_mu_);
     DrainLocked();
-    table_.ForEach([&](std::span<const uintptr_t> frames, std::span<const uint64_t> weights) {
-      raw.push_back(RawStack{{frames.begin(), frames.end()}, {weights.begin(), weights.end()}});
-    });
-    profile.health = CurrentHealth();
+    copy = table_;
+    health = CurrentHealth();
+    if (config_.window > 0) {
+      health.samples -= window_base_samples_;
+      health.truncated -= window_base_truncated_;
+      health.broken -= window_base_broken_;
+    }
   }
-
-  profile.meta.program = ProgramPath();
-  profile.meta.pid = getpid();
-  profile.meta.start_time_ns = start_realtime_ns_;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t end =
       stopped_ ? stop_monotonic_ns_ : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-  profile.meta.duration_ns = end - start_monotonic_ns_;
+  if (config_.window > 0) {
+    return BuildProfile(copy, std::move(health), window_start_unix_ns_,
+                        end - window_start_monotonic_ns_);
+  }
+  return BuildProfile(copy, std::move(health), start_realtime_ns_, end - start_monotonic_ns_);
+}
 
+uint64_t Session::AddTap() {
+  std::lock_guard<std::mutex> lock(data_mu_);
+  if (taps_.size() >= kMaxTaps || !started_ || stopped_) return 0;
+  DrainLocked();  // what came before the tap is not its business
+  Tap tap{++next_tap_, StackTable(TapBudget(), config_.events.size())};
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tap.start_unix_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  tap.start_monotonic_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  taps_.push_back(std::move(tap));
+  return taps_.back().id;
+}
+
+std::optional<Window> Session::TakeTap(uint64_t id) {
+  std::optional<Tap> tap;
+  Health health;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    if (!stopped_) DrainLocked();
+    for (auto it = taps_.begin(); it != taps_.end(); ++it) {
+      if (it->id == id) {
+        tap = std::move(*it);
+        taps_.erase(it);
+        break;
+      }
+    }
+    if (!tap) return std::nullopt;
+    health = CurrentHealth();
+  }
+  health.overflow = tap->table.overflow_samples();
+  health.samples = tap->samples;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const int64_t duration = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec - tap->start_monotonic_ns;
+  Window window;
+  window.start_unix_ns = tap->start_unix_ns;
+  window.end_unix_ns = tap->start_unix_ns + duration;
+  window.profile = BuildProfile(tap->table, std::move(health), tap->start_unix_ns, duration);
+  return window;
+}
+
+Profile Session::BuildProfile(const StackTable& table, Health health, int64_t start_unix_ns,
+                              int64_t duration_ns) {
+  Profile profile;
+  profile.health = std::move(health);
+  profile.meta.program = ProgramPath();
+  profile.meta.pid = getpid();
+  profile.meta.start_time_ns = start_unix_ns;
+  profile.meta.duration_ns = duration_ns;
   for (size_t e = 0; e < events_.size(); ++e) {
     const EventSpec& spec = *events_[e];
     EventInfo info;
@@ -94,20 +150,20 @@ Profile Session::Snapshot() {
   {
     std::lock_guard<std::mutex> lock(symbolize_mu_);
     symbolizer_.RefreshModules();
-    profile.samples.reserve(raw.size());
-    for (const RawStack& stack : raw) {
+    profile.samples.reserve(table.size());
+    table.ForEach([&](std::span<const uintptr_t> frames, std::span<const uint64_t> weights) {
       Sample sample;
       // Raw stacks are leaf first; samples are root first.
-      for (auto a = stack.frames.rbegin(); a != stack.frames.rend(); ++a) {
+      for (auto a = frames.rbegin(); a != frames.rend(); ++a) {
         const std::vector<uint32_t>& chain = chain_for(*a);
         sample.frames.insert(sample.frames.end(), chain.begin(), chain.end());
       }
-      sample.weights.assign(stack.weights.begin(), stack.weights.end());
+      sample.weights.assign(weights.begin(), weights.end());
       for (size_t e = 0; e < sample.weights.size() && e < profile.events.size(); ++e) {
         profile.events[e].total_weight += sample.weights[e];
       }
       profile.samples.push_back(std::move(sample));
-    }
+    });
   }
   profile.health.unknown_frames = unknown;
   return profile;

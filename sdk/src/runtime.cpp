@@ -9,6 +9,7 @@
 #include <new>
 #include <shared_mutex>
 
+#include "internal/network_outputs.h"
 #include "internal/session.h"
 #include "internal/signal_handler.h"
 
@@ -21,6 +22,7 @@ struct Runtime {
   std::shared_mutex lifecycle;
   Session* session = nullptr;
   Session* abandoned = nullptr;  // a forked child's copy of the parent's session, never used
+  std::unique_ptr<NetworkOutputs> net;  // the session's pull endpoint and push client, if any
   std::vector<pid_t> excluded;
   pthread_key_t exit_key{};
   bool has_exit_key = false;
@@ -46,13 +48,20 @@ Runtime& GetRuntime() {
         rt.abandoned = parent;  // kept reachable, never freed
       }
       rt.session = nullptr;
+      // Its threads do not exist here; the objects are abandoned like the session.
+      [[maybe_unused]] NetworkOutputs* abandoned_net = rt.net.release();
       ForgetSamplerAfterFork();
       // Follow the fork: the child profiles into its own files (out.<pid>.folded).
       if (parent != nullptr && parent->config().follow_fork && !parent->config().outputs.empty()) {
         Config config = parent->config();
         for (std::string& path : config.outputs) path = PathForProcess(path, getpid());
+        // The parent keeps the pull endpoint's port; the child pushes its own windows.
+        config.http.clear();
         auto session = std::make_unique<Session>(std::move(config));
+        auto net = NetworkOutputs::Attach(session.get());
         if (session->Start({}).ok()) {
+          if (net && !net->Start().ok()) net.reset();
+          rt.net = std::move(net);
           rt.session = session.release();
           // The child's files are written when it exits (an inherited autostart handler
           // may get there first; then this finds nothing running).
@@ -69,6 +78,8 @@ Runtime& GetRuntime() {
 
 thread_local bool t_profiler_work = false;
 
+constexpr double kDefaultPushWindowSeconds = 10;
+
 }  // namespace
 
 ProfilerWorkScope::ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
@@ -83,10 +94,22 @@ RuntimeResult RuntimeStart(Config config) {
     return {RuntimeError::kAlreadyStarted,
             "inprof_start: a profile is already running (call inprof_stop first)"};
   }
+  // Pushing needs windows: Pyroscope's own agents send every 10 s.
+  if (!config.push_url.empty() && config.window <= 0) config.window = kDefaultPushWindowSeconds;
   auto session = std::make_unique<Session>(std::move(config));
+  auto net = NetworkOutputs::Attach(session.get());
   Status s = session->Start(rt.excluded);
   if (!s.ok()) return {RuntimeError::kSystem, "inprof_start: " + s.message()};
+  if (net) {
+    s = net->Start();
+    if (!s.ok()) {
+      net.reset();
+      session->Stop();
+      return {RuntimeError::kSystem, "inprof_start: " + s.message()};
+    }
+  }
   rt.session = session.release();
+  rt.net = std::move(net);
   return {};
 }
 
@@ -114,11 +137,17 @@ RuntimeResult RuntimeStop() {
     return {RuntimeError::kNotStarted, "inprof_stop: no profile is running"};
   }
   std::unique_ptr<Session> session(rt.session);
+  std::unique_ptr<NetworkOutputs> net = std::move(rt.net);
   rt.session = nullptr;
+  // No new pull requests; then the session's last window goes to the push queue, which gets
+  // a few seconds to drain.
+  if (net) net->StopServing();
   session->Stop();
+  if (net) net->Finish();
   RuntimeResult result;
   std::vector<std::string> written;
-  if (!session->config().outputs.empty()) {
+  // Continuous mode wrote every window, the last one included, as it closed.
+  if (!session->config().outputs.empty() && session->config().window <= 0) {
     Status s = session->Dump(session->config().outputs);
     if (!s.ok()) result = {RuntimeError::kOutput, "inprof_stop: " + s.message()};
     for (const std::string& path : session->config().outputs) {
@@ -129,6 +158,9 @@ RuntimeResult RuntimeStop() {
   }
   if (!session->config().quiet) {
     std::string line = session->SummaryLine(written);
+    if (net) {
+      for (const std::string& extra : net->SummaryLines()) line += "\ninprof: " + extra;
+    }
     if (!result.message.empty()) line += "\ninprof: error: " + result.message;
     std::fprintf(stderr, "%s\n", line.c_str());
   }

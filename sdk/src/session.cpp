@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
+#include <ctime>
 
 #include <linux/perf_event.h>
 
 #include "internal/events.h"
 #include "internal/itimer.h"
+#include "internal/runtime.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
@@ -41,7 +43,7 @@ SymbolizerOptions MakeSymbolizerOptions(const Config& config) {
 
 Session::Session(Config config)
     : config_(std::move(config)),
-      table_(config_.max_memory, config_.events.size()),
+      table_(TableBudget(), config_.events.size()),
       symbolizer_(MakeSymbolizerOptions(config_)) {
   sampler_.signal = config_.signal;
   sampler_.max_depth = config_.max_depth;
@@ -112,6 +114,20 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   registry_->Exclude(collector);
   collector_running_ = true;
 
+  if (config_.window > 0) {
+    window_start_unix_ns_ = start_realtime_ns_;
+    window_start_monotonic_ns_ = start_monotonic_ns_;
+    next_window_monotonic_ns_ = start_monotonic_ns_ + static_cast<int64_t>(config_.window * 1e9);
+    const pid_t exporter = StartInternalThread(&exporter_, &Session::ExporterEntry, this);
+    if (exporter != 0) {
+      registry_->Exclude(exporter);
+      exporter_running_ = true;
+    } else {
+      warnings_.push_back(std::string("cannot start the window exporter thread (") +
+                          std::strerror(errno) + "): windows are written only at exit");
+    }
+  }
+
   registry_->RegisterCurrentThread();
   registry_->Rescan();
   return Status::Ok();
@@ -132,9 +148,27 @@ void Session::Stop() {
   }
   stop_monotonic_ns_ = Now(CLOCK_MONOTONIC);
   stop_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
-  std::lock_guard<std::mutex> lock(data_mu_);
-  DrainLocked();
-  registry_->ReleaseRetired();
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    DrainLocked();
+    registry_->ReleaseRetired();
+    // Continuous mode: the last, partial window.
+    if (config_.window > 0) RotateWindowLocked(stop_monotonic_ns_);
+  }
+  if (config_.window > 0) {
+    // The exporter finishes the queue (the listeners hear of every window) and ends.
+    if (exporter_running_) {
+      {
+        std::lock_guard<std::mutex> lock(export_mu_);
+        export_stop_ = true;
+      }
+      export_cv_.notify_all();
+      pthread_join(exporter_, nullptr);
+      exporter_running_ = false;
+    } else {
+      ExporterMain();  // no thread: export here
+    }
+  }
 }
 
 std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string& path) const {
@@ -378,7 +412,7 @@ Health Session::CurrentHealth() {
         h.warnings.push_back(text);
       }
     }
-    h.warnings = registry_->TakeWarnings();
+    for (std::string& w : registry_->TakeWarnings()) h.warnings.push_back(std::move(w));
     if (uint64_t n = registry_->threads_unsampled()) {
       h.warnings.push_back(std::to_string(n) + " threads were not sampled (max_threads)");
     }
@@ -431,6 +465,20 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     line += " outputs=";
     for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
   }
+  if (config_.window > 0) {
+    std::lock_guard<std::mutex> lock(export_mu_);
+    line += "\ninprof: windows: " + std::to_string(windows_exported()) + " of " +
+            std::to_string(window_sequence_) + " written (" +
+            std::to_string(windows_dropped_.load(std::memory_order_relaxed)) +
+            " dropped), the newest " + std::to_string(config_.keep) + " kept per output";
+    if (!last_window_files_.empty()) {
+      line += "; last: ";
+      for (size_t i = 0; i < last_window_files_.size(); ++i) line += (i ? "," : "") + last_window_files_[i];
+    }
+    if (window_errors_ != 0) {
+      line += "\ninprof: error: " + std::to_string(window_errors_) + " window files not written; first: " + window_error_;
+    }
+  }
   line += "\ninprof: engine: " + h.engine_reason;
   double expected = 0, cpu_s = 0;
   uint64_t weight = 0, taken = 0;
@@ -451,6 +499,155 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   }
   for (const std::string& w : h.warnings) line += "\ninprof: warning: " + w;
   return line;
+}
+
+size_t Session::TableBudget() const {
+  // Continuous mode keeps up to three tables of this size alive (the window being filled and
+  // two waiting for the exporter) plus the taps': together within max_memory.
+  return config_.window > 0 ? config_.max_memory / 4 : config_.max_memory * 3 / 4;
+}
+
+size_t Session::TapBudget() const { return config_.max_memory / (4 * kMaxTaps); }
+
+void Session::AddWindowListener(std::function<void(const Window&)> listener) {
+  listeners_.push_back(std::move(listener));
+}
+
+void Session::RotateWindowLocked(int64_t now_monotonic_ns) {
+  const int64_t now_unix_ns = Now(CLOCK_REALTIME);
+  RawWindow window{StackTable(TableBudget(), config_.events.size())};
+  Health health = CurrentHealth();
+  // Per-window counts: what happened since the window opened.
+  const uint64_t dropped = health.dropped;
+  health.samples -= window_base_samples_;
+  health.dropped -= window_base_dropped_;
+  health.truncated -= window_base_truncated_;
+  health.broken -= window_base_broken_;
+  window_base_samples_ += health.samples;
+  window_base_dropped_ = dropped;
+  window_base_truncated_ += health.truncated;
+  window_base_broken_ += health.broken;
+  window.health = std::move(health);
+  std::swap(window.table, table_);  // table_ is now the next window's, empty
+  window.start_unix_ns = window_start_unix_ns_;
+  window.end_unix_ns = now_unix_ns;
+  window.duration_ns = now_monotonic_ns - window_start_monotonic_ns_;
+  window.sequence = window_sequence_++;
+  window_start_unix_ns_ = now_unix_ns;
+  window_start_monotonic_ns_ = now_monotonic_ns;
+  const int64_t length = static_cast<int64_t>(config_.window * 1e9);
+  next_window_monotonic_ns_ += length;
+  // Behind by more than a window (a stopped process, a starved collector): restart the grid.
+  if (next_window_monotonic_ns_ <= now_monotonic_ns) next_window_monotonic_ns_ = now_monotonic_ns + length;
+  {
+    std::lock_guard<std::mutex> lock(export_mu_);
+    // Two windows waiting means the exporter cannot keep up (symbolizing and writing take
+    // longer than a window): drop the oldest waiting one, counted, rather than grow.
+    while (export_queue_.size() >= 2) {
+      export_queue_.pop_front();
+      windows_dropped_.fetch_add(1, std::memory_order_relaxed);
+    }
+    export_queue_.push_back(std::move(window));
+  }
+  export_cv_.notify_one();
+}
+
+void* Session::ExporterEntry(void* self) {
+  pthread_setname_np(pthread_self(), "inprof-export");
+  static_cast<Session*>(self)->ExporterMain();
+  return nullptr;
+}
+
+void Session::ExporterMain() {
+  ProfilerWorkScope work;
+  for (;;) {
+    RawWindow window{StackTable(0, 0)};
+    {
+      std::unique_lock<std::mutex> lock(export_mu_);
+      export_cv_.wait(lock, [this] { return export_stop_ || !export_queue_.empty(); });
+      if (export_queue_.empty()) return;  // stopping, nothing left
+      window = std::move(export_queue_.front());
+      export_queue_.pop_front();
+    }
+    ExportWindow(window);
+  }
+}
+
+namespace {
+
+// 20261122T031500Z
+std::string UtcStamp(int64_t unix_ns) {
+  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
+  struct tm tm;
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &tm);
+  return text;
+}
+
+}  // namespace
+
+void Session::ExportWindow(RawWindow& raw) {
+  Window window;
+  window.start_unix_ns = raw.start_unix_ns;
+  window.end_unix_ns = raw.end_unix_ns;
+  window.sequence = raw.sequence;
+  if (const uint64_t dropped = windows_dropped_.load(std::memory_order_relaxed)) {
+    raw.health.warnings.push_back(std::to_string(dropped) +
+                                  " windows were dropped so far: writing them took longer than "
+                                  "the window; raise INPROF_WINDOW or use fewer outputs");
+  }
+  window.profile = BuildProfile(raw.table, std::move(raw.health), raw.start_unix_ns, raw.duration_ns);
+  raw.table = StackTable(0, 0);  // its memory back before writing
+
+  // out.folded -> out.20261122T031500Z.folded; windows shorter than a second can start in the
+  // same second, so they carry their sequence number too (out.20261122T031500Z-17.folded).
+  std::string stamp = UtcStamp(window.start_unix_ns);
+  if (config_.window < 1) stamp += "-" + std::to_string(window.sequence);
+  std::vector<std::string> written;
+  for (const std::string& path : config_.outputs) {
+    std::optional<Format> format = FormatFromPath(path);
+    if (!format) continue;
+    for (const auto& [file, event] : FilesFor(path)) {
+      ExportOptions options;
+      options.event = event;
+      // Never replace an existing file: in a shared directory it may be another process's.
+      options.replace = false;
+      std::string name = PathForWindow(file, stamp);
+      Status s = WriteProfileFile(window.profile, *format, name, options);
+      if (!s.ok() && s.message().find("File exists") != std::string::npos) {
+        name = PathForWindow(file, stamp + "." + std::to_string(getpid()));
+        s = WriteProfileFile(window.profile, *format, name, options);
+      }
+      if (!s.ok()) {
+        if (window_errors_++ == 0) {
+          window_error_ = s.message();
+          if (!config_.quiet) std::fprintf(stderr, "inprof: window %" PRIu64 ": %s\n", window.sequence, s.message().c_str());
+        }
+        continue;
+      }
+      written.push_back(name);
+      // Keep the newest `keep` files of this output; only files this process wrote are removed.
+      std::deque<std::string>& files = window_files_[file];
+      files.push_back(name);
+      while (files.size() > config_.keep) {
+        unlink(files.front().c_str());
+        files.pop_front();
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(export_mu_);
+    last_window_files_ = std::move(written);
+  }
+  windows_exported_.fetch_add(1, std::memory_order_relaxed);
+  for (const auto& listener : listeners_) {
+    try {
+      listener(window);
+    } catch (...) {
+      // A listener's failure (out of memory while encoding) must not end the exporter.
+    }
+  }
 }
 
 }  // namespace inprof::internal

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix, then builds and runs a consumer project with
-# find_package(inprof) and a C program with pkg-config, against that prefix only.
+# find_package(inprof) and a C program with pkg-config, against that prefix only; then the
+# same consumer with inprof's source tree added through add_subdirectory.
 #   install_test.sh BUILD_DIR SOURCE_DIR
 # A cross build sets INPROF_TOOLCHAIN_FILE (the consumer is built with the same toolchain),
 # INPROF_EMULATOR (runs the consumers) and CC.
@@ -26,4 +27,15 @@ int main(void) { return inprof_start("quiet=1") == INPROF_OK && inprof_stop() ==
 C
 ${CC:-cc} "$tmp/c_consumer.c" -o "$tmp/c_consumer" $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs inprof)
 LD_LIBRARY_PATH="$tmp/prefix/lib:$tmp/prefix/lib64" "${run[@]}" "$tmp/c_consumer"
+
+# The same program with inprof's sources added to its tree (add_subdirectory). Native builds
+# only: the cross lane would build the whole runtime a second time under the same toolchain.
+if [ -z "${INPROF_TOOLCHAIN_FILE:-}" ]; then
+  cmake -S "$src/tests/package/subdir_consumer" -B "$tmp/subdir" -DINPROF_SOURCE_DIR="$src" \
+    -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$tmp/subdir" -j "$(nproc)" >/dev/null
+  "$tmp/subdir/consumer" "$tmp/subdir.folded"
+  test -s "$tmp/subdir.folded" || { echo "add_subdirectory consumer wrote no profile"; exit 1; }
+  echo "add_subdirectory consumer works"
+fi
 echo "installed package: find_package and pkg-config consumers work"

@@ -60,6 +60,20 @@ TEST(ConfigTest, ParsesSizesSignalsAndPathMaps) {
   EXPECT_EQ(c.path_map[1].second, "/y");
 }
 
+TEST(ConfigTest, ParsesNetworkOutputs) {
+  Config c;
+  ASSERT_TRUE(ParseConfig("http=:6060,push_url=http://pyro:4040,app_name=checkout,"
+                          "labels=env=prod;region=eu,tenant=team-a",
+                          &c)
+                  .ok());
+  EXPECT_EQ(c.http, "127.0.0.1:6060");  // loopback unless the address says otherwise
+  EXPECT_EQ(c.push_url, "http://pyro:4040");
+  EXPECT_EQ(c.app_name, "checkout");
+  ASSERT_EQ(c.labels.size(), 2u);
+  EXPECT_EQ(c.labels[1].first, "region");
+  EXPECT_EQ(c.tenant, "team-a");
+}
+
 struct BadCase {
   const char* text;
   const char* message_part;
@@ -91,7 +105,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"max_memory=1", "invalid max_memory"},
         BadCase{"output=/tmp/x.txt", "unknown output format for '/tmp/x.txt'"},
         BadCase{"output=/nonexistent-dir/x.folded", "/nonexistent-dir"},
-        BadCase{"perf.log", "expected key=value"}, BadCase{"=3", "empty key"}),
+        BadCase{"perf.log", "expected key=value"}, BadCase{"=3", "empty key"},
+        BadCase{"http=6060", "invalid http"}, BadCase{"http=example.com:80", "numeric"},
+        BadCase{"push_url=https://p:4040", "https is not supported"},
+        BadCase{"push_url=pyro:4040", "invalid push_url"},
+        BadCase{"app_name=a b", "invalid app_name"},
+        BadCase{"labels=env", "invalid labels"},
+        BadCase{"labels=env=prod,region=eu", "unknown configuration key 'region'"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return std::to_string(info.index); });
 
 TEST_F(ConfigEnvTest, EnvironmentUsesTheSameKeys) {
@@ -104,6 +124,16 @@ TEST_F(ConfigEnvTest, EnvironmentUsesTheSameKeys) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(c.frequency, 123);
   ASSERT_EQ(c.outputs.size(), 1u);
+}
+
+TEST_F(ConfigEnvTest, LabelsFromTheEnvironmentMaySeparateWithCommas) {
+  setenv("INPROF_LABELS", "env=prod,region=eu", 1);
+  Config c;
+  Status s = ConfigFromEnvironment(&c);
+  unsetenv("INPROF_LABELS");
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(c.labels.size(), 2u);
+  EXPECT_EQ(c.labels[0].second, "prod");
 }
 
 TEST_F(ConfigEnvTest, UnknownEnvironmentVariableIsAnError) {

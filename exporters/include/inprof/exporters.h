@@ -136,6 +136,7 @@ std::optional<Format> FormatFromPath(std::string_view path);
 struct ExportOptions {
   size_t event = 0;            // which of Profile::events the counts come from
   bool folded_lines = false;   // folded frames as "function (file:line)" instead of names
+  bool replace = true;         // false: fail (EEXIST) rather than replace an existing file
 };
 
 // Writers for one event of a profile. They never throw on well-formed profiles.
@@ -187,8 +188,14 @@ bool WritePprof(const Profile& profile, std::ostream& out);
 Status WriteProfileFile(const Profile& profile, Format format, const std::string& path,
                         const ExportOptions& options = {});
 
-// Writes `contents` to `path` atomically (temporary file + rename). Not async-signal-safe.
-Status WriteFileAtomically(const std::string& path, std::string_view contents);
+// Writes `contents` to `path` atomically (temporary file + rename). The temporary file is
+// created with O_EXCL | O_NOFOLLOW under a random name, so nothing planted in a shared
+// directory (a symlink, another process's file) is followed or written through. With
+// `replace` false an existing `path` is never replaced: the write fails with "File exists"
+// (renameat2 RENAME_NOREPLACE, or link(2) where the file system lacks it).
+// Not async-signal-safe.
+Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                           bool replace = true);
 
 // ---------------------------------------------------------------------------------------------
 // Annotations: a profile summarised per source line, the model behind the annotation JSON and

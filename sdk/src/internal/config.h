@@ -31,6 +31,17 @@ struct Config {
   size_t max_memory = size_t{64} << 20;
   uint32_t max_threads = 4096;
   std::vector<std::pair<std::string, std::string>> path_map;
+  // Continuous mode (docs/continuous.md): one profile per `window` seconds (0: one profile
+  // for the whole run), the newest `keep` files kept per output.
+  double window = 0;
+  uint32_t keep = 10;
+  // Network outputs (docs/continuous.md): the pull endpoint's listening address
+  // ("127.0.0.1:6060", empty = off) and the Pyroscope push target with what names the series.
+  std::string http;
+  std::string push_url;
+  std::string app_name;  // empty: the program's file name
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::string tenant;    // sent as X-Scope-OrgID when not empty
 };
 
 // Parses "key=value,key=value". Unknown keys and bad values are errors naming the key.
@@ -52,6 +63,10 @@ std::string PathForEvent(const std::string& path, const std::string& event);
 // `path` with `.<pid>` inserted before its extension: out.folded -> out.1234.folded,
 // perf.log -> perf.1234.log. Used for the files of child processes.
 std::string PathForProcess(const std::string& path, long pid);
+
+// `path` with the window's `stamp` inserted before its extension:
+// out.folded -> out.20261122T031500Z.folded.
+std::string PathForWindow(const std::string& path, const std::string& stamp);
 
 // Parses a signal given as a number or a name (PROF, SIGPROF, RTMIN+3, ...).
 Status ParseSignal(std::string_view text, int* signal);

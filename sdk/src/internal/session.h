@@ -15,6 +15,10 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +42,15 @@ namespace inprof::internal {
 struct RawStack {
   std::vector<uintptr_t> frames;  // leaf first
   std::vector<uint64_t> weights;
+};
+
+// A profile over [start_unix_ns, end_unix_ns), symbolized: one window of continuous mode, or
+// what a tap collected.
+struct Window {
+  Profile profile;
+  int64_t start_unix_ns = 0;
+  int64_t end_unix_ns = 0;
+  uint64_t sequence = 0;  // 0, 1, 2, ... per session (taps: 0)
 };
 
 class Session {
@@ -78,7 +91,53 @@ class Session {
   void BeforeDlclose();
   const Config& config() const { return config_; }
 
+  // Continuous mode (config window > 0). Called on the exporter thread, after the window's
+  // files are written, for every completed window including the last partial one at Stop, in
+  // order. Register before Start. Listeners must not block for long (the push client only
+  // enqueues). Not async-signal-safe.
+  void AddWindowListener(std::function<void(const Window&)> listener);
+  // Starts accumulating, in parallel with everything else, a private copy of every sample
+  // from now on (a "tap", for pull requests of the next N seconds); TakeTap ends it and
+  // returns the symbolized profile of its span (nullopt for an unknown id). At most kMaxTaps
+  // are open at once: AddTap returns 0 beyond that. Works with and without windows.
+  // Not async-signal-safe.
+  static constexpr size_t kMaxTaps = 4;
+  uint64_t AddTap();
+  std::optional<Window> TakeTap(uint64_t tap);
+  // Windows exported so far, and dropped because the exporter fell two windows behind.
+  uint64_t windows_exported() const { return windows_exported_.load(std::memory_order_relaxed); }
+
  private:
+  // A closed window on its way to the exporter thread.
+  struct RawWindow {
+    StackTable table;
+    Health health;
+    int64_t start_unix_ns = 0;
+    int64_t end_unix_ns = 0;
+    int64_t duration_ns = 0;
+    uint64_t sequence = 0;
+  };
+  struct Tap {
+    uint64_t id = 0;
+    StackTable table;
+    int64_t start_unix_ns = 0;
+    int64_t start_monotonic_ns = 0;
+    uint64_t samples = 0;
+  };
+  // The symbolized profile of `table`. Takes symbolize_mu_; the caller owns `table` (no other
+  // thread may change it meanwhile).
+  Profile BuildProfile(const StackTable& table, Health health, int64_t start_unix_ns,
+                       int64_t duration_ns);
+  // Closes the current window: moves the stack table to the export queue and starts the next.
+  // Caller holds data_mu_.
+  void RotateWindowLocked(int64_t now_monotonic_ns);
+  static void* ExporterEntry(void* self);
+  void ExporterMain();
+  void ExportWindow(RawWindow& window);
+  // Bytes of the stack table for the current window (or the whole run) and for each tap.
+  size_t TableBudget() const;
+  size_t TapBudget() const;
+
   static void* CollectorEntry(void* self);
   void CollectorMain();
   // Drains every ring into the stack table, unwinding stack copies unless a dlclose is in
@@ -133,6 +192,32 @@ class Session {
   std::vector<std::unique_ptr<std::vector<uintptr_t>>> code_tables_;
   std::vector<std::unique_ptr<CodeRanges>> code_views_;
   unsigned long long modules_stamp_ = ~0ull;
+
+  // Continuous mode: the current window (table_ holds its stacks), the export queue and its
+  // thread, the files written per output (for keep), the listeners.
+  int64_t window_start_unix_ns_ = 0;
+  int64_t window_start_monotonic_ns_ = 0;
+  int64_t next_window_monotonic_ns_ = 0;
+  uint64_t window_sequence_ = 0;
+  uint64_t window_base_samples_ = 0;  // counters at the window's start
+  uint64_t window_base_dropped_ = 0;
+  uint64_t window_base_truncated_ = 0;
+  uint64_t window_base_broken_ = 0;
+  std::mutex export_mu_;
+  std::condition_variable export_cv_;
+  std::deque<RawWindow> export_queue_;
+  bool export_stop_ = false;
+  pthread_t exporter_{};
+  bool exporter_running_ = false;
+  std::atomic<uint64_t> windows_exported_{0};
+  std::atomic<uint64_t> windows_dropped_{0};
+  std::map<std::string, std::deque<std::string>> window_files_;  // exporter thread only
+  std::string window_error_;                                     // exporter: first write error
+  uint64_t window_errors_ = 0;
+  std::vector<std::string> last_window_files_;
+  std::vector<std::function<void(const Window&)>> listeners_;
+  std::vector<Tap> taps_;  // under data_mu_
+  uint64_t next_tap_ = 0;
 
   int wake_fd_ = -1;
   int drain_interval_ms_ = 10;

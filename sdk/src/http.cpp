@@ -1,0 +1,487 @@
+// HTTP/1.1 framing, URLs and sockets with deadlines for the pull endpoint and the push
+// client. Control path.
+#include "internal/http.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+
+namespace inprof::internal {
+namespace {
+
+constexpr size_t kMaxHead = 16 * 1024;   // request line + headers
+constexpr size_t kMaxTarget = 4 * 1024;  // request target
+
+int64_t NowMs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Waits until `fd` is ready for `events` or the deadline passes: 1 ready, 0 timeout, -1 error.
+int WaitFd(int fd, short events, int64_t deadline_ms) {
+  for (;;) {
+    const int64_t left = deadline_ms - NowMs();
+    if (left <= 0) return 0;
+    struct pollfd p{fd, events, 0};
+    const int n = poll(&p, 1, static_cast<int>(left));
+    if (n > 0) return 1;
+    if (n == 0) return 0;
+    if (errno != EINTR) return -1;
+  }
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string_view TrimSpaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool ParsePort(std::string_view text, uint16_t* port) {
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || value > 65535) {
+    return false;
+  }
+  *port = static_cast<uint16_t>(value);
+  return true;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Splits "a=1&b=2" into decoded pairs; false on a malformed escape.
+bool ParseQuery(std::string_view query, HttpFields* out) {
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    std::string key, value;
+    if (!PercentDecode(item.substr(0, eq), &key)) return false;
+    if (eq != std::string_view::npos && !PercentDecode(item.substr(eq + 1), &value)) return false;
+    out->emplace_back(std::move(key), std::move(value));
+  }
+  return true;
+}
+
+bool ParseHead(std::string_view head, HttpRequest* request) {
+  size_t eol = head.find("\r\n");
+  std::string_view line = head.substr(0, eol);
+  // request-line = method SP request-target SP HTTP-version
+  size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos || sp1 == 0) return false;
+  size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || sp2 == sp1 + 1) return false;
+  std::string_view method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  std::string_view version = line.substr(sp2 + 1);
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") return false;
+  for (char c : method) {
+    if (c < 'A' || c > 'Z') return false;
+  }
+  for (char c : target) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
+  }
+  if (target.empty() || target.front() != '/') return false;
+  request->method = std::string(method);
+  request->target = std::string(target);
+  size_t q = target.find('?');
+  if (!PercentDecode(target.substr(0, q), &request->path)) return false;
+  if (q != std::string_view::npos && !ParseQuery(target.substr(q + 1), &request->query)) {
+    return false;
+  }
+  std::string_view rest = eol == std::string_view::npos ? std::string_view() : head.substr(eol + 2);
+  while (!rest.empty()) {
+    eol = rest.find("\r\n");
+    std::string_view field = rest.substr(0, eol);
+    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 2);
+    if (field.empty()) break;
+    size_t colon = field.find(':');
+    if (colon == std::string_view::npos || colon == 0) return false;
+    std::string_view name = field.substr(0, colon);
+    for (char c : name) {
+      if (c == ' ' || c == '\t') return false;
+    }
+    request->headers.emplace_back(Lower(name), std::string(TrimSpaces(field.substr(colon + 1))));
+  }
+  return true;
+}
+
+int Connect(const HttpUrl& url, int64_t deadline_ms, std::string* error) {
+  struct addrinfo hints;
+  std::memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  struct addrinfo* list = nullptr;
+  const std::string port = std::to_string(url.port);
+  const int rc = getaddrinfo(url.host.c_str(), port.c_str(), &hints, &list);
+  if (rc != 0) {
+    *error = "cannot resolve " + url.host + ": " + gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  std::string last = "no address";
+  for (struct addrinfo* a = list; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) {
+      last = std::strerror(errno);
+      continue;
+    }
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      int err = errno;
+      if (err == EINPROGRESS) {
+        const int ready = WaitFd(fd, POLLOUT, deadline_ms);
+        socklen_t len = sizeof err;
+        if (ready == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+          break;
+        }
+        if (ready == 0) err = ETIMEDOUT;
+      }
+      last = std::strerror(err);
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(list);
+  if (fd < 0) *error = "cannot connect to " + url.host + ":" + port + ": " + last;
+  return fd;
+}
+
+}  // namespace
+
+const std::string* HttpRequest::Query(std::string_view name) const {
+  for (const auto& [key, value] : query) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+Status ParseHttpUrl(std::string_view url, HttpUrl* out) {
+  HttpUrl result;
+  result.text = std::string(url);
+  constexpr std::string_view kScheme = "http://";
+  if (url.substr(0, 8) == "https://") {
+    return Status::Error("'" + result.text +
+                         "': https is not supported; push to a plain http:// address (for "
+                         "example a local TLS-terminating proxy)");
+  }
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return Status::Error("'" + result.text + "': expected http://HOST[:PORT][/PATH]");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  if (path.find_first_of("?#") != std::string_view::npos) {
+    return Status::Error("'" + result.text + "': the URL may not have a query or fragment");
+  }
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  if (authority.find('@') != std::string_view::npos) {
+    return Status::Error("'" + result.text + "': credentials in the URL are not supported");
+  }
+  std::string_view host = authority;
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return Status::Error("'" + result.text + "': unterminated IPv6 address");
+    }
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':' || !ParsePort(after.substr(1), &result.port)) {
+        return Status::Error("'" + result.text + "': bad port");
+      }
+    }
+  } else {
+    size_t colon = authority.rfind(':');
+    if (colon != std::string_view::npos) {
+      host = authority.substr(0, colon);
+      if (!ParsePort(authority.substr(colon + 1), &result.port) || result.port == 0) {
+        return Status::Error("'" + result.text + "': bad port '" +
+                             std::string(authority.substr(colon + 1)) + "'");
+      }
+    }
+  }
+  if (host.empty()) return Status::Error("'" + result.text + "': no host");
+  for (char c : host) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == '/' || c == '?' || c == '#') {
+      return Status::Error("'" + result.text + "': bad host");
+    }
+  }
+  result.host = std::string(host);
+  result.path = std::string(path);
+  *out = std::move(result);
+  return Status::Ok();
+}
+
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+bool PercentDecode(std::string_view text, std::string* out) {
+  out->clear();
+  out->reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '%') {
+      if (i + 2 >= text.size()) return false;
+      const int hi = HexValue(text[i + 1]);
+      const int lo = HexValue(text[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      *out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else if (c == '+') {
+      *out += ' ';
+    } else {
+      *out += c;
+    }
+  }
+  return true;
+}
+
+Status ParseListenAddress(std::string_view text, ListenAddress* out) {
+  ListenAddress result;
+  const std::string given(text);
+  std::string_view host;
+  std::string_view port_text;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return Status::Error("'" + given + "': expected [IPV6]:PORT");
+    }
+    host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) {
+      return Status::Error("'" + given + "': expected HOST:PORT (for example 127.0.0.1:6060)");
+    }
+    host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+  }
+  uint16_t port = 0;
+  if (!ParsePort(port_text, &port)) {
+    return Status::Error("'" + given + "': bad port '" + std::string(port_text) + "'");
+  }
+  if (host.empty() || host == "localhost") host = "127.0.0.1";
+  const std::string host_text(host);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&result.address);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&result.address);
+  if (inet_pton(AF_INET, host_text.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    result.length = sizeof *v4;
+    result.text = host_text + ":" + std::to_string(port);
+  } else if (inet_pton(AF_INET6, host_text.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    result.length = sizeof *v6;
+    result.text = "[" + host_text + "]:" + std::to_string(port);
+  } else {
+    return Status::Error("'" + given + "': the host must be a numeric address or localhost");
+  }
+  *out = result;
+  return Status::Ok();
+}
+
+int ReadHttpRequest(int fd, int timeout_ms, HttpRequest* request) {
+  const int64_t deadline = NowMs() + timeout_ms;
+  std::string head;
+  char buf[4096];
+  for (;;) {
+    size_t end = head.find("\r\n\r\n");
+    if (end != std::string::npos && end <= kMaxHead) {
+      head.resize(end + 2);
+      break;
+    }
+    if (head.size() > kMaxHead) {
+      size_t eol = head.find("\r\n");
+      return eol == std::string::npos || eol > kMaxTarget ? 414 : 431;
+    }
+    const int ready = WaitFd(fd, POLLIN, deadline);
+    if (ready == 0) return head.empty() ? -1 : 408;
+    if (ready < 0) return -1;
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0) return head.empty() ? -1 : 400;
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return -1;
+    }
+    head.append(buf, static_cast<size_t>(n));
+  }
+  size_t eol = head.find("\r\n");
+  if (eol > kMaxTarget + 32) return 414;
+  return ParseHead(head, request) ? 0 : 400;
+}
+
+std::string StatusText(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Status";
+  }
+}
+
+std::string FormatHttpResponse(const HttpResponse& response) {
+  std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
+                    StatusText(response.status) + "\r\n";
+  out += "Content-Type: " + response.content_type + "\r\n";
+  out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
+  out += "Connection: close\r\n";
+  out += "X-Content-Type-Options: nosniff\r\n";
+  for (const auto& [name, value] : response.headers) out += name + ": " + value + "\r\n";
+  out += "\r\n";
+  out += response.body;
+  return out;
+}
+
+bool SendAll(int fd, std::string_view data, int timeout_ms) {
+  const int64_t deadline = NowMs() + timeout_ms;
+  while (!data.empty()) {
+    const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (WaitFd(fd, POLLOUT, deadline) != 1) return false;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+HttpClientResult HttpPost(const HttpUrl& url, std::string_view path_and_query,
+                          const HttpFields& headers, std::string_view content_type,
+                          std::string_view body, int timeout_ms) {
+  HttpClientResult result;
+  int64_t deadline = NowMs() + timeout_ms;
+  const int fd = Connect(url, deadline, &result.error);
+  if (fd < 0) return result;
+  std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+  if (url.port != 80) host += ":" + std::to_string(url.port);
+  std::string head = "POST " + url.path + std::string(path_and_query) + " HTTP/1.1\r\n";
+  head += "Host: " + host + "\r\n";
+  head += "User-Agent: inprof\r\n";
+  head += "Content-Type: " + std::string(content_type) + "\r\n";
+  head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  head += "Connection: close\r\n";
+  for (const auto& [name, value] : headers) head += name + ": " + value + "\r\n";
+  head += "\r\n";
+  deadline = NowMs() + timeout_ms;
+  if (!SendAll(fd, head, timeout_ms) || !SendAll(fd, body, timeout_ms)) {
+    result.error = "sending to " + url.host + ":" + std::to_string(url.port) + " failed: " +
+                   (errno == 0 ? "timeout" : std::strerror(errno));
+    close(fd);
+    return result;
+  }
+  // Read the status line and as much of the body as is useful for a message.
+  std::string response;
+  char buf[4096];
+  deadline = NowMs() + timeout_ms;
+  bool complete = false;
+  for (;;) {
+    const int ready = WaitFd(fd, POLLIN, deadline);
+    if (ready != 1) {
+      result.error = ready == 0 ? "no response within " + std::to_string(timeout_ms) + " ms"
+                                : std::string("receive failed: ") + std::strerror(errno);
+      break;
+    }
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      complete = n == 0;
+      if (n < 0) result.error = std::string("receive failed: ") + std::strerror(errno);
+      break;
+    }
+    response.append(buf, static_cast<size_t>(n));
+    const size_t head_end = response.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      // Enough once the announced body (or 4 KiB of it) is here.
+      size_t want = 4096;
+      const std::string lower = Lower(std::string_view(response).substr(0, head_end));
+      const size_t cl = lower.find("\r\ncontent-length:");
+      if (cl != std::string::npos) {
+        size_t value = 0;
+        std::string_view digits = TrimSpaces(std::string_view(lower).substr(cl + 17));
+        std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        want = std::min<size_t>(want, value);
+      }
+      if (response.size() - head_end - 4 >= want) {
+        complete = true;
+        break;
+      }
+    }
+    if (response.size() > 64 * 1024) {
+      complete = true;
+      break;
+    }
+  }
+  close(fd);
+  // "HTTP/1.x NNN reason"
+  if (response.size() >= 12 && response.compare(0, 7, "HTTP/1.") == 0 && response[8] == ' ') {
+    int status = 0;
+    auto [p, ec] = std::from_chars(response.data() + 9, response.data() + 12, status);
+    if (ec == std::errc() && p == response.data() + 12 && status >= 100 && status <= 599) {
+      result.status = status;
+      result.error.clear();
+      const size_t head_end = response.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        result.body = response.substr(head_end + 4, 4096);
+      }
+      return result;
+    }
+  }
+  if (result.error.empty()) {
+    result.error = complete ? "malformed response from " + url.host : "connection closed early";
+  }
+  return result;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,116 @@
+// Pushes each window to a Grafana Pyroscope server (INPROF_PUSH_URL), for fleets:
+//   POST <url>/ingest?name=<app>.<event>{k=v,...}&from=<s>&until=<s>&sampleRate=<hz>
+//        &spyName=inprof&format=pprof
+// one request per event, the body a gzipped pprof of that event alone.
+//
+// Never blocks the program and never grows: Enqueue encodes the window and appends it to a
+// queue bounded in windows and bytes, dropping the oldest (counted) when full; one sender
+// thread posts, retrying transient failures (no connection, timeout, 408, 429, 5xx) with
+// exponential backoff and full jitter, and drops what the server rejects (other 4xx, counted).
+// Control path.
+#ifndef INPROF_SDK_PUSH_CLIENT_H_
+#define INPROF_SDK_PUSH_CLIENT_H_
+
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "internal/http.h"
+#include "internal/http_server.h"
+
+namespace inprof::internal {
+
+struct PushOptions {
+  HttpUrl url;
+  std::string app_name;  // Pyroscope application name, e.g. "checkout"
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::string tenant;    // X-Scope-OrgID when not empty
+  size_t max_windows = 16;             // requests queued at most
+  size_t max_bytes = size_t{8} << 20;  // their bodies' total size at most
+  int timeout_ms = 10000;              // per connect / send / receive
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{30000};
+  bool quiet = false;                  // no stderr messages
+};
+
+struct PushStats {
+  uint64_t windows = 0;   // windows handed to Enqueue
+  uint64_t requests = 0;  // requests built from them (one per event with samples)
+  uint64_t sent = 0;      // accepted by the server (2xx)
+  uint64_t retries = 0;   // failed attempts that were retried
+  uint64_t dropped = 0;   // requests dropped unsent: queue full (oldest first) or at stop
+  uint64_t rejected = 0;  // requests the server refused with a non-retryable status
+  size_t queued = 0;
+  size_t queued_bytes = 0;
+  std::string last_error;  // empty after a success
+};
+
+// The ingest request of one event of a window, without the host part:
+// "/ingest?name=app.cpu%7Benv%3Dprod%7D&from=...". Exposed for tests.
+std::string IngestPathAndQuery(const PushOptions& options, const std::string& event,
+                               int64_t from_unix_s, int64_t until_unix_s, double sample_rate_hz);
+
+// Checks and parses "k=v,k=v" (';' also separates, for configuration strings, where ',' ends
+// the value). Names follow Prometheus rules; values may not contain ',', '{', '}' or '='.
+Status ParsePushLabels(std::string_view text,
+                       std::vector<std::pair<std::string, std::string>>* labels);
+// Checks an application name: letters, digits, '_', '-', '.', at most 128 characters.
+Status CheckAppName(std::string_view name);
+
+class PushClient {
+ public:
+  PushClient(PushOptions options, ThreadStarter starter);
+  ~PushClient();
+  PushClient(const PushClient&) = delete;
+  PushClient& operator=(const PushClient&) = delete;
+
+  Status Start();
+  // Queues the window [start, end) of `profile` (one request per event that has samples).
+  // Returns at once; O(profile) CPU for encoding, on the caller's thread.
+  void Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t end_unix_ns);
+  // Sends what is queued for at most `flush` more, then stops the sender; what is left is
+  // counted as dropped. Idempotent.
+  void Stop(std::chrono::milliseconds flush);
+  PushStats stats() const;
+  // "push: 12 requests sent, 0 dropped, 0 rejected" for the summary line.
+  std::string Summary() const;
+
+ private:
+  struct Request {
+    uint64_t id = 0;
+    std::string path_and_query;
+    std::shared_ptr<const std::string> body;  // shared: the sender copies the request
+  };
+  static void* Entry(void* self);
+  void Run();
+  void Log(const std::string& message);
+
+  PushOptions options_;
+  ThreadStarter starter_;
+  pthread_t thread_{};
+  bool running_ = false;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Request> queue_;
+  std::atomic<uint64_t> next_id_{0};
+  PushStats stats_;
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point flush_deadline_{};
+  std::mt19937_64 rng_;
+  bool failing_ = false;  // a failure was reported and no success since
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_PUSH_CLIENT_H_

@@ -1,0 +1,177 @@
+// The pull endpoint's routes (see pull_handler.h). Control path.
+#include "internal/pull_handler.h"
+
+#include <charconv>
+#include <initializer_list>
+#include <sstream>
+
+namespace inprof::internal {
+namespace {
+
+HttpResponse Error(int status, std::string message) {
+  HttpResponse r;
+  r.status = status;
+  r.body = "inprof: " + std::move(message) + "\n";
+  return r;
+}
+
+enum class Output { kPprof, kJson, kFolded, kPerfLog, kFlame };
+
+struct Route {
+  std::string_view path;
+  Output output;
+  bool capture_by_default;  // pprof's profile endpoint always captures, as Go's does
+};
+
+constexpr Route kRoutes[] = {
+    {"/debug/pprof/profile", Output::kPprof, true},
+    {"/debug/inprof/profile.pb.gz", Output::kPprof, false},
+    {"/debug/inprof/annotations", Output::kJson, false},
+    {"/debug/inprof/folded", Output::kFolded, false},
+    {"/debug/inprof/perf.log", Output::kPerfLog, false},
+    {"/debug/inprof/flame.svg", Output::kFlame, false},
+};
+
+std::string Index() {
+  return "inprof pull endpoint\n\n"
+         "/debug/pprof/profile?seconds=N   pprof of the next N seconds (default 30)\n"
+         "/debug/inprof/profile.pb.gz      pprof of the profile so far (?seconds=N: the next N)\n"
+         "/debug/inprof/annotations        annotation JSON (same parameters)\n"
+         "/debug/inprof/folded             folded stacks (?event=NAME, ?lines=1)\n"
+         "/debug/inprof/perf.log           perf.log for perfanno.nvim (?event=NAME)\n"
+         "/debug/inprof/flame.svg          interactive flame graph (?event=NAME)\n";
+}
+
+bool ParseSeconds(const std::string& text, int max, int* seconds) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1 || value > max) {
+    return false;
+  }
+  *seconds = value;
+  return true;
+}
+
+}  // namespace
+
+HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context,
+                        const PullSource& source, const PullOptions& options) {
+  if (request.path == "/debug/pprof/" || request.path == "/debug/pprof" ||
+      request.path == "/debug/inprof/" || request.path == "/debug/inprof" || request.path == "/") {
+    if (request.method != "GET") {
+      HttpResponse r = Error(405, "only GET is supported");
+      r.headers.emplace_back("Allow", "GET");
+      return r;
+    }
+    HttpResponse r;
+    r.body = Index();
+    return r;
+  }
+  const Route* route = nullptr;
+  for (const Route& candidate : kRoutes) {
+    if (request.path == candidate.path) route = &candidate;
+  }
+  if (route == nullptr) return Error(404, "no such endpoint: " + request.path + " (see /debug/inprof/)");
+  if (request.method != "GET") {
+    HttpResponse r = Error(405, request.method + " is not supported; use GET");
+    r.headers.emplace_back("Allow", "GET");
+    return r;
+  }
+
+  // Parameters: unknown ones are refused rather than ignored, so a typo does not silently
+  // return something other than what was asked.
+  std::optional<int> seconds;
+  std::string event_name;
+  bool lines = false;
+  for (const auto& [key, value] : request.query) {
+    if (key == "seconds") {
+      int s = 0;
+      if (!ParseSeconds(value, options.max_seconds, &s)) {
+        return Error(400, "seconds: expected a whole number from 1 to " +
+                              std::to_string(options.max_seconds) + ", got '" + value + "'");
+      }
+      seconds = s;
+    } else if (key == "event" && route->output != Output::kPprof && route->output != Output::kJson) {
+      event_name = value;
+    } else if (key == "lines" && route->output == Output::kFolded) {
+      if (value != "0" && value != "1" && !value.empty()) {
+        return Error(400, "lines: expected 0 or 1, got '" + value + "'");
+      }
+      lines = value != "0";
+    } else if (key == "debug" || key == "gc") {
+      // Go's pprof handlers take these; nothing to do for a CPU profile.
+    } else {
+      return Error(400, "unknown parameter '" + key + "' for " + request.path);
+    }
+  }
+  if (!seconds && route->capture_by_default) seconds = options.default_seconds;
+
+  Profile profile;
+  if (seconds) {
+    const uint64_t capture = source.start_capture();
+    if (capture == 0) {
+      HttpResponse r = Error(503, "cannot start another capture now (too many running, or the "
+                                  "memory budget is exhausted); try again later");
+      r.headers.emplace_back("Retry-After", "5");
+      return r;
+    }
+    const bool completed = context.WaitFor(std::chrono::seconds(*seconds));
+    std::optional<Profile> captured = source.finish_capture(capture);
+    if (!completed) return Error(503, "the profiler stopped during the capture");
+    if (!captured) return Error(503, "the capture was lost (the profiler stopped)");
+    profile = std::move(*captured);
+  } else {
+    profile = source.snapshot();
+  }
+
+  size_t event = 0;
+  if (!event_name.empty()) {
+    bool found = false;
+    std::string known;
+    for (size_t e = 0; e < profile.events.size(); ++e) {
+      if (profile.events[e].name == event_name) {
+        event = e;
+        found = true;
+      }
+      known += (e ? ", " : "") + profile.events[e].name;
+    }
+    if (!found) return Error(400, "event: no event '" + event_name + "' (profiled: " + known + ")");
+  }
+
+  HttpResponse r;
+  std::ostringstream out;
+  ExportOptions export_options;
+  export_options.event = event;
+  export_options.folded_lines = lines;
+  switch (route->output) {
+    case Output::kPprof:
+      if (!WritePprof(profile, out)) return Error(500, "cannot encode the profile");
+      r.content_type = "application/octet-stream";
+      r.headers.emplace_back("Content-Disposition", "attachment; filename=\"profile\"");
+      break;
+    case Output::kJson:
+      WriteAnnotationJson(profile, out);
+      r.content_type = "application/json";
+      break;
+    case Output::kFolded:
+      WriteFolded(profile, export_options, out);
+      break;
+    case Output::kPerfLog:
+      WritePerfLog(profile, export_options, out);
+      break;
+    case Output::kFlame: {
+      FlameOptions flame;
+      flame.event = event;
+      std::string svg;
+      Status s = WriteFlameSvg(profile, flame, &svg);
+      if (!s.ok()) return Error(500, s.message());
+      r.content_type = "image/svg+xml";
+      r.body = std::move(svg);
+      return r;
+    }
+  }
+  r.body = std::move(out).str();
+  return r;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,171 @@
+// A loopback stand-in for a Pyroscope server, for the push tests: its own request parsing
+// (not the client's), so the bytes on the wire are what is checked.
+#ifndef INPROF_TESTS_SDK_FAKE_INGEST_H_
+#define INPROF_TESTS_SDK_FAKE_INGEST_H_
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "internal/http.h"
+
+namespace inprof::test {
+
+using namespace std::chrono_literals;
+
+struct Received {
+  std::string method, target;
+  std::map<std::string, std::string> headers;  // lower-cased names
+  std::string body;
+};
+
+// A loopback "Pyroscope": records every request and answers with status_for(n) (n counts
+// from 0). A gate, when set, holds every answer until it is opened.
+class FakeIngest {
+ public:
+  explicit FakeIngest(std::function<int(size_t)> status_for) : status_for_(std::move(status_for)) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(listen(fd_, 64), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~FakeIngest() {
+    Open();
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  void Hold() { gate_ = std::make_shared<std::promise<void>>(); held_ = gate_->get_future().share(); }
+  void Open() {
+    if (gate_) {
+      gate_->set_value();
+      gate_.reset();
+    }
+  }
+  // Waits until `n` requests have arrived (fails the test after 60 s).
+  bool WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, 60s, [&] { return seen_ >= n; });
+  }
+  std::vector<Received> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) {
+        if (stop_) return;
+        continue;
+      }
+      Received r;
+      std::string data;
+      char buf[65536];
+      size_t head_end = std::string::npos;
+      size_t length = 0;
+      for (;;) {
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        data.append(buf, static_cast<size_t>(n));
+        if (head_end == std::string::npos && (head_end = data.find("\r\n\r\n")) != std::string::npos) {
+          std::string head = data.substr(0, head_end);
+          size_t eol = head.find("\r\n");
+          std::string line = head.substr(0, eol);
+          r.method = line.substr(0, line.find(' '));
+          r.target = line.substr(line.find(' ') + 1, line.rfind(' ') - line.find(' ') - 1);
+          size_t p = eol + 2;
+          while (p < head.size()) {
+            size_t e = head.find("\r\n", p);
+            if (e == std::string::npos) e = head.size();
+            std::string field = head.substr(p, e - p);
+            size_t colon = field.find(':');
+            std::string name = field.substr(0, colon);
+            for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            std::string value = field.substr(colon + 1);
+            while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+            r.headers[name] = value;
+            p = e + 2;
+          }
+          length = std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
+        }
+        if (head_end != std::string::npos && data.size() >= head_end + 4 + length) break;
+      }
+      if (head_end != std::string::npos) r.body = data.substr(head_end + 4, length);
+      size_t index;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        index = requests_.size();
+        requests_.push_back(r);
+        ++seen_;
+      }
+      cv_.notify_all();
+      if (held_.valid()) held_.wait();
+      const int status = status_for_(index);
+      std::string answer = "HTTP/1.1 " + std::to_string(status) +
+                           " X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno";
+      send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      close(c);
+    }
+  }
+
+  std::function<int(size_t)> status_for_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::shared_ptr<std::promise<void>> gate_;
+  std::shared_future<void> held_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Received> requests_;
+  size_t seen_ = 0;
+};
+
+// The query of a request target, decoded.
+inline std::map<std::string, std::string> DecodedQuery(const std::string& target) {
+  std::map<std::string, std::string> out;
+  size_t q = target.find('?');
+  std::string query = target.substr(q + 1);
+  size_t p = 0;
+  while (p <= query.size()) {
+    size_t amp = query.find('&', p);
+    if (amp == std::string::npos) amp = query.size();
+    std::string item = query.substr(p, amp - p);
+    size_t eq = item.find('=');
+    std::string value;
+    EXPECT_TRUE(internal::PercentDecode(item.substr(eq + 1), &value)) << item;
+    out[item.substr(0, eq)] = value;
+    p = amp + 1;
+  }
+  return out;
+}
+
+}  // namespace inprof::test
+
+#endif  // INPROF_TESTS_SDK_FAKE_INGEST_H_

@@ -1,0 +1,216 @@
+// The network outputs of a real profiled program (preloaded, configured by INPROF_*):
+// pulling a profile over HTTP while it runs (with our decoder and with `go tool pprof URL`),
+// and pushing each window to a loopback Pyroscope stand-in.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../exporters/pprof_reader.h"
+#include "fake_ingest.h"
+#include "test_util.h"
+
+namespace inprof::test {
+namespace {
+
+// A port nobody listens on right now (the kernel's choice for port 0).
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// GET over a plain socket; the whole response, or "" when nothing listens.
+std::string HttpGet(uint16_t port, const std::string& target) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return "";
+  }
+  std::string request = "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+// The endpoint comes up while the program starts: wait for it to accept (bounded), by
+// blocking in poll on a connecting socket rather than sleeping.
+bool WaitForListener(uint16_t port, int seconds) {
+  for (int attempt = 0; attempt < seconds * 20; ++attempt) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    close(fd);
+    if (ok) return true;
+    poll(nullptr, 0, 50);
+  }
+  return false;
+}
+
+std::map<std::string, int64_t> SelfByFunction(const PprofProfile& p, size_t value) {
+  std::map<std::string, int64_t> out;
+  for (const PprofSample& s : p.samples) {
+    if (s.location_ids.empty()) continue;
+    const PprofLocation& leaf = p.Location(s.location_ids[0]);
+    if (leaf.lines.empty()) continue;
+    out[p.S(p.Function(leaf.lines.back().function_id).name)] += s.values[value];
+  }
+  return out;
+}
+
+struct PullRun {
+  uint16_t port = 0;
+  std::string profile;    // /debug/pprof/profile?seconds=2
+  std::string folded;     // /debug/inprof/folded
+  std::string bad;        // a bad request
+  ProcessResult go_pprof;  // go tool pprof -top URL
+};
+PullRun g_pull;
+
+void PullWhileRunning(int pid) {
+  if (!WaitForListener(g_pull.port, 30)) {
+    kill(pid, SIGKILL);
+    return;
+  }
+  g_pull.profile = HttpGet(g_pull.port, "/debug/pprof/profile?seconds=2");
+  g_pull.folded = HttpGet(g_pull.port, "/debug/inprof/folded");
+  g_pull.bad = HttpGet(g_pull.port, "/debug/pprof/profile?seconds=forever");
+  if (!std::string(INPROF_GO).empty()) {
+    const std::string dir = MakeTempDir();
+    g_pull.go_pprof = RunProcess(
+        {INPROF_GO, "tool", "pprof", "-top", "-seconds", "2",
+         "http://127.0.0.1:" + std::to_string(g_pull.port) + "/debug/pprof/profile"},
+        {{"HOME", dir}, {"GOCACHE", dir + "/gocache"}, {"GOPROXY", "off"}, {"PPROF_TMPDIR", dir}});
+  }
+  kill(pid, SIGTERM);
+}
+
+TEST(NetworkE2E, PullAProfileFromARunningProgramLikeGoPprof) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "loopback sockets of an emulated child";
+  g_pull = PullRun{};
+  g_pull.port = FreePort();
+  const std::string dir = MakeTempDir();
+  ProcessResult r = RunProcess({INPROF_WORKLOAD, "shares", "60"},
+                               {{"LD_PRELOAD", PreloadValue()},
+                                {"INPROF_HTTP", "127.0.0.1:" + std::to_string(g_pull.port)},
+                                {"INPROF_OUTPUT", dir + "/out.folded"}},
+                               &PullWhileRunning);
+  ASSERT_FALSE(g_pull.profile.empty()) << "the endpoint never came up\n" << r.err;
+  EXPECT_NE(r.err.find("serving profiles on http://127.0.0.1:" + std::to_string(g_pull.port)),
+            std::string::npos)
+      << r.err;
+  ASSERT_EQ(g_pull.profile.rfind("HTTP/1.1 200", 0), 0u) << g_pull.profile.substr(0, 300);
+  const std::string body = g_pull.profile.substr(g_pull.profile.find("\r\n\r\n") + 4);
+  std::string raw, error;
+  ASSERT_TRUE(Gunzip(body, &raw, &error)) << error;
+  PprofProfile p;
+  ASSERT_TRUE(DecodePprof(raw, &p, &error)) << error;
+  std::map<std::string, int64_t> self = SelfByFunction(p, 0);
+  int64_t hot = self["hot50"] + self["hot30"] + self["hot20"];
+  // Two seconds of two busy threads at 99 Hz: ~400 samples (as nanoseconds, at the period).
+  ASSERT_GT(hot, 0);
+  const double share50 = 100.0 * self["hot50"] / hot;
+  EXPECT_NEAR(share50, 50, 12) << "hot50 " << self["hot50"] << " of " << hot;
+  EXPECT_GT(p.duration_nanos, 1'500'000'000) << "the capture spans about the 2 s asked for";
+  EXPECT_LT(p.duration_nanos, 10'000'000'000LL);
+
+  EXPECT_EQ(g_pull.folded.rfind("HTTP/1.1 200", 0), 0u) << g_pull.folded.substr(0, 300);
+  EXPECT_NE(g_pull.folded.find("hot50"), std::string::npos);
+  EXPECT_EQ(g_pull.bad.rfind("HTTP/1.1 400", 0), 0u) << g_pull.bad.substr(0, 300);
+
+  if (!std::string(INPROF_GO).empty()) {
+    EXPECT_EQ(g_pull.go_pprof.exit_code, 0) << g_pull.go_pprof.err;
+    EXPECT_NE(g_pull.go_pprof.out.find("hot50"), std::string::npos)
+        << g_pull.go_pprof.out << g_pull.go_pprof.err;
+  }
+  // The program ended by SIGTERM still wrote its file.
+  EXPECT_TRUE(FileExists(dir + "/out.folded"));
+}
+
+TEST(NetworkE2E, EachWindowIsPushedToPyroscopeWithNameLabelsAndTimes) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "loopback sockets of an emulated child";
+  FakeIngest server([](size_t) { return 200; });
+  const std::string dir = MakeTempDir();
+  ProcessResult r = RunProcess(
+      {INPROF_WORKLOAD, "shares", "3"},
+      {{"LD_PRELOAD", PreloadValue()},
+       {"INPROF_PUSH_URL", "http://127.0.0.1:" + std::to_string(server.port())},
+       {"INPROF_WINDOW", "1"},
+       {"INPROF_APP_NAME", "e2e"},
+       {"INPROF_LABELS", "env=test,zone=a"},
+       {"INPROF_TENANT", "t1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<Received> got = server.requests();
+  // 3 CPU-seconds on two threads: at least one full 1 s window plus the last partial one.
+  ASSERT_GE(got.size(), 2u) << r.err;
+  int64_t previous_from = 0;
+  int64_t total = 0;
+  for (const Received& req : got) {
+    EXPECT_EQ(req.method, "POST");
+    std::map<std::string, std::string> q = DecodedQuery(req.target);
+    EXPECT_EQ(q["name"], "e2e.cpu{env=test,zone=a}");
+    EXPECT_EQ(q["format"], "pprof");
+    EXPECT_EQ(q["spyName"], "inprof");
+    EXPECT_EQ(q["sampleRate"], "99");
+    EXPECT_EQ(req.headers.at("x-scope-orgid"), "t1");
+    const int64_t from = std::stoll(q["from"]);
+    EXPECT_LT(from, std::stoll(q["until"]));
+    EXPECT_GE(from, previous_from) << "windows arrive in order";
+    previous_from = from;
+    std::string raw, error;
+    ASSERT_TRUE(Gunzip(req.body, &raw, &error)) << error;
+    PprofProfile p;
+    ASSERT_TRUE(DecodePprof(raw, &p, &error)) << error;
+    // One event, as Go's CPU profiles have it: samples/count and cpu/nanoseconds.
+    ASSERT_EQ(p.sample_types.size(), 2u);
+    EXPECT_EQ(p.S(p.sample_types[0].type), "samples");
+    EXPECT_EQ(p.S(p.sample_types[1].type), "cpu");
+    for (const auto& s : p.samples) total += s.values[0];
+  }
+  EXPECT_GT(total, 0);
+  // "inprof: push to http://...: N of N requests sent", nothing dropped or rejected.
+  const size_t at = r.err.find("inprof: push to ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string push_line = r.err.substr(at, r.err.find('\n', at) - at);
+  const std::string sent = std::to_string(got.size()) + " of " + std::to_string(got.size()) +
+                           " requests sent";
+  EXPECT_NE(push_line.find(sent), std::string::npos) << push_line;
+  EXPECT_EQ(push_line.find("dropped"), std::string::npos) << push_line;
+}
+
+TEST(NetworkE2E, AnUnusableAddressIsAClearErrorAndTheProgramStillRuns) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "loopback sockets of an emulated child";
+  ProcessResult r = RunProcess({INPROF_WORKLOAD, "shares", "0.2"},
+                               {{"LD_PRELOAD", PreloadValue()}, {"INPROF_HTTP", "example.com:80"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("INPROF_HTTP"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("runs without profiling"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace inprof::test
