@@ -55,7 +55,8 @@ void Session::CollectorMain() {
 std::atomic<int> g_dlclose_in_progress{0};
 
 void Session::DrainLocked(bool before_dlclose) {
-  if (scratch_.size() < kMaxFrames + 1) scratch_.resize(kMaxFrames + 1);
+  // Room for kMaxFrames, a [truncated] marker and the thread marker.
+  if (scratch_.size() < kMaxFrames + 2) scratch_.resize(kMaxFrames + 2);
   bool modules_checked = false;
   for (uint32_t i = 0; i < sampler_.slot_count; ++i) {
     ThreadSlot& slot = sampler_.slots[i];
@@ -153,6 +154,8 @@ uint32_t Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes) {
 }
 
 void Session::AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event) {
+  const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  if (tid > 0) scratch_[n++] = kThreadMarker | static_cast<uintptr_t>(tid);
   table_.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
   for (Tap& tap : taps_) {
     tap.table.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);

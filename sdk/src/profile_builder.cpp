@@ -4,6 +4,7 @@
 #include <climits>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "internal/session.h"
 
@@ -155,6 +156,10 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
       Sample sample;
       // Raw stacks are leaf first; samples are root first.
       for (auto a = frames.rbegin(); a != frames.rend(); ++a) {
+        if (IsThreadMarker(*a)) {
+          sample.tid = ThreadOfMarker(*a);
+          continue;
+        }
         const std::vector<uint32_t>& chain = chain_for(*a);
         sample.frames.insert(sample.frames.end(), chain.begin(), chain.end());
       }
@@ -166,6 +171,18 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
     });
   }
   profile.health.unknown_frames = unknown;
+  // The mappings of the modules the frames are in (pprof: ranges, file offsets, build-ids).
+  {
+    std::unordered_set<std::string> used;
+    for (const Frame& f : profile.frames) {
+      if (!f.module.empty()) used.insert(f.module);
+    }
+    std::lock_guard<std::mutex> lock(symbolize_mu_);
+    for (Symbolizer::MappedModule& m : symbolizer_.Modules()) {
+      if (used.count(m.path) == 0) continue;
+      profile.modules.push_back(Module{std::move(m.path), m.start, m.limit, m.offset, std::move(m.build_id)});
+    }
+  }
   return profile;
 }
 

@@ -110,7 +110,7 @@ int SnapshotCallback(dl_phdr_info* info, size_t size, void* data) {
       const ElfW(Phdr)& ph = info->dlpi_phdr[i];
       if (ph.p_type != PT_LOAD) continue;
       const uint64_t begin = info->dlpi_addr + ph.p_vaddr;
-      object.segments.push_back({begin, begin + ph.p_memsz, (ph.p_flags & PF_X) != 0});
+      object.segments.push_back({begin, begin + ph.p_memsz, (ph.p_flags & PF_X) != 0, ph.p_offset});
       if (state->vdso_ehdr != 0 && state->vdso_ehdr >= begin &&
           state->vdso_ehdr < begin + ph.p_memsz) {
         is_vdso = true;

@@ -182,6 +182,29 @@ const std::vector<SymbolizedFrame>& Symbolizer::Symbolize(uint64_t address) {
   }
 }
 
+std::vector<Symbolizer::MappedModule> Symbolizer::Modules() {
+  std::vector<MappedModule> out;
+  try {
+    if (!impl_->modules.refreshed()) impl_->Refresh();
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (size_t id = 0; id < impl_->modules.size(); ++id) {
+      const internal::Module& m = impl_->modules.at(id);
+      std::string build_id;
+      for (uint8_t b : m.build_id) {
+        build_id += kHex[b >> 4];
+        build_id += kHex[b & 15];
+      }
+      for (const internal::Segment& s : m.segments) {
+        if (!s.executable || s.end <= s.begin) continue;
+        out.push_back(MappedModule{m.path, s.begin, s.end, s.file_offset, build_id});
+      }
+    }
+  } catch (...) {
+    // Out of memory: what was collected so far.
+  }
+  return out;
+}
+
 std::vector<std::pair<uint64_t, uint64_t>> Symbolizer::ExecutableRanges() {
   try {
     impl_->Refresh();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,21 @@ TEST(NetworkE2E, PullAProfileFromARunningProgramLikeGoPprof) {
   ASSERT_GT(hot, 0);
   const double share50 = 100.0 * self["hot50"] / hot;
   EXPECT_NEAR(share50, 50, 12) << "hot50 " << self["hot50"] << " of " << hot;
+  // Live profiles describe their mappings (real ranges, build-ids) and label each sample
+  // with its thread.
+  bool workload_mapping = false;
+  for (const PprofMapping& m : p.mappings) {
+    if (p.S(m.filename).find("inprof_workload") == std::string::npos) continue;
+    workload_mapping = m.limit > m.start && m.start != 0 && !p.S(m.build_id).empty();
+  }
+  EXPECT_TRUE(workload_mapping) << DumpPprof(p).substr(0, 2000);
+  std::set<int64_t> threads;
+  for (const PprofSample& s : p.samples) {
+    for (const PprofLabel& l : s.labels) {
+      if (p.S(l.key) == "thread id") threads.insert(l.num);
+    }
+  }
+  EXPECT_EQ(threads.size(), 2u) << "main and its worker thread";
   EXPECT_GT(p.duration_nanos, 1'500'000'000) << "the capture spans about the 2 s asked for";
   EXPECT_LT(p.duration_nanos, 10'000'000'000LL);
 

@@ -20,6 +20,14 @@ namespace inprof::internal {
 // Marker "addresses" that no code can have.
 inline constexpr uintptr_t kTruncatedMarker = 1;  // the stack continued past max_depth
 inline constexpr uintptr_t kOverflowMarker = 2;   // the table was full
+// The root of every stack is the thread it was taken on, as kThreadMarker | tid: stacks of
+// different threads stay apart, so profiles can carry thread labels (pprof's "thread id").
+// No user-space code lives that high on x86-64 or aarch64 (48-bit user address spaces).
+inline constexpr uintptr_t kThreadMarker = uintptr_t{0xfffe} << 48;
+inline constexpr bool IsThreadMarker(uintptr_t a) { return (a >> 48) == 0xfffe; }
+inline constexpr int64_t ThreadOfMarker(uintptr_t a) {
+  return static_cast<int64_t>(a & ((uintptr_t{1} << 48) - 1));
+}
 
 class StackTable {
  public:

@@ -55,6 +55,18 @@ class Symbolizer {
   // Not async-signal-safe.
   std::vector<std::pair<uint64_t, uint64_t>> ExecutableRanges();
 
+  // Every module seen so far (unloaded ones too), one entry per executable segment: canonical
+  // path, absolute [start, limit), the file offset of `start`, and the build-id as lower-case
+  // hex (empty when the module has none). For profile formats that describe mappings.
+  struct MappedModule {
+    std::string path;
+    uint64_t start = 0;
+    uint64_t limit = 0;
+    uint64_t offset = 0;
+    std::string build_id;
+  };
+  std::vector<MappedModule> Modules();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

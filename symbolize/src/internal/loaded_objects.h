@@ -14,6 +14,7 @@ struct Segment {
   uint64_t begin = 0;  // absolute address
   uint64_t end = 0;    // exclusive
   bool executable = false;
+  uint64_t file_offset = 0;  // where in the file the segment starts (p_offset)
 };
 
 enum class ObjectKind { kMainExecutable, kSharedObject, kVdso };
