@@ -7,7 +7,7 @@ install(TARGETS inprof EXPORT inprofTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES sdk/include/inprof/inprof.h sdk/include/inprof/inprof.hpp
+install(FILES sdk/include/inprof/inprof.h sdk/include/inprof/inprof.hpp sdk/include/inprof/luajit.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/inprof)
 
 set(INPROF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/inprof)

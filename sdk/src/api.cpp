@@ -3,6 +3,7 @@
 #include <string>
 
 #include "inprof/inprof.h"
+#include "inprof/luajit.h"
 #include "internal/config.h"
 #include "internal/runtime.h"
 
@@ -105,6 +106,14 @@ const char* inprof_strerror(int error) {
     default:
       return "unknown error code";
   }
+}
+
+int inprof_lua_start(lua_State* L, const char* config) {
+  return Guarded("inprof_lua_start", [&] { return Report(inprof::internal::LuaStart(L, config)); });
+}
+
+int inprof_lua_stop(lua_State* L) {
+  return Guarded("inprof_lua_stop", [&] { return Report(inprof::internal::LuaStop(L)); });
 }
 
 const char* inprof_last_error(void) { return t_last_error.c_str(); }

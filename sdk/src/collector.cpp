@@ -153,14 +153,7 @@ uint32_t Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes) {
   return n;
 }
 
-void Session::AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event) {
-  const pid_t tid = slot.tid.load(std::memory_order_relaxed);
-  if (tid > 0) scratch_[n++] = kThreadMarker | static_cast<uintptr_t>(tid);
-  table_.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
-  for (Tap& tap : taps_) {
-    tap.table.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
-    ++tap.samples;
-  }
+void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
   ++samples_;
   weight_ += weight;
   if (event == 0) {
@@ -169,9 +162,26 @@ void Session::AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t 
     slot.drained_weight += weight;
   }
   // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
-  if (event < engines_.size() && engines_[event]->kind() != EngineKind::kPerf && weight > 1) {
+  if (event < engines_.size() && engines_[event]->kind() != EngineKind::kPerf &&
+      engines_[event]->kind() != EngineKind::kNone && weight > 1) {
     overruns_ += weight - 1;
   }
+}
+
+void Session::AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event) {
+  const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
+  if (lua_mixed_ && tid == lua_tid_ && tid > 0 && !SpliceLuaLocked(&n, weight, event)) {
+    CountSample(slot, weight, event);
+    return;
+  }
+  if (tid > 0) scratch_[n++] = kThreadMarker | static_cast<uintptr_t>(tid);
+  table_.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
+  for (Tap& tap : taps_) {
+    tap.table.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
+    ++tap.samples;
+  }
+  CountSample(slot, weight, event);
 }
 
 void Session::BeforeDlclose() {

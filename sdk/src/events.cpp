@@ -10,6 +10,7 @@ namespace {
 constexpr EventSpec kEvents[] = {
     {"cpu", EventSource::kCpuTime, 0, 0, true, 0, "nanoseconds", false},
     {"wall", EventSource::kWallTime, 0, 0, true, 0, "nanoseconds", false},
+    {"lua", EventSource::kLua, 0, 0, true, 0, "nanoseconds", false},
     {"task-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true, 0,
      "nanoseconds", false},
     {"cpu-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true, 0,

@@ -108,7 +108,9 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
     EventInfo info;
     info.name = spec.name;
     info.unit = spec.unit;
-    const double hz = spec.source == EventSource::kWallTime ? config_.wall_frequency : config_.frequency;
+    const double hz = spec.source == EventSource::kWallTime ? config_.wall_frequency
+                      : spec.source == EventSource::kLua    ? 1000.0 / LuaIntervalMs()
+                                                            : config_.frequency;
     if (spec.time_based) {
       info.period = static_cast<uint64_t>(1e9 / hz);
       info.frequency_hz = hz;
@@ -125,7 +127,12 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
     auto it = chains.find(address);
     if (it != chains.end()) return it->second;
     std::vector<uint32_t> chain;
-    if (address == kTruncatedMarker || address == kOverflowMarker) {
+    if (IsLuaFrameMarker(address)) {
+      std::lock_guard<std::mutex> lock(lua_frames_mu_);
+      const size_t index = address & ((uintptr_t{1} << 48) - 1);
+      chain.push_back(static_cast<uint32_t>(profile.frames.size()));
+      profile.frames.push_back(index < lua_frames_.size() ? lua_frames_[index] : SyntheticFrame("[lua]"));
+    } else if (address == kTruncatedMarker || address == kOverflowMarker) {
       chain.push_back(static_cast<uint32_t>(profile.frames.size()));
       profile.frames.push_back(
           SyntheticFrame(address == kTruncatedMarker ? "[truncated]" : "[overflow]"));

@@ -1,8 +1,10 @@
 #include "internal/runtime.h"
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -165,6 +167,49 @@ RuntimeResult RuntimeStop() {
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   return result;
+}
+
+RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
+                               std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
+                               bool* started) {
+  ProfilerWorkScope work;
+  *started = false;
+  if (!RuntimeRunning()) {
+    if (!mixed) config.events = {"lua"};
+    RuntimeResult r = RuntimeStart(std::move(config));
+    if (r.error != RuntimeError::kOk) return r;
+    *started = true;
+  }
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  if (rt.session == nullptr) return {RuntimeError::kNotStarted, "inprof_lua_start: the profile stopped"};
+  const std::vector<std::string>& events = rt.session->config().events;
+  const bool has_lua = std::find(events.begin(), events.end(), "lua") != events.end();
+  if (!mixed && !has_lua) {
+    return {RuntimeError::kAlreadyStarted,
+            "inprof_lua_start: a native profile is already running (events: no lua); start "
+            "with mixed=1 to add Lua stacks to its samples"};
+  }
+  rt.session->SetLuaVm(static_cast<pid_t>(syscall(SYS_gettid)), std::move(vm_ranges), mixed);
+  return {};
+}
+
+void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate);
+}
+
+int RuntimeLuaIntervalMs() {
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  return rt.session != nullptr ? rt.session->LuaIntervalMs() : 10;
+}
+
+void RuntimeLuaDetach() {
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  if (rt.session != nullptr) rt.session->ClearLuaVm();
 }
 
 bool RuntimeRunning() {

@@ -152,6 +152,8 @@ void Session::Stop() {
     std::lock_guard<std::mutex> lock(data_mu_);
     DrainLocked();
     registry_->ReleaseRetired();
+    // Mixed Lua mode: samples still waiting for a Lua stack get the last one.
+    if (!lua_pending_.empty()) SpliceLuaPendingLocked();
     // Continuous mode: the last, partial window.
     if (config_.window > 0) RotateWindowLocked(stop_monotonic_ns_);
   }
@@ -231,7 +233,12 @@ Status Session::SetUpEngines() {
     events_.push_back(spec);
     std::string reason;
     std::unique_ptr<Engine> engine;
-    if (spec->source == EventSource::kWallTime) {
+    if (spec->source == EventSource::kLua) {
+      engine = MakeNullEngine();
+      reason = "lua: LuaJIT's profiler, every " + std::to_string(LuaIntervalMs()) +
+               " ms at VM safe points (inprof/luajit.h)";
+      sampler_.event_weights[e] = 1;
+    } else if (spec->source == EventSource::kWallTime) {
       if (const int error = ProbeThreadTimer(); error != 0) {
         return Status::Error("event wall needs per-thread timers: " + TimerErrorAdvice(error));
       }
@@ -350,7 +357,9 @@ int Session::DrainIntervalMs() const {
   for (size_t e = 0; e < events_.size(); ++e) {
     const EventSpec& spec = *events_[e];
     const bool perf = engines_[e]->kind() == EngineKind::kPerf;
-    if (spec.source == EventSource::kWallTime) {
+    if (spec.source == EventSource::kLua) {
+      continue;  // never through the rings
+    } else if (spec.source == EventSource::kWallTime) {
       rate += std::min(config_.wall_frequency, tick);
     } else if (!perf) {
       rate += std::min(config_.frequency, tick);
@@ -435,6 +444,11 @@ Health Session::CurrentHealth() {
     h.warnings.push_back(std::to_string(full) +
                          " samples came while all of their thread's stack copies were in use: "
                          "they kept only the frame-pointer walk");
+  }
+  if (lua_unspliced_ != 0) {
+    h.warnings.push_back(std::to_string(lua_unspliced_) +
+                         " native samples inside the LuaJIT VM came before its first Lua stack: "
+                         "they have no Lua frames");
   }
   if (h.overflow != 0) {
     h.warnings.push_back(std::to_string(h.overflow) +

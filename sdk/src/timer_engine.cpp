@@ -58,12 +58,27 @@ class TimerEngine final : public Engine {
 
 }  // namespace
 
+namespace {
+class NullEngine final : public Engine {
+ public:
+  EngineKind kind() const override { return EngineKind::kNone; }
+  int Create(pid_t, uint64_t, ThreadSource*) override { return 0; }
+  int Start(ThreadSource*, long) override { return 0; }
+  void Destroy(ThreadSource*) override {}
+  void ForgetInChild(ThreadSource*) override {}
+};
+}  // namespace
+
+std::unique_ptr<Engine> MakeNullEngine() { return std::make_unique<NullEngine>(); }
+
 const char* EngineName(EngineKind kind) {
   switch (kind) {
     case EngineKind::kPerf:
       return "perf";
     case EngineKind::kItimer:
       return "itimer";
+    case EngineKind::kNone:
+      return "lua";
     default:
       return "timer";
   }

@@ -28,7 +28,7 @@
 
 namespace inprof::internal {
 
-enum class EngineKind { kTimer, kPerf, kItimer };
+enum class EngineKind { kTimer, kPerf, kItimer, kNone };
 
 const char* EngineName(EngineKind kind);
 
@@ -64,6 +64,10 @@ std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall = 
 // slot table in `sampler` sized for `max_threads`.
 std::unique_ptr<Engine> MakeItimerEngine(Sampler* sampler, uint32_t event, long period_ns,
                                          uint32_t max_threads);
+
+// An engine that delivers nothing: events whose samples come from elsewhere (lua: LuaJIT's
+// profiler hands them to the session at VM safe points).
+std::unique_ptr<Engine> MakeNullEngine();
 
 // Size of the fd -> token table perf engines publish into (Sampler::fd_tokens).
 inline constexpr uint32_t kMaxPerfFds = 1u << 16;

@@ -9,6 +9,8 @@
 //                       perf_event software events (perf engine required)
 //   cycles, instructions, cache-misses, branch-misses
 //                       perf_event hardware events: need a PMU (a VM often has none)
+//   lua                 Lua stacks of an attached LuaJIT VM (inprof/luajit.h): taken by
+//                       LuaJIT's own profiler at VM safe points, no native engine
 // Not async-signal-safe (control path only).
 #ifndef INPROF_SDK_EVENTS_H_
 #define INPROF_SDK_EVENTS_H_
@@ -19,7 +21,7 @@
 
 namespace inprof::internal {
 
-enum class EventSource { kCpuTime, kWallTime, kPerf };
+enum class EventSource { kCpuTime, kWallTime, kPerf, kLua };
 
 struct EventSpec {
   const char* name;

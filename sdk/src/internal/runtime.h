@@ -10,10 +10,14 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "inprof/exporters.h"
 #include "internal/config.h"
+
+struct lua_State;
 
 namespace inprof::internal {
 
@@ -27,6 +31,20 @@ struct RuntimeResult {
 RuntimeResult RuntimeStart(Config config);
 RuntimeResult RuntimeDump(const std::vector<std::string>* outputs);
 RuntimeResult RuntimeStop();
+
+// The LuaJIT bridge (inprof/luajit.h). Attach: makes the calling thread the Lua VM's thread
+// in the running session (starting one with `config` when none runs; `*started` says so);
+// the session must sample the `lua` event unless `mixed`. Stack: hands one stack from the
+// VM's profiler callback to the session. Detach: forgets the VM. Not async-signal-safe.
+RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
+                               std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
+                               bool* started);
+void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate);
+int RuntimeLuaIntervalMs();
+void RuntimeLuaDetach();
+// inprof_lua_start / inprof_lua_stop (lua_bridge.cpp).
+RuntimeResult LuaStart(lua_State* L, const char* config);
+RuntimeResult LuaStop(lua_State* L);
 bool RuntimeRunning();
 
 // Threads of the profiler itself that no session may sample.

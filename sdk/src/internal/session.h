@@ -24,6 +24,8 @@
 #include <optional>
 #include <utility>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "inprof/exporters.h"
@@ -104,6 +106,20 @@ class Session {
   static constexpr size_t kMaxTaps = 4;
   uint64_t AddTap();
   std::optional<Window> TakeTap(uint64_t tap);
+  // The LuaJIT bridge (lua_bridge.cpp). SetLuaVm names the thread running the VM and the code
+  // ranges of the LuaJIT library (where the VM's own frames are); with `mixed`, native samples
+  // of that thread get the VM's latest Lua stack spliced in at the VM boundary.
+  // AddLuaStack takes a stack from luaJIT_profile_dumpstack (format kLuaDumpFormat, root
+  // first): in Lua mode it is a sample of the `lua` event with `weight` periods; in mixed mode
+  // it becomes the latest stack. Called on the VM's thread at a safe point, never in a signal
+  // handler. Not async-signal-safe.
+  static constexpr const char* kLuaDumpFormat = "pf\x01l\n";
+  void SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges, bool mixed);
+  void ClearLuaVm();
+  void AddLuaStack(std::string_view dump, uint32_t weight, char vmstate);
+  // The LuaJIT profiler's interval for this session's rate (at least 1 ms).
+  int LuaIntervalMs() const;
+
   // Windows exported so far, and dropped because the exporter fell two windows behind.
   uint64_t windows_exported() const { return windows_exported_.load(std::memory_order_relaxed); }
 
@@ -148,6 +164,7 @@ class Session {
   uint32_t AdjustedFrames(const uintptr_t* frames, uint32_t depth, WalkStop stop);
   uint32_t UnwindCopy(const CopyRecord& copy, const uint8_t* bytes);
   void AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event);
+  void CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event);
   // Publishes new code ranges to the handler when the module list changed (or `force`);
   // returns whether it did. Collector thread (or Start) only.
   bool RefreshCodeRanges(bool force);
@@ -217,6 +234,31 @@ class Session {
   std::vector<std::string> last_window_files_;
   std::vector<std::function<void(const Window&)>> listeners_;
   std::vector<Tap> taps_;  // under data_mu_
+
+  // LuaJIT bridge, under data_mu_. Lua frames are not addresses: each distinct (function,
+  // file, line) is interned as kLuaFrameMarker | index into lua_frames_.
+  uintptr_t InternLuaFrame(std::string_view name, std::string_view location);
+  bool SpliceLuaLocked(uint32_t* n, uint32_t weight, uint16_t event);
+  void SpliceLuaPendingLocked();
+  struct LuaPending {
+    std::vector<uintptr_t> frames;  // leaf first, no thread marker
+    uint32_t weight;
+    uint16_t event;
+  };
+  static constexpr size_t kMaxLuaPending = 16384;
+  std::vector<LuaPending> lua_pending_;
+  int lua_event_ = -1;
+  pid_t lua_tid_ = 0;
+  bool lua_mixed_ = false;
+  std::vector<std::pair<uintptr_t, uintptr_t>> lua_vm_ranges_;
+  std::vector<uintptr_t> lua_latest_;  // leaf first
+  std::vector<uintptr_t> lua_scratch_;
+  std::unordered_map<std::string, uintptr_t> lua_frame_ids_;
+  std::unordered_map<std::string, std::string> lua_paths_;  // chunk name -> canonical path
+  mutable std::mutex lua_frames_mu_;  // lua_frames_ (also read by BuildProfile)
+  std::deque<Frame> lua_frames_;
+  uint64_t lua_spliced_ = 0;
+  uint64_t lua_unspliced_ = 0;
   uint64_t next_tap_ = 0;
 
   int wake_fd_ = -1;

@@ -24,6 +24,9 @@ inline constexpr uintptr_t kOverflowMarker = 2;   // the table was full
 // different threads stay apart, so profiles can carry thread labels (pprof's "thread id").
 // No user-space code lives that high on x86-64 or aarch64 (48-bit user address spaces).
 inline constexpr uintptr_t kThreadMarker = uintptr_t{0xfffe} << 48;
+// A Lua frame of the LuaJIT bridge: kLuaFrameMarker | index of the interned frame.
+inline constexpr uintptr_t kLuaFrameMarker = uintptr_t{0xfffd} << 48;
+inline constexpr bool IsLuaFrameMarker(uintptr_t a) { return (a >> 48) == 0xfffd; }
 inline constexpr bool IsThreadMarker(uintptr_t a) { return (a >> 48) == 0xfffe; }
 inline constexpr int64_t ThreadOfMarker(uintptr_t a) {
   return static_cast<int64_t>(a & ((uintptr_t{1} << 48) - 1));
