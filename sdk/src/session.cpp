@@ -154,13 +154,26 @@ std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string&
 }
 
 Status Session::Dump(const std::vector<std::string>& outputs) {
+  const int64_t begin_ns = Now(CLOCK_MONOTONIC);
   Profile profile = Snapshot();
+  const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
+  profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
+  // Annotation JSON is written last so that its health block can report how long the other
+  // outputs took (everything but its own write).
+  std::vector<std::string> ordered;
+  for (int json = 0; json < 2; ++json) {
+    for (const std::string& path : outputs) {
+      if ((FormatFromPath(path) == Format::kAnnotationJson) == (json == 1)) ordered.push_back(path);
+    }
+  }
   std::string failures;
-  for (const std::string& path : outputs) {
+  for (const std::string& path : ordered) {
     std::optional<Format> format = FormatFromPath(path);
     for (const auto& [file, event] : FilesFor(path)) {
       ExportOptions options;
       options.event = event;
+      profile.health.write_seconds =
+          static_cast<double>(Now(CLOCK_MONOTONIC) - symbolized_ns) / 1e9;
       Status s = format ? WriteProfileFile(profile, *format, file, options)
                         : Status::Error("unknown output format for '" + file + "'");
       if (!s.ok()) {
@@ -169,6 +182,8 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
       }
     }
   }
+  dump_symbolize_ns_ = symbolized_ns - begin_ns;
+  dump_write_ns_ = Now(CLOCK_MONOTONIC) - symbolized_ns;
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
@@ -430,6 +445,15 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   if (!written.empty()) {
     line += " outputs=";
     for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
+  }
+  if (dump_symbolize_ns_ >= 0) {
+    // Dump request to every output written: snapshot + symbolization, then the writes.
+    char text[96];
+    std::snprintf(text, sizeof text, " export=%.3fs (symbolize=%.3fs write=%.3fs)",
+                  static_cast<double>(dump_symbolize_ns_ + dump_write_ns_) / 1e9,
+                  static_cast<double>(dump_symbolize_ns_) / 1e9,
+                  static_cast<double>(dump_write_ns_) / 1e9);
+    line += text;
   }
   line += "\ninprof: engine: " + h.engine_reason;
   double expected = 0, cpu_s = 0;
