@@ -66,17 +66,28 @@ timed() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }'; }
 
-# Cold start: one address, a fresh process each time; prints the median wall ms of 7 runs.
+# Cold start: one address, a fresh process each time; prints the median wall ms and the
+# median CPU ms (perf stat task-clock; "-" without perf) of 7 runs.
 cold() {
-  local runs=()
+  local walls=() cpus=()
   for _ in 1 2 3 4 5 6 7; do
     local start end
     start=$(date +%s%N)
-    "$@" < "$tmp/one" > /dev/null 2>&1
+    if command -v perf > /dev/null; then
+      perf stat -x, -e task-clock -o "$tmp/stat" "$@" < "$tmp/one" > /dev/null 2>&1
+      cpus+=("$(awk -F, '/task-clock/ { print $1 }' "$tmp/stat")")
+    else
+      "$@" < "$tmp/one" > /dev/null 2>&1
+      cpus+=(0)
+    fi
     end=$(date +%s%N)
-    runs+=($(((end - start) / 1000)))
+    walls+=($(((end - start) / 1000)))
   done
-  printf '%s\n' "${runs[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f\n", v[4] / 1000 }'
+  local wall cpu
+  wall=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[4] / 1000 }')
+  cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[4] }')
+  command -v perf > /dev/null || cpu=-
+  echo "$wall $cpu"
 }
 
 bench() {
@@ -89,22 +100,22 @@ bench() {
   local -a llvm_cmd=(llvm-symbolizer-14 --obj="$file" --inlines --functions=linkage --output-style=GNU)
   local -a binutils_cmd=(addr2line -e "$file" -i -f)
   printf '\n%s: %s (%s MB), %s addresses, -i -f\n' "$name" "$file" "$size" "$(wc -l < "$tmp/addresses")"
-  printf '  %-24s %8s %8s %10s %8s %14s %10s\n' tool "wall s" "cpu s" "cpu ratio" "peak MB" "1 address ms" "ratio"
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' tool "wall s" "cpu s" "cpu ratio" "peak MB" "1 address: wall/cpu ms" "cpu ratio"
   read -r iw ic im < <(timed "$tmp/inprof.out" "${inprof_cmd[@]}")
-  ik=$(cold "${inprof_cmd[@]}")
-  printf '  %-24s %8s %8s %10s %8s %14s %10s\n' "inprof addr2line" "$iw" "$ic" "1.0" "$im" "$ik" "1.0"
+  read -r ikw ikc < <(cold "${inprof_cmd[@]}")
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' "inprof addr2line" "$iw" "$ic" "1.0" "$im" "$ikw / $ikc" "1.0"
   read -r lw lc lm < <(timed "$tmp/llvm.out" "${llvm_cmd[@]}")
-  lk=$(cold "${llvm_cmd[@]}")
-  printf '  %-24s %8s %8s %10s %8s %14s %10s\n' "llvm-symbolizer-14" "$lw" "$lc" "$(ratio "$lc" "$ic")" "$lm" "$lk" "$(ratio "$lk" "$ik")"
+  read -r lkw lkc < <(cold "${llvm_cmd[@]}")
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' "llvm-symbolizer-14" "$lw" "$lc" "$(ratio "$lc" "$ic")" "$lm" "$lkw / $lkc" "$(ratio "$lkc" "$ikc")"
   read -r bw bc bm < <(timed "$tmp/binutils.out" "${binutils_cmd[@]}")
-  bk=$(cold "${binutils_cmd[@]}")
-  printf '  %-24s %8s %8s %10s %8s %14s %10s\n' "binutils addr2line $(addr2line --version | head -1 | awk '{print $NF}')" "$bw" "$bc" "$(ratio "$bc" "$ic")" "$bm" "$bk" "$(ratio "$bk" "$ik")"
+  read -r bkw bkc < <(cold "${binutils_cmd[@]}")
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' "binutils addr2line $(addr2line --version | head -1 | awk '{print $NF}')" "$bw" "$bc" "$(ratio "$bc" "$ic")" "$bm" "$bkw / $bkc" "$(ratio "$bkc" "$ikc")"
   # Sanity: same number of answers (lines) as binutils, identical on most of them.
   local same total
   same=$(paste "$tmp/inprof.out" "$tmp/binutils.out" | awk -F'\t' '$1 == $2' | wc -l)
   total=$(wc -l < "$tmp/binutils.out")
   printf '  output lines identical to binutils: %s of %s\n' "$same" "$total"
-  printf '  (ratios: the other tool over inprof; 1 address = median wall time of 7 fresh runs; load: %s)\n' \
+  printf '  (ratios: the other tool over inprof; 1 address = medians of 7 fresh runs; load: %s)\n' \
     "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
