@@ -93,12 +93,13 @@ else
   # Lines that differ only in the file name before ":LINE" are binutils 2.40 naming the
   # compile unit's own file for rows before the first DW_LNS_set_file (docs/symbolizer.md,
   # class 1); anything else is listed.
-  paste -d '\n' "$tmp/binutils.out" "$tmp/inprof.out" | paste - - |
-    awk -F'\t' '$1 != $2 {
-        a = $1; b = $2; sub(/^ *[^ :]*:/, ":", a); sub(/^ *[^ :]*:/, ":", b)
-        if (a == b) file_only++; else { other++; if (other <= 5) print "    other: " $1 " | " $2 > "/dev/stderr" }
-      }
-      END { printf "  outputs: %d of %d lines differ: %d only in the file name (binutils bug), %d otherwise\n",
-                   file_only + other, NR, file_only, other }'
+  awk 'NR == FNR { a[FNR] = $0; next }
+       a[FNR] != $0 {
+         x = a[FNR]; y = $0; sub(/^[ \t]*[^ \t:]*:/, ":", x); sub(/^[ \t]*[^ \t:]*:/, ":", y)
+         if (x == y) file_only++
+         else if (++other <= 5) print "    other: " a[FNR] " | " $0 > "/dev/stderr"
+       }
+       END { printf "  outputs: %d of %d lines differ: %d only in the file name (binutils bug), %d otherwise\n",
+                    file_only + other, FNR, file_only, other }' "$tmp/binutils.out" "$tmp/inprof.out"
 fi
 printf '  (load: %s)\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
