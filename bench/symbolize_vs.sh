@@ -67,8 +67,18 @@ timed() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }'; }
 
 # Cold start: one address, a fresh process each time; prints the median wall ms and the
-# median CPU ms (perf stat task-clock; "-" without perf) of 7 runs.
+# mean CPU ms (user + system) of 20 runs with hyperfine (scripts/install-deps bench), else
+# the medians of 7 runs (CPU from perf stat's task-clock, "-" without perf).
 cold() {
+  if command -v hyperfine > /dev/null; then
+    # The address as an argument: every tool takes one there.
+    hyperfine -N -w 3 -r 20 --export-json "$tmp/hf.json" "$(printf '%q ' "$@" "$(cat "$tmp/one")")" \
+      > /dev/null 2>&1
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print("%.1f %.1f" % (r["median"] * 1e3, (r["user"] + r["system"]) * 1e3))' "$tmp/hf.json"
+    return
+  fi
   local walls=() cpus=()
   for _ in 1 2 3 4 5 6 7; do
     local start end
@@ -115,7 +125,7 @@ bench() {
   same=$(paste "$tmp/inprof.out" "$tmp/binutils.out" | awk -F'\t' '$1 == $2' | wc -l)
   total=$(wc -l < "$tmp/binutils.out")
   printf '  output lines identical to binutils: %s of %s\n' "$same" "$total"
-  printf '  (ratios: the other tool over inprof; 1 address = medians of 7 fresh runs; load: %s)\n' \
+  printf '  (ratios: the other tool over inprof; 1 address = fresh runs, median wall / mean CPU; load: %s)\n' \
     "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
