@@ -182,8 +182,8 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
       }
     }
   }
-  dump_symbolize_ns_ = symbolized_ns - begin_ns;
-  dump_write_ns_ = Now(CLOCK_MONOTONIC) - symbolized_ns;
+  dump_symbolize_ns_.store(symbolized_ns - begin_ns, std::memory_order_relaxed);
+  dump_write_ns_.store(Now(CLOCK_MONOTONIC) - symbolized_ns, std::memory_order_relaxed);
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
@@ -446,13 +446,14 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     line += " outputs=";
     for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
   }
-  if (dump_symbolize_ns_ >= 0) {
+  if (const int64_t symbolize_ns = dump_symbolize_ns_.load(std::memory_order_relaxed);
+      symbolize_ns >= 0) {
     // Dump request to every output written: snapshot + symbolization, then the writes.
+    const int64_t write_ns = dump_write_ns_.load(std::memory_order_relaxed);
     char text[96];
     std::snprintf(text, sizeof text, " export=%.3fs (symbolize=%.3fs write=%.3fs)",
-                  static_cast<double>(dump_symbolize_ns_ + dump_write_ns_) / 1e9,
-                  static_cast<double>(dump_symbolize_ns_) / 1e9,
-                  static_cast<double>(dump_write_ns_) / 1e9);
+                  static_cast<double>(symbolize_ns + write_ns) / 1e9,
+                  static_cast<double>(symbolize_ns) / 1e9, static_cast<double>(write_ns) / 1e9);
     line += text;
   }
   line += "\ninprof: engine: " + h.engine_reason;
