@@ -2,7 +2,8 @@
 # `inprof addr2line -i -f` against binutils addr2line and llvm-symbolizer-14: the time to
 # resolve N random code addresses, with inline expansion, in one process each (as perf
 # drives them), on a large generated C++ binary full of templates and inlining (-O2 -g)
-# and on libc with Debian's libc6-dbg. Prints wall and CPU seconds and ratios to inprof.
+# and on libc with Debian's libc6-dbg. Prints wall and CPU seconds, CPU ratios to inprof,
+# peak RSS of each tool, and the cold-start time of each (one address, median of 7 runs).
 #   bench/symbolize_vs.sh [BUILD_DIR] [ADDRESSES] [UNITS] [FUNCTIONS_PER_UNIT]
 # The generated binary is kept in BUILD_DIR/bench-symbolize/ between runs.
 set -euo pipefail
@@ -56,32 +57,76 @@ addresses() {
     }')
 }
 
-# Prints "wall cpu" seconds of one run (cpu = user + system).
+# Prints "wall cpu rss_mb" of one run (cpu = user + system, rss = peak resident set).
 timed() {
   local out=$1; shift
-  local TIMEFORMAT='%R %U %S'
-  { time "$@" < "$tmp/addresses" > "$out" 2>/dev/null; } 2> "$tmp/usage"
-  awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$tmp/usage"
+  /usr/bin/time -o "$tmp/usage" -f '%e %U %S %M' "$@" < "$tmp/addresses" > "$out" 2>/dev/null
+  awk '{ printf "%.2f %.2f %.0f\n", $1, $2 + $3, $4 / 1024 }' "$tmp/usage"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }'; }
+
+# Cold start: one address, a fresh process each time; prints the median wall ms and the
+# mean CPU ms (user + system) of 20 runs with hyperfine (scripts/install-deps bench), else
+# the medians of 7 runs (CPU from perf stat's task-clock, "-" without perf).
+cold() {
+  if command -v hyperfine > /dev/null; then
+    # The address as an argument: every tool takes one there.
+    hyperfine -N -w 3 -r 20 --export-json "$tmp/hf.json" "$(printf '%q ' "$@" "$(cat "$tmp/one")")" \
+      > /dev/null 2>&1
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print("%.1f %.1f" % (r["median"] * 1e3, (r["user"] + r["system"]) * 1e3))' "$tmp/hf.json"
+    return
+  fi
+  local walls=() cpus=()
+  for _ in 1 2 3 4 5 6 7; do
+    local start end
+    start=$(date +%s%N)
+    if command -v perf > /dev/null; then
+      perf stat -x, -e task-clock -o "$tmp/stat" "$@" < "$tmp/one" > /dev/null 2>&1
+      cpus+=("$(awk -F, '/task-clock/ { print $1 }' "$tmp/stat")")
+    else
+      "$@" < "$tmp/one" > /dev/null 2>&1
+      cpus+=(0)
+    fi
+    end=$(date +%s%N)
+    walls+=($(((end - start) / 1000)))
+  done
+  local wall cpu
+  wall=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[4] / 1000 }')
+  cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[4] }')
+  command -v perf > /dev/null || cpu=-
+  echo "$wall $cpu"
 }
 
 bench() {
   local name=$1 file=$2
   addresses "$file" > "$tmp/addresses"
-  local size debug
+  head -1 "$tmp/addresses" > "$tmp/one"
+  local size
   size=$(du -m "$file" | cut -f1)
+  local -a inprof_cmd=("$inprof" addr2line -e "$file" -i -f)
+  local -a llvm_cmd=(llvm-symbolizer-14 --obj="$file" --inlines --functions=linkage --output-style=GNU)
+  local -a binutils_cmd=(addr2line -e "$file" -i -f)
   printf '\n%s: %s (%s MB), %s addresses, -i -f\n' "$name" "$file" "$size" "$(wc -l < "$tmp/addresses")"
-  printf '  %-28s %10s %10s %12s\n' tool "wall s" "cpu s" "cpu ratio"
-  read -r iw ic < <(timed "$tmp/inprof.out" "$inprof" addr2line -e "$file" -i -f)
-  printf '  %-28s %10s %10s %12s\n' "inprof addr2line" "$iw" "$ic" "1.0"
-  read -r lw lc < <(timed "$tmp/llvm.out" llvm-symbolizer-14 --obj="$file" --inlines --functions=linkage --output-style=GNU)
-  printf '  %-28s %10s %10s %12s\n' "llvm-symbolizer-14" "$lw" "$lc" "$(awk -v a=$lc -v b=$ic 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }')"
-  read -r bw bc < <(timed "$tmp/binutils.out" addr2line -e "$file" -i -f)
-  printf '  %-28s %10s %10s %12s\n' "binutils addr2line $(addr2line --version | head -1 | awk '{print $NF}')" "$bw" "$bc" "$(awk -v a=$bc -v b=$ic 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 0.01) }')"
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' tool "wall s" "cpu s" "cpu ratio" "peak MB" "1 address: wall/cpu ms" "cpu ratio"
+  read -r iw ic im < <(timed "$tmp/inprof.out" "${inprof_cmd[@]}")
+  read -r ikw ikc < <(cold "${inprof_cmd[@]}")
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' "inprof addr2line" "$iw" "$ic" "1.0" "$im" "$ikw / $ikc" "1.0"
+  read -r lw lc lm < <(timed "$tmp/llvm.out" "${llvm_cmd[@]}")
+  read -r lkw lkc < <(cold "${llvm_cmd[@]}")
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' "llvm-symbolizer-14" "$lw" "$lc" "$(ratio "$lc" "$ic")" "$lm" "$lkw / $lkc" "$(ratio "$lkc" "$ikc")"
+  read -r bw bc bm < <(timed "$tmp/binutils.out" "${binutils_cmd[@]}")
+  read -r bkw bkc < <(cold "${binutils_cmd[@]}")
+  printf '  %-24s %8s %8s %10s %8s %21s %10s\n' "binutils addr2line $(addr2line --version | head -1 | awk '{print $NF}')" "$bw" "$bc" "$(ratio "$bc" "$ic")" "$bm" "$bkw / $bkc" "$(ratio "$bkc" "$ikc")"
   # Sanity: same number of answers (lines) as binutils, identical on most of them.
   local same total
   same=$(paste "$tmp/inprof.out" "$tmp/binutils.out" | awk -F'\t' '$1 == $2' | wc -l)
   total=$(wc -l < "$tmp/binutils.out")
   printf '  output lines identical to binutils: %s of %s\n' "$same" "$total"
+  printf '  (ratios: the other tool over inprof; 1 address = fresh runs, median wall / mean CPU; load: %s)\n' \
+    "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
 bench "generated C++" "$big"

@@ -154,6 +154,9 @@ void WriteHealth(std::string& out, const Health& h) {
   Key(out, "samples");
   Uint(out, h.samples);
   out += ',';
+  Key(out, "symbolize_seconds");
+  AppendJsonNumber(out, h.symbolize_seconds);
+  out += ',';
   Key(out, "threads");
   out += '[';
   for (size_t i = 0; i < h.threads.size(); ++i) {
@@ -197,7 +200,10 @@ void WriteHealth(std::string& out, const Health& h) {
     if (i) out += ',';
     AppendJsonString(out, h.warnings[i]);
   }
-  out += "]},\n";
+  out += "],";
+  Key(out, "write_seconds");
+  AppendJsonNumber(out, h.write_seconds);
+  out += "},\n";
 }
 
 void WriteHottest(std::string& out, const Annotations& a) {

@@ -174,6 +174,8 @@ bool ReadHealth(JsonCursor& c, Health* h) {
     if (key == "overflow") return ReadUint64(c, &h->overflow);
     if (key == "threads_seen") return ReadUint64(c, &h->threads_seen);
     if (key == "overruns") return ReadUint64(c, &h->overruns);
+    if (key == "symbolize_seconds") return c.ReadDouble(&h->symbolize_seconds);
+    if (key == "write_seconds") return c.ReadDouble(&h->write_seconds);
     if (key == "threads") {
       return ReadArray(c, [&] {
         ThreadHealth& t = h->threads.emplace_back();

@@ -190,13 +190,26 @@ std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string&
 }
 
 Status Session::Dump(const std::vector<std::string>& outputs) {
+  const int64_t begin_ns = Now(CLOCK_MONOTONIC);
   Profile profile = Snapshot();
+  const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
+  profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
+  // Annotation JSON is written last so that its health block can report how long the other
+  // outputs took (everything but its own write).
+  std::vector<std::string> ordered;
+  for (int json = 0; json < 2; ++json) {
+    for (const std::string& path : outputs) {
+      if ((FormatFromPath(path) == Format::kAnnotationJson) == (json == 1)) ordered.push_back(path);
+    }
+  }
   std::string failures;
-  for (const std::string& path : outputs) {
+  for (const std::string& path : ordered) {
     std::optional<Format> format = FormatFromPath(path);
     for (const auto& [file, event] : FilesFor(path)) {
       ExportOptions options;
       options.event = event;
+      profile.health.write_seconds =
+          static_cast<double>(Now(CLOCK_MONOTONIC) - symbolized_ns) / 1e9;
       Status s = format ? WriteProfileFile(profile, *format, file, options)
                         : Status::Error("unknown output format for '" + file + "'");
       if (!s.ok()) {
@@ -205,6 +218,8 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
       }
     }
   }
+  dump_symbolize_ns_.store(symbolized_ns - begin_ns, std::memory_order_relaxed);
+  dump_write_ns_.store(Now(CLOCK_MONOTONIC) - symbolized_ns, std::memory_order_relaxed);
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
@@ -479,6 +494,16 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     line += " outputs=";
     for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
   }
+  if (const int64_t symbolize_ns = dump_symbolize_ns_.load(std::memory_order_relaxed);
+      symbolize_ns >= 0) {
+    // Dump request to every output written: snapshot + symbolization, then the writes.
+    const int64_t write_ns = dump_write_ns_.load(std::memory_order_relaxed);
+    char text[96];
+    std::snprintf(text, sizeof text, " export=%.3fs (symbolize=%.3fs write=%.3fs)",
+                  static_cast<double>(symbolize_ns + write_ns) / 1e9,
+                  static_cast<double>(symbolize_ns) / 1e9, static_cast<double>(write_ns) / 1e9);
+    line += text;
+  }
   if (config_.window > 0) {
     std::lock_guard<std::mutex> lock(export_mu_);
     line += "\ninprof: windows: " + std::to_string(windows_exported()) + " of " +
@@ -611,20 +636,32 @@ void Session::ExportWindow(RawWindow& raw) {
                                   " windows were dropped so far: writing them took longer than "
                                   "the window; raise INPROF_WINDOW or use fewer outputs");
   }
+  const int64_t begin_ns = Now(CLOCK_MONOTONIC);
   window.profile = BuildProfile(raw.table, std::move(raw.health), raw.start_unix_ns, raw.duration_ns);
+  const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
+  window.profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
   raw.table = StackTable(0, 0);  // its memory back before writing
+  // As in Dump: the annotation JSON last, so its health block has the other writes' time.
+  std::vector<std::string> ordered;
+  for (int json = 0; json < 2; ++json) {
+    for (const std::string& path : config_.outputs) {
+      if ((FormatFromPath(path) == Format::kAnnotationJson) == (json == 1)) ordered.push_back(path);
+    }
+  }
 
   // out.folded -> out.20261122T031500Z.folded; windows shorter than a second can start in the
   // same second, so they carry their sequence number too (out.20261122T031500Z-17.folded).
   std::string stamp = UtcStamp(window.start_unix_ns);
   if (config_.window < 1) stamp += "-" + std::to_string(window.sequence);
   std::vector<std::string> written;
-  for (const std::string& path : config_.outputs) {
+  for (const std::string& path : ordered) {
     std::optional<Format> format = FormatFromPath(path);
     if (!format) continue;
     for (const auto& [file, event] : FilesFor(path)) {
       ExportOptions options;
       options.event = event;
+      window.profile.health.write_seconds =
+          static_cast<double>(Now(CLOCK_MONOTONIC) - symbolized_ns) / 1e9;
       // Never replace an existing file: in a shared directory it may be another process's.
       options.replace = false;
       std::string name = PathForWindow(file, stamp);

@@ -3,6 +3,7 @@
 #include <dwarf.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace inprof::internal {
 namespace {
@@ -130,13 +131,74 @@ void InlineResolver::Finish(RangeIndex* index) {
   index->shrink_to_fit();
 }
 
-const InlineResolver::RangeIndex& InlineResolver::IndexFor(Dwarf_Die* cudie) {
-  auto it = cu_index_.find(cudie->addr);
-  if (it != cu_index_.end()) return it->second;
-  RangeIndex index;
-  Collect(cudie, 0, &index);
-  Finish(&index);
-  return cu_index_.emplace(cudie->addr, std::move(index)).first->second;
+InlineResolver::CuInfo& InlineResolver::InfoFor(Dwarf_Die* cudie) {
+  if (cudie->addr == last_cu_) return *last_info_;
+  auto [it, inserted] = cu_info_.try_emplace(cudie->addr);
+  CuInfo& info = it->second;
+  if (inserted) {
+    Collect(cudie, 0, &info.functions);
+    Finish(&info.functions);
+    Dwarf_Addr base = 0;
+    Dwarf_Addr low = 0;
+    Dwarf_Addr high = 0;
+    ptrdiff_t offset = 0;
+    while ((offset = dwarf_ranges(cudie, offset, &base, &low, &high)) > 0) {
+      if (high > low) info.ranges.emplace_back(low, high);
+    }
+    // Sorted and merged into disjoint ranges: one binary search answers dwarf_haspc.
+    std::sort(info.ranges.begin(), info.ranges.end());
+    size_t merged = 0;
+    for (const auto& range : info.ranges) {
+      if (merged > 0 && range.first <= info.ranges[merged - 1].second) {
+        info.ranges[merged - 1].second = std::max(info.ranges[merged - 1].second, range.second);
+      } else {
+        info.ranges[merged++] = range;
+      }
+    }
+    info.ranges.resize(merged);
+    info.ranges.shrink_to_fit();
+    info.comp_dir = CompDir(cudie);
+    info.unmangled = UnmangledLanguage(cudie);
+  }
+  // unordered_map never moves its elements, so the pointer stays valid.
+  last_cu_ = cudie->addr;
+  last_info_ = &info;
+  return info;
+}
+
+// dwarf_getsrc_die's answer (and libdwfl's, which searches the same rows): the last row at
+// or below pc, unless that is an end of sequence.
+Dwarf_Line* InlineResolver::LineFor(Dwarf_Die* cudie, CuInfo* info, Dwarf_Addr pc) {
+  if (!info->lines_built) {
+    info->lines_built = true;
+    size_t count = 0;
+    if (dwarf_getsrclines(cudie, &info->lines, &count) != 0) {
+      info->lines = nullptr;
+      count = 0;
+    }
+    info->line_addrs.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      Dwarf_Addr address = 0;
+      dwarf_lineaddr(dwarf_onesrcline(info->lines, i), &address);
+      info->line_addrs[i] = address;
+    }
+  }
+  if (info->line_addrs.empty()) return nullptr;
+  auto it = std::upper_bound(info->line_addrs.begin(), info->line_addrs.end(), pc);
+  const size_t row = it == info->line_addrs.begin() ? 0 : it - info->line_addrs.begin() - 1;
+  Dwarf_Line* line = dwarf_onesrcline(info->lines, row);
+  bool end_sequence = false;
+  if (line == nullptr || dwarf_lineendsequence(line, &end_sequence) != 0 || end_sequence ||
+      info->line_addrs[row] > pc) {
+    return nullptr;
+  }
+  return line;
+}
+
+bool InlineResolver::Covers(const CuInfo& info, Dwarf_Addr pc) {
+  auto it = std::upper_bound(info.ranges.begin(), info.ranges.end(), pc,
+                             [](Dwarf_Addr a, const auto& r) { return a < r.first; });
+  return it != info.ranges.begin() && pc < std::prev(it)->second;
 }
 
 bool InlineResolver::Find(const RangeIndex& index, Dwarf_Addr pc, Overlap overlap, Dwarf_Die* out) {
@@ -271,28 +333,15 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
   const Dwarf_Addr pc = address - bias;
   // libdw finds the CU through .debug_aranges; when those are imprecise (crt objects,
   // `_start`) the CU does not really cover pc and its line table would give a bogus line.
-  if (dwarf_haspc(cudie, pc) <= 0) return false;
-  const char* comp_dir = CompDir(cudie);
-  const bool unmangled = UnmangledLanguage(cudie);
+  CuInfo& cu = InfoFor(cudie);
+  if (!Covers(cu, pc)) return false;
+  const char* comp_dir = cu.comp_dir;
+  const bool unmangled = cu.unmangled;
 
   DwarfFrame current;
-  if (via_aranges) {
-    if (Dwfl_Line* line = dwfl_module_getsrc(module_, address)) {
-      int lineno = 0;
-      int column = 0;
-      Dwarf_Addr line_address = 0;
-      const char* file = dwfl_lineinfo(line, &line_address, &lineno, &column, nullptr, nullptr);
-      if (file != nullptr) {
-        current.file = file;
-        current.comp_dir = CompDir(dwfl_linecu(line));
-        current.line = lineno > 0 ? static_cast<uint32_t>(lineno) : 0;
-        current.column = column > 0 ? static_cast<uint32_t>(column) : 0;
-        Dwarf_Addr line_bias = 0;
-        current.discriminator = Discriminator(dwfl_dwarf_line(line, &line_bias));
-      }
-    }
-  } else if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc)) {
-    // libdwfl's line lookup goes through .debug_aranges too; ask libdw with the CU.
+  // Both paths (CU found through .debug_aranges or through our CU index) read the CU's own
+  // line table, as libdwfl's dwfl_module_getsrc does for the former.
+  if (Dwarf_Line* line = LineFor(cudie, &cu, pc)) {
     int lineno = 0;
     int column = 0;
     if (const char* file = dwarf_linesrc(line, nullptr, nullptr)) {
@@ -313,7 +362,7 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
   chain_.clear();
   ScopeTree* tree = nullptr;
   Dwarf_Die function;
-  if (Find(IndexFor(cudie), pc, overlap_, &function)) {
+  if (Find(cu.functions, pc, overlap_, &function)) {
     tree = &TreeFor(function);
     uint32_t node = 0;
     chain_.push_back(node);

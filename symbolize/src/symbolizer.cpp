@@ -70,6 +70,21 @@ struct Symbolizer::Impl {
   std::deque<ModuleDebug> debug;  // indexed by module id; deque: entries never move
   internal::DemangleCache demangler;
   internal::SourcePathResolver paths;
+  // File and comp_dir are strings of libdw's line tables, which live as long as we keep the
+  // modules (for the Symbolizer's lifetime, as the demangler assumes too): the pair of
+  // pointers finds the resolved path without building and hashing the joined name.
+  struct PointerPairHash {
+    size_t operator()(const std::pair<const char*, const char*>& p) const {
+      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const char*, const char*>, const std::string*, PointerPairHash>
+      path_by_pointer;
+  const std::string& SourcePath(const char* file, const char* comp_dir) {
+    auto [it, inserted] = path_by_pointer.try_emplace({file, comp_dir}, nullptr);
+    if (inserted) it->second = &paths.Resolve(file, comp_dir);
+    return *it->second;
+  }
   std::unordered_map<uint64_t, CacheEntry> cache;
   std::vector<DwarfFrame> scratch;
 };
@@ -129,7 +144,7 @@ void Symbolizer::Impl::Resolve(uint64_t address, std::vector<SymbolizedFrame>* o
       if (frame.function.empty()) {
         frame.function = raw.inlined ? "??" : SymbolName(*module, info, address);
       }
-      if (raw.file != nullptr) frame.file = paths.Resolve(raw.file, raw.comp_dir);
+      if (raw.file != nullptr) frame.file = SourcePath(raw.file, raw.comp_dir);
       if (!frame.file.empty()) {  // a line number without its file helps nobody
         frame.line = raw.line;
         frame.column = raw.column;

@@ -138,6 +138,25 @@ TEST(AnnotationJson, DeterministicAndRoundTrips) {
   EXPECT_NE(first.find("weird\\nname\\t "), std::string::npos);
 }
 
+TEST(AnnotationJson, ExportTimesRoundTripAndOlderFilesReadAsZero) {
+  Profile profile = GoldenProfile();
+  profile.health.symbolize_seconds = 0.25;
+  profile.health.write_seconds = 0.125;
+  Annotations read;
+  ASSERT_TRUE(ReadAnnotationJson(Json(BuildAnnotations(profile)), "t.json", &read).ok());
+  EXPECT_EQ(read.health.symbolize_seconds, 0.25);
+  EXPECT_EQ(read.health.write_seconds, 0.125);
+  // A health block written before these fields existed.
+  const std::string old = R"({"events":[{"name":"cpu","total_weight":0}],"files":[],
+"format":"inprof-annotations","health":{"samples":7,"warnings":[]},"version":1})";
+  Annotations a;
+  const Status s = ReadAnnotationJson(old, "old.json", &a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(a.health.samples, 7u);
+  EXPECT_EQ(a.health.symbolize_seconds, 0);
+  EXPECT_EQ(a.health.write_seconds, 0);
+}
+
 TEST(AnnotationJson, MissingHeatIsRecomputed) {
   const std::string text = R"({"events":[{"name":"cpu","total_weight":3}],
 "files":[{"functions":[],"lines":[{"function":"f","inclusive":[2],"line":1,"self":[2]},

@@ -653,6 +653,32 @@ TEST(PreloadTest, PrintsOneSummaryLineUnlessQuiet) {
   EXPECT_TRUE(FileExists(quiet.folded));
 }
 
+// The export's cost is reported where users look: the JSON health block (symbolization, and
+// the writing of the outputs written before it) and the summary line (all of it).
+TEST(PreloadTest, ReportsTheTimeFromStopToOutputsWritten) {
+  const std::string dir = MakeTempDir();
+  ProcessResult run = RunProcess(
+      {INPROF_WORKLOAD, "callsite", "0.3"},
+      {{"LD_PRELOAD", PreloadValue()},
+       {"INPROF_OUTPUT", dir + "/profile.json," + dir + "/out.folded," + dir + "/out.svg"}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Annotations annotations;
+  ASSERT_TRUE(
+      ReadAnnotationJson(ReadFile(dir + "/profile.json"), "profile.json", &annotations).ok());
+  EXPECT_GT(annotations.health.samples, 0u);
+  EXPECT_GT(annotations.health.symbolize_seconds, 0);
+  EXPECT_LT(annotations.health.symbolize_seconds, 60);
+  // The folded file and the SVG were written before the JSON (JSON goes last).
+  EXPECT_GT(annotations.health.write_seconds, 0);
+  EXPECT_LT(annotations.health.write_seconds, 60);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      run.err, m, std::regex(R"( export=(\d+\.\d+)s \(symbolize=(\d+\.\d+)s write=(\d+\.\d+)s\))")))
+      << run.err;
+  EXPECT_NEAR(std::stod(m[1].str()), std::stod(m[2].str()) + std::stod(m[3].str()), 0.0015);
+  EXPECT_GE(std::stod(m[3].str()), annotations.health.write_seconds - 0.0005);
+}
+
 TEST(PreloadTest, OutputsAreWrittenWhenAThreadCallsExit) {
   ProfiledRun run = Profile({"exit"});
   EXPECT_EQ(run.process.exit_code, 3);

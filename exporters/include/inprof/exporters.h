@@ -93,6 +93,12 @@ struct Health {
   uint64_t threads_seen = 0;
   uint64_t unknown_frames = 0;   // frames in no known module
   uint64_t overruns = 0;         // timer expirations folded into the weight of later samples
+  // Export cost of this dump, from the dump request (inprof_stop, exit, inprof_dump): time
+  // to snapshot and symbolize the stacks, and time spent writing the outputs written before
+  // this file (annotation JSON is written last, so it excludes only its own write). 0 when
+  // unknown (older files, profiles not made by the SDK).
+  double symbolize_seconds = 0;
+  double write_seconds = 0;
   std::vector<ThreadHealth> threads;  // sorted by tid
   std::vector<std::string> warnings;
 };

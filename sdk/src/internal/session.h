@@ -275,6 +275,10 @@ class Session {
   int64_t stop_monotonic_ns_ = 0;
   int64_t start_cpu_ns_ = 0;
   int64_t stop_cpu_ns_ = 0;
+  // The last Dump's cost (monotonic ns), for the summary line; -1 before the first.
+  // Atomic: Dump may run on several threads at once (under the shared lock).
+  std::atomic<int64_t> dump_symbolize_ns_{-1};
+  std::atomic<int64_t> dump_write_ns_{0};
 };
 
 // Threads inside dlclose right now (dlclose_hook.cpp): stack copies are not unwound meanwhile.

@@ -86,7 +86,25 @@ class InlineResolver {
     std::vector<uint32_t> children;
   };
 
-  const RangeIndex& IndexFor(Dwarf_Die* cudie);
+  // What a lookup needs of its CU, read once: libdw re-reads DIE attributes (and the CU's
+  // range list for dwarf_haspc) on every call, which showed in profiles of libc lookups.
+  struct CuInfo {
+    RangeIndex functions;
+    std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> ranges;  // the CU's own, disjoint, sorted
+    const char* comp_dir = nullptr;
+    bool unmangled = false;  // language without mangling (C, assembler, ...)
+    // The line table's row addresses, in row order, built on the first line lookup: a
+    // binary search over 8-byte keys touches far fewer cache lines than libdw's search
+    // over its row structs, which was the largest single cost of a libc lookup.
+    bool lines_built = false;
+    Dwarf_Lines* lines = nullptr;
+    std::vector<Dwarf_Addr> line_addrs;
+  };
+
+  static Dwarf_Line* LineFor(Dwarf_Die* cudie, CuInfo* info, Dwarf_Addr pc);
+
+  CuInfo& InfoFor(Dwarf_Die* cudie);
+  static bool Covers(const CuInfo& info, Dwarf_Addr pc);
   static void Collect(Dwarf_Die* parent, int depth, RangeIndex* index);
   static void Finish(RangeIndex* index);
   static bool Find(const RangeIndex& index, Dwarf_Addr pc, Overlap overlap, Dwarf_Die* out);
@@ -105,7 +123,9 @@ class InlineResolver {
   RangeIndex cus_;
   Dwarf_Addr dwarf_bias_ = 0;
   Dwarf_Die fallback_cu_;                                 // scratch for FindCuWithoutAranges
-  std::unordered_map<const void*, RangeIndex> cu_index_;  // keyed by the CU DIE's data
+  std::unordered_map<const void*, CuInfo> cu_info_;      // keyed by the CU DIE's data
+  const void* last_cu_ = nullptr;                        // memo of the last InfoFor
+  CuInfo* last_info_ = nullptr;
   std::unordered_map<const void*, ScopeTree> functions_;  // keyed by the function DIE's data
   std::vector<uint32_t> chain_;                           // scratch: node indices
 };
