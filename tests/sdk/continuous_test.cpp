@@ -52,13 +52,20 @@ int64_t SummaryWeight(const std::string& err) {
   return std::stoll(m[1]);
 }
 
-int64_t WindowsWritten(const std::string& err) {
+// The windows the run wrote. With `complete`, every window must have been written (none
+// dropped because the exporter fell behind, which a loaded machine can make happen with
+// short windows: the first export also loads the debug information).
+int64_t WindowsWritten(const std::string& err, bool complete = true) {
   std::smatch m;
   if (!std::regex_search(err, m, std::regex(R"(windows: (\d+) of (\d+) written \((\d+) dropped\))"))) {
     return -1;
   }
-  EXPECT_EQ(m[1], m[2]) << "every window written";
-  EXPECT_EQ(m[3], "0") << "no window dropped";
+  if (complete) {
+    EXPECT_EQ(m[1], m[2]) << "every window written";
+    EXPECT_EQ(m[3], "0") << "no window dropped";
+  } else {
+    EXPECT_EQ(std::stoll(m[1]) + std::stoll(m[3]), std::stoll(m[2])) << "written + dropped";
+  }
   return std::stoll(m[1]);
 }
 
@@ -108,14 +115,16 @@ TEST(Continuous, KeepsTheNewestFilesOfEachOutput) {
   const std::string dir = MakeTempDir();
   // Something else's file in the same directory is never touched.
   std::ofstream(dir + "/out.20000101T000000Z.folded") << "other;process 1\n";
-  ProcessResult r = RunProcess({INPROF_WORKLOAD, "shares", "1.2"},
+  ProcessResult r = RunProcess({INPROF_WORKLOAD, "shares", "1.6"},
                                {{"LD_PRELOAD", PreloadValue()},
-                                {"INPROF_WINDOW", "0.2"},
+                                {"INPROF_WINDOW", "0.3"},
                                 {"INPROF_KEEP", "2"},
                                 {"INPROF_OUTPUT", dir + "/out.folded," + dir + "/perf.log"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const int64_t windows = WindowsWritten(r.err);
-  ASSERT_GE(windows, 4) << r.err;
+  std::smatch total;
+  ASSERT_TRUE(std::regex_search(r.err, total, std::regex(R"(windows: \d+ of (\d+) written)"))) << r.err;
+  const int64_t windows = std::stoll(total[1]);  // sequence numbers 0 .. windows-1
+  ASSERT_GE(WindowsWritten(r.err, /*complete=*/false), 3) << r.err;
   int folded = 0, logs = 0;
   std::vector<int> kept;
   for (const std::string& n : ListDir(dir)) {
@@ -131,7 +140,7 @@ TEST(Continuous, KeepsTheNewestFilesOfEachOutput) {
   std::sort(kept.begin(), kept.end());
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept[1], windows - 1) << "the newest (last, partial) window is kept";
-  EXPECT_EQ(kept[0], windows - 2);
+  EXPECT_LT(kept[0], kept[1]);  // the one before it (windows can be dropped under load)
   EXPECT_EQ(ReadFile(dir + "/out.20000101T000000Z.folded"), "other;process 1\n");
 }
 
@@ -259,12 +268,14 @@ TEST(Continuous, MemoryStaysBoundedUnderChurnForALongRun) {
   const int64_t windows = WindowsWritten(r.err);
   EXPECT_GE(windows, seconds - 2);
   int kept = 0;
+  int64_t total = 0;
   for (const std::string& n : ListDir(dir)) {
     if (!n.ends_with(".folded")) continue;
     ++kept;
-    EXPECT_GT(FoldedTotal(dir + "/" + n), 0) << n;
+    total += FoldedTotal(dir + "/" + n);  // the last, partial window may be empty
   }
   EXPECT_EQ(kept, 5);
+  EXPECT_GT(total, 0);
   // Many distinct stacks: did they fit in 8 MiB? Either way nothing is silently lost: the
   // summary's overflow count and the [overflow] frames agree with the total.
   EXPECT_NE(r.err.find("threads="), std::string::npos);
