@@ -9,6 +9,7 @@
 
 #include "internal/runtime.h"
 #include "internal/session.h"
+#include "internal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {
@@ -48,6 +49,7 @@ void Session::CollectorMain() {
     // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
     // library that is loaded, sampled and unloaded between two dumps is still known.
     if (RefreshCodeRanges(false)) NoteModules();
+    ReclaimCodeRanges();
     if (++tick % rescan_every == 0) registry_->Rescan();
   }
 }
@@ -198,6 +200,16 @@ void Session::NoteModules() {
   symbolizer_.RefreshModules();
 }
 
+void Session::ReclaimCodeRanges() {
+  if (code_retired_.empty()) return;
+  // Every handler that could have loaded a retired table incremented the counter before
+  // loading it and decrements it only when done: zero now means none is still reading one.
+  // A busy process has handlers in flight only for a microsecond at a time, so a later drain
+  // soon finds a moment.
+  if (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) return;
+  code_retired_.clear();
+}
+
 bool Session::RefreshCodeRanges(bool force) {
   // dl_iterate_phdr's adds/subs counters change whenever a module is loaded or unloaded.
   unsigned long long stamp = 0;
@@ -209,7 +221,8 @@ bool Session::RefreshCodeRanges(bool force) {
       &stamp);
   if (!force && stamp == modules_stamp_) return false;
   modules_stamp_ = stamp;
-  auto table = std::make_unique<std::vector<uintptr_t>>();
+  auto table = std::make_unique<CodeTable>();
+  std::vector<uintptr_t>& bounds = table->bounds;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         auto* out = static_cast<std::vector<uintptr_t>*>(data);
@@ -221,23 +234,26 @@ bool Session::RefreshCodeRanges(bool force) {
         }
         return 0;
       },
-      table.get());
+      &bounds);
   // Sort pairs by start address.
   std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
-  for (size_t i = 0; i + 1 < table->size(); i += 2)
-    pairs.emplace_back((*table)[i], (*table)[i + 1]);
+  for (size_t i = 0; i + 1 < bounds.size(); i += 2) pairs.emplace_back(bounds[i], bounds[i + 1]);
   std::sort(pairs.begin(), pairs.end());
-  table->clear();
+  bounds.clear();
   for (const auto& [b, e] : pairs) {
-    table->push_back(b);
-    table->push_back(e);
+    bounds.push_back(b);
+    bounds.push_back(e);
   }
-  auto view = std::make_unique<CodeRanges>();
-  view->ranges = reinterpret_cast<const uintptr_t(*)[2]>(table->data());
-  view->count = pairs.size();
-  sampler_.code.store(view.get(), std::memory_order_release);
-  code_tables_.push_back(std::move(table));
-  code_views_.push_back(std::move(view));
+  table->view.ranges = reinterpret_cast<const uintptr_t(*)[2]>(bounds.data());
+  table->view.count = pairs.size();
+  // seq_cst, with the handler's seq_cst load of `code` after its seq_cst increment of
+  // g_handlers_in_flight: a handler that still sees the old table is counted in flight when
+  // ReclaimCodeRanges looks (a Dekker-style pairing; acquire/release alone would not order
+  // the store before the later load of the counter).
+  sampler_.code.store(&table->view, std::memory_order_seq_cst);
+  if (code_current_) code_retired_.push_back(std::move(code_current_));
+  code_current_ = std::move(table);
+  ReclaimCodeRanges();
   return true;
 }
 

@@ -58,7 +58,7 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
       record->fp_depth = 0;
       record->fp_stop = WalkStop::kRoot;
       if (sampler->unwind == UnwindMode::kAuto) {
-        const WalkResult walk = FpWalk(context, bounds, sampler->code.load(std::memory_order_acquire),
+        const WalkResult walk = FpWalk(context, bounds, sampler->code.load(std::memory_order_seq_cst),
                                        record->fp_frames, sampler->max_depth);
         record->fp_depth = static_cast<uint16_t>(walk.depth);
         record->fp_stop = walk.stop;
@@ -74,7 +74,7 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
   }
   const WalkRequest request{context,
                             StackBounds{slot.stack_lo.load(std::memory_order_relaxed), hi},
-                            sampler->code.load(std::memory_order_acquire),
+                            sampler->code.load(std::memory_order_seq_cst),
                             sampler->max_depth,
                             static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed)),
                             weight,

@@ -11,7 +11,6 @@
 namespace inprof::internal {
 
 extern std::atomic<Sampler*> g_sampler;
-extern std::atomic<int> g_handlers_in_flight;
 extern struct sigaction g_previous_actions[4];
 extern std::atomic<unsigned> g_previous_index;
 

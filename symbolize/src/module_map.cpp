@@ -64,7 +64,7 @@ std::string CanonicalModulePath(const LoadedObject& object) {
                                                     : JoinPath(CurrentDirectory(), object.name));
 }
 
-bool ModuleMap::Refresh(std::vector<size_t>* added) {
+bool ModuleMap::Refresh(std::vector<size_t>* added, std::vector<size_t>* forgotten) {
   if (refreshed_) {
     const LoaderCounters now = ReadLoaderCounters();
     if (now.valid && now == counters_) return false;
@@ -99,6 +99,20 @@ bool ModuleMap::Refresh(std::vector<size_t>* added) {
     }
   }
   if (added != nullptr && !added->empty()) changed = true;
+  // Forget the oldest unloaded modules beyond the bound (not one that was just loaded
+  // again: those left retired_ above).
+  while (retired_.size() > max_unloaded_) {
+    const size_t id = retired_.front();
+    retired_.erase(retired_.begin());
+    Module& module = modules_[id];
+    module = Module{};
+    module.id = id;
+    module.loaded = false;
+    module.forgotten = true;
+    free_ids_.push_back(id);
+    if (forgotten != nullptr) forgotten->push_back(id);
+    changed = true;
+  }
 
   counters_ = counters;
   refreshed_ = true;
@@ -123,14 +137,22 @@ size_t ModuleMap::Adopt(LoadedObject&& object, std::vector<size_t>* added) {
   // the libdwfl state (and everything cached for it) is reused.
   for (size_t i = modules_.size(); i-- > 0;) {
     Module& m = modules_[i];
-    if (!m.loaded && m.bias == object.bias && m.kind == object.kind && m.path == path &&
+    if (!m.loaded && !m.forgotten && m.bias == object.bias && m.kind == object.kind && m.path == path &&
         m.build_id == object.build_id && SameSegments(m.segments, object.segments)) {
       m.loader_name = std::move(object.name);
       return m.id;
     }
   }
-  Module& m = modules_.emplace_back();
-  m.id = modules_.size() - 1;
+  size_t id = modules_.size();
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+    modules_[id] = Module{};
+  } else {
+    modules_.emplace_back();
+  }
+  Module& m = modules_[id];
+  m.id = id;
   m.kind = object.kind;
   m.path = std::move(path);
   m.loader_name = std::move(object.name);

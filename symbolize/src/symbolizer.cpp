@@ -28,10 +28,13 @@ namespace {
 
 constexpr const char kUnknownFunction[] = "[unknown]";
 
-// Resolution state per module; parallel to ModuleMap ids.
+// Resolution state per file: shared by every module (mapping) of the same file, so a library
+// that is loaded, unloaded and loaded again at another address is read by libdwfl once.
+// The file is reported at the bias of its first mapping; an address of another mapping is
+// looked up at bias + (address - that mapping's bias).
 struct ModuleDebug {
-  bool reported = false;                            // handed to libdwfl (successfully or not)
   Dwfl_Module* dwfl = nullptr;                      // null: file unusable, only "module+0x" names
+  uint64_t bias = 0;                                // where libdwfl has the file
   std::unique_ptr<internal::InlineResolver> dwarf;  // set together with dwfl
   bool symbols_built = false;
   internal::ElfSymbolTable symbols;
@@ -41,10 +44,27 @@ struct CacheEntry {
   std::vector<SymbolizedFrame> frames;
   // "[unknown]" answers are retried once the module map has changed: the address may
   // belong to a library loaded since. Other answers are final, which is what keeps
-  // samples taken before a dlclose() resolving to the library they were taken in.
+  // samples taken before a dlclose() resolving to the library they were taken in (until the
+  // module map forgets that library: then its answers go too).
   bool unknown = false;
   uint64_t generation = 0;
+  size_t module = SIZE_MAX;  // module id the answer came from
 };
+
+// What makes two mappings the same file: its path, build-id and segment layout relative to
+// the load bias (a file without build-id replaced on disk between two loads differs there).
+std::string FileKey(const Module& module) {
+  std::string key = module.path;
+  key += '\0';
+  key.append(module.build_id.begin(), module.build_id.end());
+  for (const internal::Segment& s : module.segments) {
+    char layout[64];
+    std::snprintf(layout, sizeof layout, "|%" PRIx64 "+%" PRIx64, s.begin - module.bias,
+                  s.end - s.begin);
+    key += layout;
+  }
+  return key;
+}
 
 std::string OffsetName(const Module& module, uint64_t offset) {
   char suffix[32];
@@ -61,13 +81,19 @@ struct Symbolizer::Impl {
       : paths(internal::PathMap(std::move(options.path_map))) {}
 
   void Refresh();
+  // Drops the per-module state and cached answers of modules the map forgot.
+  void Forget(const std::vector<size_t>& ids);
   ModuleDebug& DebugFor(Module& module);
-  void Resolve(uint64_t address, std::vector<SymbolizedFrame>* out);
+  // Returns the id of the module the address is in (SIZE_MAX: none).
+  size_t Resolve(uint64_t address, std::vector<SymbolizedFrame>* out);
   std::string SymbolName(const Module& module, ModuleDebug& debug, uint64_t address);
 
   internal::ModuleMap modules;
   internal::DwflSession dwfl;
-  std::deque<ModuleDebug> debug;  // indexed by module id; deque: entries never move
+  // Per file (FileKey), never freed: libdw's strings are referenced by the demangler and
+  // path caches. Bounded by the distinct files the process has had mapped.
+  std::unordered_map<std::string, std::unique_ptr<ModuleDebug>> debug_by_file;
+  std::vector<ModuleDebug*> debug;  // indexed by module id; null until first needed
   internal::DemangleCache demangler;
   internal::SourcePathResolver paths;
   // File and comp_dir are strings of libdw's line tables, which live as long as we keep the
@@ -89,19 +115,40 @@ struct Symbolizer::Impl {
   std::vector<DwarfFrame> scratch;
 };
 
-void Symbolizer::Impl::Refresh() { modules.Refresh(nullptr); }
+void Symbolizer::Impl::Refresh() {
+  std::vector<size_t> forgotten;
+  modules.Refresh(nullptr, &forgotten);
+  if (!forgotten.empty()) Forget(forgotten);
+}
 
-// Modules are handed to libdwfl when first needed, not when discovered: libdwfl keeps each
-// module's file open, and a process may map hundreds of libraries it is never sampled in.
+void Symbolizer::Impl::Forget(const std::vector<size_t>& ids) {
+  std::vector<bool> gone(modules.size(), false);
+  for (size_t id : ids) {
+    if (id < gone.size()) gone[id] = true;
+    if (id < debug.size()) debug[id] = nullptr;
+  }
+  for (auto it = cache.begin(); it != cache.end();) {
+    const size_t m = it->second.module;
+    it = m < gone.size() && gone[m] ? cache.erase(it) : std::next(it);
+  }
+}
+
+// Files are handed to libdwfl when first needed, not when discovered: libdwfl keeps each
+// file open, and a process may map hundreds of libraries it is never sampled in.
 ModuleDebug& Symbolizer::Impl::DebugFor(Module& module) {
-  if (module.id >= debug.size()) debug.resize(module.id + 1);
-  ModuleDebug& info = debug[module.id];
-  if (!info.reported) {
-    info.reported = true;  // once only: a second report of the same module would be unsafe
+  if (module.id >= debug.size()) debug.resize(module.id + 1, nullptr);
+  if (debug[module.id] != nullptr) return *debug[module.id];
+  auto [it, inserted] = debug_by_file.try_emplace(FileKey(module));
+  if (inserted) {
+    // Once per file: a second report of the same file would be unsafe.
+    it->second = std::make_unique<ModuleDebug>();
+    ModuleDebug& info = *it->second;
+    info.bias = module.bias;
     info.dwfl = dwfl.Report(module);
     if (info.dwfl != nullptr) info.dwarf = std::make_unique<internal::InlineResolver>(info.dwfl);
   }
-  return info;
+  debug[module.id] = it->second.get();
+  return *it->second;
 }
 
 std::string Symbolizer::Impl::SymbolName(const Module& module, ModuleDebug& info,
@@ -111,12 +158,14 @@ std::string Symbolizer::Impl::SymbolName(const Module& module, ModuleDebug& info
       info.symbols_built = true;
       info.symbols.Build(info.dwfl);
     }
-    if (const char* name = info.symbols.Find(address)) return demangler.Get(name);
+    if (const char* name = info.symbols.Find(info.bias + (address - module.bias))) {
+      return demangler.Get(name);
+    }
   }
   return OffsetName(module, address - module.bias);
 }
 
-void Symbolizer::Impl::Resolve(uint64_t address, std::vector<SymbolizedFrame>* out) {
+size_t Symbolizer::Impl::Resolve(uint64_t address, std::vector<SymbolizedFrame>* out) {
   out->clear();
   Module* module = modules.Find(address);
   if (module == nullptr) {
@@ -128,13 +177,13 @@ void Symbolizer::Impl::Resolve(uint64_t address, std::vector<SymbolizedFrame>* o
     frame.function = kUnknownFunction;
     frame.module_offset = address;
     out->push_back(std::move(frame));
-    return;
+    return SIZE_MAX;
   }
   const uint64_t offset = address - module->bias;
   ModuleDebug& info = DebugFor(*module);
 
   scratch.clear();
-  if (info.dwarf != nullptr && info.dwarf->Resolve(address, &scratch)) {
+  if (info.dwarf != nullptr && info.dwarf->Resolve(info.bias + offset, &scratch)) {
     out->reserve(scratch.size());
     for (const DwarfFrame& raw : scratch) {
       SymbolizedFrame& frame = out->emplace_back();
@@ -153,12 +202,13 @@ void Symbolizer::Impl::Resolve(uint64_t address, std::vector<SymbolizedFrame>* o
       frame.module = module->path;
       frame.module_offset = offset;
     }
-    return;
+    return module->id;
   }
   SymbolizedFrame& frame = out->emplace_back();
   frame.function = SymbolName(*module, info, address);
   frame.module = module->path;
   frame.module_offset = offset;
+  return module->id;
 }
 
 Symbolizer::Symbolizer(SymbolizerOptions options)
@@ -184,12 +234,13 @@ const std::vector<SymbolizedFrame>& Symbolizer::Symbolize(uint64_t address) {
       return it->second.frames;
     }
     std::vector<SymbolizedFrame> frames;
-    impl.Resolve(address, &frames);
+    const size_t module = impl.Resolve(address, &frames);
     if (it == impl.cache.end()) it = impl.cache.try_emplace(address).first;
     CacheEntry& entry = it->second;
     entry.frames = std::move(frames);
     entry.unknown = entry.frames.size() == 1 && entry.frames[0].module.empty();
     entry.generation = impl.modules.generation();
+    entry.module = module;
     return entry.frames;
   } catch (...) {
     static const std::vector<SymbolizedFrame> kFailed{SymbolizedFrame{kUnknownFunction}};

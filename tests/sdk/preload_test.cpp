@@ -701,14 +701,26 @@ TEST(PreloadTest, AProgramThatInstallsItsOwnSigprofHandlerLaterKeepsBothWorking)
       if (std::string(engine) == "perf") SKIP_WITHOUT_PERF(run);
       ASSERT_EQ(run.process.exit_code, 0) << how << " " << engine << ": " << run.process.err;
       std::smatch m;
-      ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(own hits=(\d+) query=mine)")))
+      ASSERT_TRUE(std::regex_search(run.process.out, m,
+                                    std::regex(R"(own hits=(\d+) query=mine raised=(\d+)/(\d+))")))
           << run.process.out;
-      // Its 10 ms ITIMER_PROF over 1 s of CPU: about 100 signals reach its handler. A SIGPROF
-      // that arrives while one is pending is lost, and under qemu-user a signal also waits
-      // for the emulated thread to reach a translation-block boundary, so its SIGPROFs
-      // coalesce with ours far more often (36 to 100 seen): there, only that they still
-      // arrive is asserted.
-      EXPECT_GT(std::stoi(m[1].str()), EmulatorPrefix().empty() ? 50 : 10) << how << " " << engine;
+      // Not one of the program's own SIGPROFs may be swallowed: each raise() is delivered
+      // before it returns, so the count is exact. (qemu-user keeps one pending signal per
+      // number: a raise that meets one of our timer's SIGPROFs still pending there merges
+      // with it, so there a few may be missing.)
+      const int raised = std::stoi(m[2].str()), sent = std::stoi(m[3].str());
+      if (EmulatorPrefix().empty()) {
+        EXPECT_EQ(raised, sent) << how << " " << engine;
+      } else {
+        EXPECT_GE(raised, sent - 3) << how << " " << engine;
+      }
+      // Its 10 ms ITIMER_PROF over 1 s of CPU: up to about 100 signals. The kernel checks
+      // process CPU timers on the tick of a CPU where the process runs and sends at most one
+      // signal per check, and a SIGPROF that arrives while one is pending is lost: on a loaded
+      // machine (the test suite running beside it) 14 of 100 were seen natively, and under
+      // qemu-user signals also wait for translation-block boundaries. So what is asserted is
+      // that its timer still reaches it, and never more often than it fired.
+      EXPECT_GT(std::stoi(m[1].str()), 5) << how << " " << engine;
       EXPECT_LT(std::stoi(m[1].str()), 150) << how << " " << engine;
       // And sampling went on: 1 s at 199 Hz.
       EXPECT_GT(Weight(run.folded, "early_spin"), 120) << how << " " << engine;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <libelf.h>
 #include <link.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "inprof/symbolize.h"
+#include "internal/module_map.h"
 #include "test_util.h"
 
 namespace inprof_test {
@@ -429,6 +431,108 @@ INSTANTIATE_TEST_SUITE_P(Callbacks, SymbolizerSplitDebug,
                                   (info.param.build_id ? "WithBuildId" : "WithoutBuildId");
                          });
 #endif
+
+
+// Loads the fixture, takes the addresses of its two capture functions' call sites, unloads it
+// and occupies the pages it was at, so the next load lands somewhere else. Returns false
+// when the loader kept the library mapped.
+struct Placement {
+  uint64_t bias = 0;
+  uint64_t first = 0, second = 0;  // return addresses - 1
+  int first_line = 0, second_line = 0;
+};
+bool LoadAndUnloadElsewhere(Placement* out, std::vector<std::pair<void*, size_t>>* blockers) {
+  void* handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  auto first = reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_first"));
+  auto second = reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_second"));
+  if (first == nullptr || second == nullptr) return false;
+  out->first = first(&out->first_line) - 1;
+  out->second = second(&out->second_line) - 1;
+  out->bias = LoadBias(handle);
+  if (dlclose(handle) != 0) return false;
+  if (void* still = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(still);
+    return false;
+  }
+  const size_t span = 4096;  // its first page: the loader needs a hole for the whole library
+  void* block = mmap(reinterpret_cast<void*>(out->bias), span, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (block != MAP_FAILED) blockers->emplace_back(block, span);
+  return true;
+}
+
+// A plugin loaded, unloaded and loaded again at another address: both placements resolve to
+// the same function and line (libdwfl reads the file once and the second placement is looked
+// up relative to it), and the first still resolves after the second came.
+TEST(SymbolizerDlopen, ALibraryReloadedElsewhereResolvesAtBothPlacements) {
+  Symbolizer symbolizer;
+  std::vector<std::pair<void*, size_t>> blockers;
+  Placement a, b;
+  ASSERT_TRUE(LoadAndUnloadElsewhere(&a, &blockers));
+  // Looked up only now that the first placement is unloaded, after the map has seen it.
+  void* handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr);
+  symbolizer.RefreshModules();
+  dlclose(handle);
+  symbolizer.RefreshModules();
+  ASSERT_TRUE(LoadAndUnloadElsewhere(&b, &blockers));
+  for (auto& [p, n] : blockers) munmap(p, n);
+  if (a.bias == b.bias) GTEST_SKIP() << "the loader put the library at the same place again";
+  // The second placement was never seen by a refresh while loaded: load it once more there.
+  handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr);
+  const uint64_t now_bias = LoadBias(handle);
+  symbolizer.RefreshModules();
+  const uint64_t now_second = b.second - b.bias + now_bias;
+  for (uint64_t address : {now_second, a.second}) {
+    const auto& frames = symbolizer.Symbolize(address);
+    ASSERT_EQ(frames.size(), 1u) << std::hex << address;
+    EXPECT_EQ(frames[0].function, "fixture_lib::CaptureSecond(int*)");
+    EXPECT_EQ(frames[0].line, static_cast<uint32_t>(a.second_line));
+    EXPECT_EQ(frames[0].module, RealPath(INPROF_DL_FIXTURE_PATH));
+    EXPECT_EQ(frames[0].module_offset, a.second - a.bias);
+  }
+  dlclose(handle);
+}
+
+// The map keeps only the most recently unloaded modules: a program that loads and unloads
+// libraries forever does not grow it. Forgotten ids are reported and reused.
+TEST(SymbolizerDlopen, TheModuleMapForgetsTheOldestUnloadedModules) {
+  inprof::internal::ModuleMap map(/*max_unloaded=*/1);
+  std::vector<size_t> added, forgotten;
+  map.Refresh(&added, &forgotten);
+  const size_t base = map.size();
+  std::vector<std::pair<void*, size_t>> blockers;
+  std::vector<Placement> placements(4);
+  for (Placement& p : placements) {
+    void* handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr);
+    map.Refresh(&added, &forgotten);
+    ASSERT_NE(map.Find(LoadBias(handle) + 1), nullptr);
+    dlclose(handle);
+    ASSERT_TRUE(LoadAndUnloadElsewhere(&p, &blockers));  // also moves the next placement
+    map.Refresh(&added, &forgotten);
+  }
+  for (auto& [p, n] : blockers) munmap(p, n);
+  // Four unloaded placements, one kept: the newest. The map holds it and nothing more.
+  ASSERT_GE(forgotten.size(), 2u);
+  EXPECT_NE(map.Find(placements[3].second), nullptr);
+  EXPECT_EQ(map.Find(placements[0].second), nullptr);
+  EXPECT_EQ(map.Find(placements[1].second), nullptr);
+  EXPECT_LE(map.size(), base + 2);
+  // A module loaded now takes a forgotten id instead of growing the map.
+  const size_t size = map.size();
+  void* handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr);
+  added.clear();
+  map.Refresh(&added, &forgotten);
+  dlclose(handle);
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(map.size(), size);
+  EXPECT_NE(std::find(forgotten.begin(), forgotten.end(), added[0]), forgotten.end());
+  EXPECT_FALSE(map.at(added[0]).forgotten);
+}
 
 }  // namespace
 }  // namespace inprof_test

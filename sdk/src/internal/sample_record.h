@@ -116,6 +116,8 @@ class CopyRing {
   uint32_t slot_bytes_ = 0;
   CopyRecord* records_ = nullptr;
   uint8_t* data_ = nullptr;
+  void* mapping_ = nullptr;  // records_ and data_, one anonymous mapping
+  size_t mapping_bytes_ = 0;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 

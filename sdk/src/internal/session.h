@@ -204,10 +204,16 @@ class Session {
   std::mutex symbolize_mu_;
   Symbolizer symbolizer_;
 
-  // Code ranges published to the handler; old tables stay alive until the session ends
-  // because a handler may still be reading one.
-  std::vector<std::unique_ptr<std::vector<uintptr_t>>> code_tables_;
-  std::vector<std::unique_ptr<CodeRanges>> code_views_;
+  // Code ranges published to the handler (the newest is in sampler_.code) and the ones
+  // replaced since, which a handler may still be reading: freed by ReclaimCodeRanges once no
+  // handler is in flight, so dlopen/dlclose churn does not grow them. Collector only.
+  struct CodeTable {
+    std::vector<uintptr_t> bounds;
+    CodeRanges view;
+  };
+  std::unique_ptr<CodeTable> code_current_;
+  std::vector<std::unique_ptr<CodeTable>> code_retired_;
+  void ReclaimCodeRanges();
   unsigned long long modules_stamp_ = ~0ull;
 
   // Continuous mode: the current window (table_ holds its stacks), the export queue and its

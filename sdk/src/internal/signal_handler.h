@@ -2,6 +2,7 @@
 #ifndef INPROF_SDK_SIGNAL_HANDLER_H_
 #define INPROF_SDK_SIGNAL_HANDLER_H_
 
+#include <atomic>
 #include <csignal>
 
 #include "internal/sampler.h"
@@ -36,6 +37,11 @@ void ForgetSamplerAfterFork();
 
 // True on a thread that is currently inside the sampling handler. Async-signal-safe.
 bool InSamplingHandler();
+
+// Handlers running right now, in any thread. A handler increments it (seq_cst) before it
+// reads anything the control path may replace and decrements it when done, so memory
+// unpublished before a load of zero (seq_cst) is no longer read by any handler.
+extern std::atomic<int> g_handlers_in_flight;
 
 }  // namespace inprof::internal
 

@@ -1,5 +1,8 @@
 // The modules (main executable, shared objects, vDSO) this process has had mapped, including
 // ones unloaded since: samples taken before a dlclose() must still resolve afterwards.
+// A program that loads and unloads libraries all day (plugins, a library that lands at a
+// new address each time) would grow that list forever, so only the most recently unloaded
+// `max_unloaded` modules are kept; older ones are forgotten and their ids reused.
 //
 // Concurrency: owned by one Symbolizer and used under its caller's serialisation.
 #ifndef INPROF_SYMBOLIZE_INTERNAL_MODULE_MAP_H_
@@ -26,15 +29,20 @@ struct Module {
   std::vector<uint8_t> build_id;  // from the loaded image; empty if it has none
   std::vector<char> image;        // vDSO only, until the symbolizer has consumed it
   bool loaded = true;             // false once unloaded (kept for old samples)
+  bool forgotten = false;         // unloaded long ago: no longer found; id free for reuse
 };
 
 class ModuleMap {
  public:
+  static constexpr size_t kDefaultMaxUnloaded = 256;
+  explicit ModuleMap(size_t max_unloaded = kDefaultMaxUnloaded) : max_unloaded_(max_unloaded) {}
+
   // Takes the loader's current list. Returns true when the set of loaded modules changed;
-  // appends the ids of modules never seen before to `added`. Cheap when the loader's
-  // adds/subs counters did not move. Throws std::bad_alloc only.
-  // Not async-signal-safe.
-  bool Refresh(std::vector<size_t>* added);
+  // appends the ids of modules never seen before to `added`, and the ids of unloaded
+  // modules it forgot to `forgotten` (their records are empty from now on and the ids may
+  // come back in `added` later, for other modules). Cheap when the loader's adds/subs
+  // counters did not move. Throws std::bad_alloc only. Not async-signal-safe.
+  bool Refresh(std::vector<size_t>* added, std::vector<size_t>* forgotten = nullptr);
 
   // The module containing `address`: currently loaded modules first, then unloaded ones,
   // most recently unloaded first. nullptr when none. Not async-signal-safe.
@@ -64,6 +72,8 @@ class ModuleMap {
   std::deque<Module> modules_;
   std::vector<Range> loaded_ranges_;  // all PT_LOAD ranges of loaded modules, sorted
   std::vector<size_t> retired_;       // unloaded modules, oldest first
+  std::vector<size_t> free_ids_;      // ids of forgotten modules, for reuse
+  size_t max_unloaded_;
   LoaderCounters counters_;
   bool refreshed_ = false;
   uint64_t generation_ = 0;
