@@ -119,7 +119,11 @@ void HttpServer::ListenLoop() {
     bool queued = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (idle_ > static_cast<int>(pending_.size())) {
+      // Queue unless every worker already has a request: one still starting, or just
+      // finishing the previous connection, takes it in a moment. (Counting idle workers
+      // instead refused a client's next request while the worker that served its last one
+      // was still closing, or before the workers had all started.)
+      if (busy_ + static_cast<int>(pending_.size()) < options_.workers) {
         pending_.push_back(fd);
         queued = true;
       }
@@ -144,15 +148,16 @@ void HttpServer::WorkerLoop() {
     int fd;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      ++idle_;
       cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
-      --idle_;
       if (stopping_) return;
       fd = pending_.front();
       pending_.pop_front();
+      ++busy_;
     }
     Serve(fd);
     close(fd);
+    std::lock_guard<std::mutex> lock(mu_);
+    --busy_;
   }
 }
 

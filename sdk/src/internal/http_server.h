@@ -80,7 +80,7 @@ class HttpServer {
   std::mutex mu_;
   std::condition_variable cv_;  // new connections, stop
   std::deque<int> pending_;     // accepted, waiting for a worker
-  int idle_ = 0;                // workers waiting for a connection
+  int busy_ = 0;                // workers serving a connection
   bool stopping_ = false;
 };
 
