@@ -252,8 +252,7 @@ bool Session::RefreshCodeRanges(bool force) {
   // the store before the later load of the counter).
   sampler_.code.store(&table->view, std::memory_order_seq_cst);
   if (code_current_) code_retired_.push_back(std::move(code_current_));
-  code_current_ = std::move(table);
-  ReclaimCodeRanges();
+  code_current_ = std::move(table);  // the old one goes at the next ReclaimCodeRanges
   return true;
 }
 
