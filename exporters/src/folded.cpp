@@ -75,10 +75,16 @@ std::string FoldedFrameText(const Frame& frame, bool with_lines) {
     text += ')';
   }
   // A name that itself ends like a colour hint ("f_[j]", as a perf script symbol may) would
-  // lose it to every reader: its '_' becomes a space, which no reader strips ("f [j]").
-  while (text.size() >= 4 && text[text.size() - 4] == '_' && text[text.size() - 3] == '[' &&
-         text.back() == ']' && std::string_view("ikjw").find(text[text.size() - 2]) != std::string_view::npos) {
-    text[text.size() - 4] = ' ';
+  // lose it to every reader: its '_' becomes a space, which no reader strips ("f [j]"); a name
+  // that is nothing but a hint loses the '_' ("[j]"), as a leading space would be trimmed.
+  if (text.size() >= 4 && text[text.size() - 4] == '_' && text[text.size() - 3] == '[' &&
+      text.back() == ']' &&
+      std::string_view("ikjw").find(text[text.size() - 2]) != std::string_view::npos) {
+    if (text.size() == 4) {
+      text.erase(0, 1);
+    } else {
+      text[text.size() - 4] = ' ';
+    }
   }
   // The colour hint goes last: flamegraph.pl and inferno only recognise it as a suffix.
   // Default (names-only) output leaves it off so an inlined function and the same function
