@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <set>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -433,15 +435,16 @@ INSTANTIATE_TEST_SUITE_P(Callbacks, SymbolizerSplitDebug,
 #endif
 
 
-// Loads the fixture, takes the addresses of its two capture functions' call sites, unloads it
-// and occupies the pages it was at, so the next load lands somewhere else. Returns false
-// when the loader kept the library mapped.
+// Loads the fixture, calls `while_loaded`, takes the addresses of its two capture functions'
+// call sites, unloads it and occupies its first page, so the next load lands somewhere else.
+// Returns false when the loader kept the library mapped.
 struct Placement {
   uint64_t bias = 0;
   uint64_t first = 0, second = 0;  // return addresses - 1
   int first_line = 0, second_line = 0;
 };
-bool LoadAndUnloadElsewhere(Placement* out, std::vector<std::pair<void*, size_t>>* blockers) {
+bool LoadAndUnloadElsewhere(Placement* out, std::vector<std::pair<void*, size_t>>* blockers,
+                            const std::function<void()>& while_loaded) {
   void* handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) return false;
   auto first = reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_first"));
@@ -450,6 +453,7 @@ bool LoadAndUnloadElsewhere(Placement* out, std::vector<std::pair<void*, size_t>
   out->first = first(&out->first_line) - 1;
   out->second = second(&out->second_line) - 1;
   out->bias = LoadBias(handle);
+  while_loaded();
   if (dlclose(handle) != 0) return false;
   if (void* still = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_NOLOAD)) {
     dlclose(still);
@@ -462,38 +466,27 @@ bool LoadAndUnloadElsewhere(Placement* out, std::vector<std::pair<void*, size_t>
   return true;
 }
 
-// A plugin loaded, unloaded and loaded again at another address: both placements resolve to
-// the same function and line (libdwfl reads the file once and the second placement is looked
-// up relative to it), and the first still resolves after the second came.
+// A plugin loaded, unloaded and loaded again at another address, looked up only after both
+// unloads: both placements resolve to the same function and line (libdwfl reads the file once
+// and the second placement is looked up relative to the first).
 TEST(SymbolizerDlopen, ALibraryReloadedElsewhereResolvesAtBothPlacements) {
   Symbolizer symbolizer;
   std::vector<std::pair<void*, size_t>> blockers;
   Placement a, b;
-  ASSERT_TRUE(LoadAndUnloadElsewhere(&a, &blockers));
-  // Looked up only now that the first placement is unloaded, after the map has seen it.
-  void* handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(handle, nullptr);
+  ASSERT_TRUE(LoadAndUnloadElsewhere(&a, &blockers, [&] { symbolizer.RefreshModules(); }));
   symbolizer.RefreshModules();
-  dlclose(handle);
+  ASSERT_TRUE(LoadAndUnloadElsewhere(&b, &blockers, [&] { symbolizer.RefreshModules(); }));
   symbolizer.RefreshModules();
-  ASSERT_TRUE(LoadAndUnloadElsewhere(&b, &blockers));
   for (auto& [p, n] : blockers) munmap(p, n);
   if (a.bias == b.bias) GTEST_SKIP() << "the loader put the library at the same place again";
-  // The second placement was never seen by a refresh while loaded: load it once more there.
-  handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(handle, nullptr);
-  const uint64_t now_bias = LoadBias(handle);
-  symbolizer.RefreshModules();
-  const uint64_t now_second = b.second - b.bias + now_bias;
-  for (uint64_t address : {now_second, a.second}) {
-    const auto& frames = symbolizer.Symbolize(address);
-    ASSERT_EQ(frames.size(), 1u) << std::hex << address;
+  for (const Placement* p : {&a, &b}) {
+    const auto& frames = symbolizer.Symbolize(p->second);
+    ASSERT_EQ(frames.size(), 1u) << std::hex << p->second;
     EXPECT_EQ(frames[0].function, "fixture_lib::CaptureSecond(int*)");
     EXPECT_EQ(frames[0].line, static_cast<uint32_t>(a.second_line));
     EXPECT_EQ(frames[0].module, RealPath(INPROF_DL_FIXTURE_PATH));
     EXPECT_EQ(frames[0].module_offset, a.second - a.bias);
   }
-  dlclose(handle);
 }
 
 // The map keeps only the most recently unloaded modules: a program that loads and unloads
@@ -506,20 +499,17 @@ TEST(SymbolizerDlopen, TheModuleMapForgetsTheOldestUnloadedModules) {
   std::vector<std::pair<void*, size_t>> blockers;
   std::vector<Placement> placements(4);
   for (Placement& p : placements) {
-    void* handle = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(handle, nullptr);
-    map.Refresh(&added, &forgotten);
-    ASSERT_NE(map.Find(LoadBias(handle) + 1), nullptr);
-    dlclose(handle);
-    ASSERT_TRUE(LoadAndUnloadElsewhere(&p, &blockers));  // also moves the next placement
+    ASSERT_TRUE(LoadAndUnloadElsewhere(&p, &blockers, [&] { map.Refresh(&added, &forgotten); }));
     map.Refresh(&added, &forgotten);
   }
   for (auto& [p, n] : blockers) munmap(p, n);
-  // Four unloaded placements, one kept: the newest. The map holds it and nothing more.
+  std::set<uint64_t> places;
+  for (const Placement& p : placements) places.insert(p.bias);
+  if (places.size() < 3) GTEST_SKIP() << "the loader reused its places despite the blockers";
+  // Unloaded placements, one kept: the newest. The map holds it and nothing more.
   ASSERT_GE(forgotten.size(), 2u);
   EXPECT_NE(map.Find(placements[3].second), nullptr);
   EXPECT_EQ(map.Find(placements[0].second), nullptr);
-  EXPECT_EQ(map.Find(placements[1].second), nullptr);
   EXPECT_LE(map.size(), base + 2);
   // A module loaded now takes a forgotten id instead of growing the map.
   const size_t size = map.size();
