@@ -240,7 +240,7 @@ TEST(Continuous, MemoryStaysBoundedUnderChurnForALongRun) {
     GTEST_SKIP() << "qemu-user's own memory for thousands of emulated threads dominates the resident size";
   }
   const std::string dir = MakeTempDir();
-  const int seconds = 80;
+  const int seconds = 120;
   ProcessResult r = RunProcess({INPROF_WORKLOAD, "churn", std::to_string(seconds), INPROF_PLUGIN},
                                {{"LD_PRELOAD", PreloadValue()},
                                 {"INPROF_WINDOW", "1"},
@@ -256,33 +256,41 @@ TEST(Continuous, MemoryStaysBoundedUnderChurnForALongRun) {
   // not taken back.
   std::vector<long> rss, heap;
   std::istringstream out(r.out);
+  std::string series;  // the whole curve, for the failure messages
   for (std::string line; std::getline(out, line);) {
     long r_kb = 0, h_kb = 0;
     if (std::sscanf(line.c_str(), "rss %ld heap %ld", &r_kb, &h_kb) == 2) {
       rss.push_back(r_kb);
       heap.push_back(h_kb);
+      series += std::to_string(r_kb / 1024) + "/" + std::to_string(h_kb / 1024) + " ";
     }
   }
   ASSERT_GE(rss.size(), static_cast<size_t>(seconds / 2)) << r.out;
-  // After the first quarter (libraries loaded, tables and caches warmed up), the resident size
-  // may wobble but not grow: its peak in the last quarter is within 10 % (plus 4 MiB of
-  // allocator slack) of its peak in the second quarter.
+  series = "\nMB resident/heap, one a second: " + series + "\n" + r.err;
+  // Compared: the second quarter (30-60 s) and the last (90-120 s). What may still grow
+  // after the first half minute is the symbolizer learning code it had not met: each
+  // compile unit of libc or ld.so a sample lands in for the first time costs libdw and its
+  // index some 100-300 kB, and the rare ones (dlclose's, dlerror's) keep arriving for
+  // minutes, a few at a time: 0.6 MB between 30 and 80 s here, 1.3 MB between 30 and 240 s
+  // in bench/continuous_churn.sh's 420 s run, flat afterwards (docs/continuous.md). That is
+  // bounded by the debug info of the code the process runs. A leak is not: the one this
+  // test found (every replaced code-range table kept) grew 90 kB/s, 5 MB in this test's
+  // minute between the compared quarters.
   const size_t q = rss.size() / 4;
+  // The resident size may wobble but not grow: its peak in the last quarter within 10 %
+  // (plus 6 MiB of allocator slack) of its peak in the second.
   const long early = *std::max_element(rss.begin() + q, rss.begin() + 2 * q);
   const long late = *std::max_element(rss.end() - q, rss.end());
-  EXPECT_LE(late, early * 11 / 10 + 4096) << "RSS kB early " << early << ", late " << late;
+  EXPECT_LE(late, early * 11 / 10 + 6144) << "RSS kB early " << early << ", late " << late << series;
   // The heap in use swings with the windows being exported at that moment (a window's table,
   // its symbolized profile, the files' text), so its floor is what shows growth: the lowest
-  // of the last quarter within 2 MiB of the lowest of the third. (It warms up for 30-60 s on
-  // a loaded machine: the per-thread health records fill up to their bound of 4096, the
-  // symbolizer learns the plugin's placements. bench/continuous_churn.sh shows the floor
-  // flat for minutes afterwards, docs/continuous.md.)
-  const long heap_early = *std::min_element(heap.begin() + 2 * q, heap.begin() + 3 * q);
+  // of the last quarter within 4 MiB of the lowest of the second.
+  const long heap_early = *std::min_element(heap.begin() + q, heap.begin() + 2 * q);
   const long heap_late = *std::min_element(heap.end() - q, heap.end());
-  EXPECT_LE(heap_late, heap_early + 2048)
-      << "heap floor kB early " << heap_early << ", late " << heap_late;
+  EXPECT_LE(heap_late, heap_early + 4096)
+      << "heap floor kB early " << heap_early << ", late " << heap_late << series;
   const int64_t windows = WindowsWritten(r.err);
-  EXPECT_GE(windows, seconds - 2);
+  EXPECT_GE(windows, seconds - 2) << r.err;
   int kept = 0;
   int64_t total = 0;
   for (const std::string& n : ListDir(dir)) {
