@@ -36,7 +36,9 @@ LC_ALL=C readelf -SW "$libc" | sed 's/\[ */[/' |
       }
     }' > "$tmp/addresses"
 
-read -r n icpu iwall iframes ilines < <("$bench" libc.so.6 "$tmp/addresses")
+"$bench" libc.so.6 "$tmp/addresses" > "$tmp/inprof.out"
+read -r n icpu iwall iframes ilines < "$tmp/inprof.out"
+iwarm=$(awk '$1 == "warm" { print $2 }' "$tmp/inprof.out")
 /usr/bin/time -o "$tmp/usage" -f '%e %U %S' llvm-symbolizer-14 --obj="$libc" --inlines \
   --output-style=LLVM < "$tmp/addresses" > "$tmp/llvm.out"
 read -r lwall lcpu < <(awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$tmp/usage")
@@ -47,4 +49,5 @@ printf '  %-44s %8s %8s %8s\n' tool "cpu s" "wall s" frames
 printf '  %-44s %8s %8s %8s\n' "inprof::Symbolizer (in process, no start-up)" "$icpu" "$iwall" "$iframes"
 printf '  %-44s %8s %8s %8s\n' "llvm-symbolizer-14 (whole process)" "$lcpu" "$lwall" "$lframes"
 awk -v a="$lcpu" -v b="$icpu" 'BEGIN { printf "  cpu ratio llvm-symbolizer / inprof: %.1fx\n", a / (b > 0 ? b : 0.001) }'
+printf '  inprof::Symbolizer, the same addresses again (cached): %s ns each\n' "$iwarm"
 printf '  (%s of the innermost frames have a line; load: %s)\n' "$ilines" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -42,12 +42,6 @@ struct ModuleDebug {
 
 struct CacheEntry {
   std::vector<SymbolizedFrame> frames;
-  // "[unknown]" answers are retried once the module map has changed: the address may
-  // belong to a library loaded since. Other answers are final, which is what keeps
-  // samples taken before a dlclose() resolving to the library they were taken in (until the
-  // module map forgets that library: then its answers go too).
-  bool unknown = false;
-  uint64_t generation = 0;
   size_t module = SIZE_MAX;  // module id the answer came from
 };
 
@@ -111,7 +105,12 @@ struct Symbolizer::Impl {
     if (inserted) it->second = &paths.Resolve(file, comp_dir);
     return *it->second;
   }
+  // Answers for addresses in a known module, one per distinct address sampled. They are
+  // final, which keeps samples taken before a dlclose() resolving to the library they were
+  // taken in, until the module map forgets that library: then its answers go too.
+  // Answers in no module are not kept (Symbolize).
   std::unordered_map<uint64_t, CacheEntry> cache;
+  std::vector<SymbolizedFrame> unknown;  // the last answer for an address in no module
   std::vector<DwarfFrame> scratch;
 };
 
@@ -229,17 +228,19 @@ const std::vector<SymbolizedFrame>& Symbolizer::Symbolize(uint64_t address) {
     Impl& impl = *impl_;
     if (!impl.modules.refreshed()) impl.Refresh();
     auto it = impl.cache.find(address);
-    if (it != impl.cache.end() &&
-        (!it->second.unknown || it->second.generation == impl.modules.generation())) {
-      return it->second.frames;
-    }
+    if (it != impl.cache.end()) return it->second.frames;
     std::vector<SymbolizedFrame> frames;
     const size_t module = impl.Resolve(address, &frames);
-    if (it == impl.cache.end()) it = impl.cache.try_emplace(address).first;
-    CacheEntry& entry = it->second;
+    if (module == SIZE_MAX) {
+      // An address in no module (JIT code, a stray pointer) is not cached: a JIT's code can
+      // be anywhere in its arena, so such addresses are unbounded in number, while the
+      // answer is cheap (a binary search, a look at the unloaded modules kept and the loader's
+      // counters) and must be asked again anyway once a library is loaded there.
+      impl.unknown = std::move(frames);
+      return impl.unknown;
+    }
+    CacheEntry& entry = impl.cache.try_emplace(address).first->second;
     entry.frames = std::move(frames);
-    entry.unknown = entry.frames.size() == 1 && entry.frames[0].module.empty();
-    entry.generation = impl.modules.generation();
     entry.module = module;
     return entry.frames;
   } catch (...) {

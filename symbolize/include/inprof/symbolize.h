@@ -42,13 +42,19 @@ class Symbolizer {
   Symbolizer& operator=(const Symbolizer&) = delete;
 
   // Takes the current module list (dl_iterate_phdr). Modules seen before and unloaded since
-  // are kept so their samples still resolve. Cheap when nothing changed (adds/subs counters).
+  // are kept so their samples still resolve: the newest 256 of them; older ones are
+  // forgotten, with their cached answers. Cheap when nothing changed (adds/subs counters).
+  // Symbolize() refreshes too, when it meets an address in no known module.
   // Not async-signal-safe.
   void RefreshModules();
 
   // Resolves `address` (an interrupted pc, or a return address minus one) to its frames,
   // innermost first; the last element is the real (non-inlined) function. Never empty.
-  // The reference stays valid until the Symbolizer is destroyed. Not async-signal-safe.
+  // The reference stays valid until the Symbolizer is destroyed, with two exceptions: the
+  // answer for an address in no known module ("[unknown]", e.g. JIT code: not cached, so
+  // that such addresses cost no memory) until the next Symbolize(), and the answers in a
+  // module unloaded long ago until the refresh that forgets it (RefreshModules, or a
+  // Symbolize() that refreshes). Not async-signal-safe.
   const std::vector<SymbolizedFrame>& Symbolize(uint64_t address);
 
   // Executable address ranges [begin, end) of all currently loaded modules.
