@@ -246,6 +246,10 @@ TEST(Continuous, MemoryStaysBoundedUnderChurnForALongRun) {
                                 {"INPROF_WINDOW", "1"},
                                 {"INPROF_KEEP", "5"},
                                 {"INPROF_MAX_MEMORY", "8M"},
+                                // Five times the default rate: more distinct stacks per
+                                // window, and the symbolizer's warm-up (below) is over
+                                // sooner, since it goes by samples, not seconds.
+                                {"INPROF_FREQUENCY", "499"},
                                 {"INPROF_OUTPUT", dir + "/out.folded," + dir + "/p.json"},
                                 // glibc gives new threads new malloc arenas (up to 8 per
                                 // core), each warming up on its own: two keep the curve
@@ -268,14 +272,14 @@ TEST(Continuous, MemoryStaysBoundedUnderChurnForALongRun) {
   ASSERT_GE(rss.size(), static_cast<size_t>(seconds / 2)) << r.out;
   series = "\nMB resident/heap, one a second: " + series + "\n" + r.err;
   // Compared: the second quarter (30-60 s) and the last (90-120 s). What may still grow
-  // after the first half minute is the symbolizer learning code it had not met: each
-  // compile unit of libc or ld.so a sample lands in for the first time costs libdw and its
-  // index some 100-300 kB, and the rare ones (dlclose's, dlerror's) keep arriving for
-  // minutes, a few at a time: 0.6 MB between 30 and 80 s here, 1.3 MB between 30 and 240 s
-  // in bench/continuous_churn.sh's 420 s run, flat afterwards (docs/continuous.md). That is
-  // bounded by the debug info of the code the process runs. A leak is not: the one this
-  // test found (every replaced code-range table kept) grew 90 kB/s, 5 MB in this test's
-  // minute between the compared quarters.
+  // after the start is the symbolizer learning code it had not met: each compile unit of
+  // libc or ld.so a sample lands in for the first time costs libdw and its index some
+  // 100-500 kB, and the rare ones (dlclose's, dlerror's) arrive a few at a time. That goes
+  // by samples: at 99 Hz on a machine busy with other tests the floor still stepped up 4 MB
+  // between the compared quarters; at 499 Hz it is over in the first 15 s, loaded or not
+  // (docs/continuous.md). It is bounded by the debug info of the code the process runs. A
+  // leak is not: the one this test found (every replaced code-range table kept) grew
+  // 90 kB/s, 5 MB in the minute between the compared quarters.
   const size_t q = rss.size() / 4;
   // The resident size may wobble but not grow: its peak in the last quarter within 10 %
   // (plus 6 MiB of allocator slack) of its peak in the second.
