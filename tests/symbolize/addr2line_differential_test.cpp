@@ -103,6 +103,20 @@ std::vector<std::vector<RefFrame>> RunEuAddr2line(const std::string& module,
   return results;
 }
 
+// Whether binutils addr2line has a line number for `offset` in `module` (it prints
+// "FILE:LINE", with "?" or "0" for none).
+bool BinutilsHasLine(const std::string& module, uint64_t offset) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, " 0x%" PRIx64, offset);
+  bool ok = false;
+  std::string output = RunCommand("addr2line -e '" + module + "'" + hex + " 2>/dev/null", &ok);
+  while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+  const size_t colon = output.rfind(':');
+  if (colon == std::string::npos) return false;
+  const std::string line = output.substr(colon + 1, output.find(' ', colon) - colon - 1);
+  return !line.empty() && line != "?" && line != "0";
+}
+
 std::string Show(const std::vector<SymbolizedFrame>& ours, const std::vector<RefFrame>& ref) {
   std::string out = "ours:\n";
   for (const auto& f : ours) {
@@ -130,6 +144,7 @@ struct Tally {
   int with_inlines = 0;
   int chain_at_row_start = 0;
   int symbol_only = 0;  // no DWARF: ELF symbol names compared
+  int eu_tombstoned_rows = 0;  // a line from eu-addr2line only, binutils has none either
 };
 
 bool SameLocation(const SymbolizedFrame& ours, const RefFrame& ref) {
@@ -188,6 +203,15 @@ Tally Compare(const std::string& module, uint64_t bias, const std::vector<uint64
     SCOPED_TRACE(testing::Message() << module << " +0x" << std::hex << offsets[i] << "\n"
                                     << Show(ours, ref));
     ++tally.compared;
+    if (ours[0].file.empty() && !ref[0].file.empty() && !BinutilsHasLine(module, offsets[i])) {
+      // eu-addr2line 0.188 also reads the line rows of sequences the linker tombstoned at
+      // address 0 (functions in discarded COMDAT groups; GNU ld on arm64 leaves them
+      // there): it answers even for 0x10, which is no code. binutils addr2line and
+      // llvm-symbolizer-14 give no line there, and neither do we.
+      EXPECT_EQ(WithoutVersion(ours[0].function), WithoutVersion(ref[0].function));
+      ++tally.eu_tombstoned_rows;
+      continue;
+    }
     // The innermost frame is computed at the exact address by both.
     EXPECT_EQ(WithoutVersion(ours[0].function), WithoutVersion(ref[0].function));
     EXPECT_EQ(ours[0].file, Canonical(ref[0].file));
@@ -273,7 +297,10 @@ TEST(SymbolizerDifferential, MatchesEuAddr2lineOnThisExecutable) {
   ::testing::Test::RecordProperty("compared", tally.compared);
   ::testing::Test::RecordProperty("chain_at_row_start", tally.chain_at_row_start);
   ::testing::Test::RecordProperty("symbol_only", tally.symbol_only);
-  // The comparison must not be vacuous: most of this binary has DWARF.
+  ::testing::Test::RecordProperty("eu_tombstoned_rows", tally.eu_tombstoned_rows);
+  // The comparison must not be vacuous: most of this binary has DWARF, and eu-addr2line's
+  // tombstoned rows are the exception.
+  EXPECT_LE(tally.eu_tombstoned_rows * 10, tally.compared);
   EXPECT_GE(tally.compared, 40);
   EXPECT_GE(tally.with_line, 30);
   EXPECT_GE(tally.with_inlines, 2);
@@ -291,7 +318,9 @@ void CompareLibraryContaining(const void* symbol, int count, uint32_t seed, int 
   ::testing::Test::RecordProperty("with_line", tally.with_line);
   ::testing::Test::RecordProperty("symbol_only", tally.symbol_only);
   ::testing::Test::RecordProperty("chain_at_row_start", tally.chain_at_row_start);
+  ::testing::Test::RecordProperty("eu_tombstoned_rows", tally.eu_tombstoned_rows);
   EXPECT_GE(tally.compared, min_compared);
+  EXPECT_LE(tally.eu_tombstoned_rows * 10, tally.compared);
 }
 
 // With or without libc6-dbg: DWARF chains or ELF symbols, the two must agree.
