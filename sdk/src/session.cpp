@@ -651,8 +651,12 @@ void Session::ExportWindow(RawWindow& raw) {
 
   // out.folded -> out.20261122T031500Z.folded; windows shorter than a second can start in the
   // same second, so they carry their sequence number too (out.20261122T031500Z-17.folded).
+  // So does a window that starts in the same second as the one before: when the collector
+  // rotated late, the window after it is short (the cadence stays on the schedule).
   std::string stamp = UtcStamp(window.start_unix_ns);
-  if (config_.window < 1) stamp += "-" + std::to_string(window.sequence);
+  const bool same_second = stamp == last_window_stamp_;
+  last_window_stamp_ = stamp;
+  if (config_.window < 1 || same_second) stamp += "-" + std::to_string(window.sequence);
   std::vector<std::string> written;
   for (const std::string& path : ordered) {
     std::optional<Format> format = FormatFromPath(path);

@@ -184,7 +184,7 @@ TEST(Continuous, NeverFollowsAPlantedSymlinkNorReplacesAnotherProcesssFile) {
       ++with_pid;
     }
   }
-  EXPECT_EQ(with_pid, windows);
+  EXPECT_EQ(with_pid, windows) << r.err;
 }
 
 TEST(Continuous, ConcurrentProcessesWritingTheSameNamesNeverMix) {

@@ -368,8 +368,12 @@ TEST(PreloadTest, FramePointerStacksReachMainAndCallSiteLinesAreExact) {
 
 // The same thread-coverage and share tests for every engine. Each engine runs at the rate
 // it can deliver (timer and itimer: the kernel tick, 250 Hz here, perf: 997 Hz), and the
-// tolerance is 3.5 standard errors of a share estimated from that many samples, at least
-// 3 points.
+// tolerance is 4.5 standard errors of a share estimated from that many samples, at least
+// 3 points. Not 3.5: tick-driven samples are not independent when the machine is busy
+// (a thread's slices and the tick line up for a while), and CI runs these beside other
+// tests; 3.5 failed there in two runs of the last few (itimer under ASan: hot50 at 54.7 %
+// from 1390 signals, 3.9 standard errors; timer under qemu, below). The strict check of the default engine is
+// LeafSharesMatchTheWorkloadWithinThreePoints.
 // Independent samples behind a profile: the signals taken (a weighted sample stands for
 // several periods but is one observation), from the summary's threads line.
 int64_t Signals(const ProfiledRun& run, int64_t weight) {
@@ -387,7 +391,7 @@ int64_t Signals(const ProfiledRun& run, int64_t weight) {
 double Tolerance(double share_percent, int64_t samples) {
   const double p = share_percent / 100;
   const double floor = EmulatorPrefix().empty() ? 3.0 : 6.0;
-  return std::max(floor, 350.0 * std::sqrt(p * (1 - p) / static_cast<double>(samples)));
+  return std::max(floor, 450.0 * std::sqrt(p * (1 - p) / static_cast<double>(samples)));
 }
 
 class EngineTest : public ::testing::TestWithParam<const char*> {

@@ -235,6 +235,7 @@ class Session {
   std::atomic<uint64_t> windows_exported_{0};
   std::atomic<uint64_t> windows_dropped_{0};
   std::map<std::string, std::deque<std::string>> window_files_;  // exporter thread only
+  std::string last_window_stamp_;                               // exporter thread only
   std::string window_error_;                                     // exporter: first write error
   uint64_t window_errors_ = 0;
   std::vector<std::string> last_window_files_;
