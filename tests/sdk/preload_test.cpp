@@ -367,13 +367,9 @@ TEST(PreloadTest, FramePointerStacksReachMainAndCallSiteLinesAreExact) {
 }
 
 // The same thread-coverage and share tests for every engine. Each engine runs at the rate
-// it can deliver (timer and itimer: the kernel tick, 250 Hz here, perf: 997 Hz), and the
-// tolerance is 4.5 standard errors of a share estimated from that many samples, at least
-// 3 points. Not 3.5: tick-driven samples are not independent when the machine is busy
-// (a thread's slices and the tick line up for a while), and CI runs these beside other
-// tests; 3.5 failed there in two runs of the last few (itimer under ASan: hot50 at 54.7 %
-// from 1390 signals, 3.9 standard errors; timer under qemu, below). The strict check of the default engine is
-// LeafSharesMatchTheWorkloadWithinThreePoints.
+// it can deliver (timer and itimer: the kernel tick, 250 Hz here, perf: 997 Hz), with the
+// tolerance of Tolerance() below.
+//
 // Independent samples behind a profile: the signals taken (a weighted sample stands for
 // several periods but is one observation), from the summary's threads line.
 int64_t Signals(const ProfiledRun& run, int64_t weight) {
@@ -383,7 +379,12 @@ int64_t Signals(const ProfiledRun& run, int64_t weight) {
   }
   return weight;
 }
-//
+
+// 4.5 standard errors of a share estimated from `samples`, at least 3 points. Not 3.5:
+// tick-driven samples are not independent when the machine is busy (a thread's slices and
+// the tick line up for a while), and CI runs these beside other tests, where 3.5 failed
+// (itimer under ASan: hot50 at 54.7 % from 1390 signals, 3.9 standard errors). The
+// strict check of the default engine is LeafSharesMatchTheWorkloadWithinThreePoints.
 // Under qemu-user the floor is 6 points: the CPU time the timers measure is that of the
 // emulator's host threads, which also translate code, and a signal reaches the guest only at
 // a translation-block boundary, so shares carry a bias beyond sampling error there (seen:
