@@ -365,7 +365,9 @@ void WriteValidUtf8(const Annotations& a, std::ostream& stream) {
   }
   out += "],\n";
   WriteHealth(out, a.health);
-  out += "\"heat_threshold\":";
+  out += "\"heat_method\":";
+  AppendJsonString(out, HeatMethodName(a.heat_method));
+  out += ",\n\"heat_threshold\":";
   AppendJsonNumber(out, a.heat_threshold);
   out += ",\n";
   WriteHottest(out, a);

@@ -238,7 +238,7 @@ bool CheckShapes(JsonCursor& c, Annotations& a, size_t end) {
       return c.FailAt(end, "expected edge file indices below " + std::to_string(a.files.size()));
     }
   }
-  if (need_heat) AssignHeat(a, a.heat_threshold);
+  if (need_heat) AssignHeat(a, a.heat_method, a.heat_threshold);
   return true;
 }
 
@@ -250,6 +250,7 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
   std::string format;
   int64_t version = 0;
   a.heat_threshold = 0.5;
+  bool has_heat_method = false;
   bool ok = ReadObject(c, [&](std::string_view key) {
     if (key == "format") {
       const size_t at = c.position();
@@ -268,6 +269,16 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
       return true;
     }
     if (key == "heat_threshold") return c.ReadDouble(&a.heat_threshold);
+    if (key == "heat_method") {
+      const size_t at = c.position();
+      std::string method;
+      if (!c.ReadString(&method)) return false;
+      if (!ParseHeatMethod(method, &a.heat_method)) {
+        return c.FailAt(at, "expected \"heat_method\": \"share\" or \"perf-heatmap\"");
+      }
+      has_heat_method = true;
+      return true;
+    }
     if (key == "metadata") return ReadMetadata(c, &a.meta);
     if (key == "health") return ReadHealth(c, &a.health);
     if (key == "events") {
@@ -314,6 +325,9 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
     ok = c.FailAt(0, "expected \"heat_threshold\" in (0, 1]");
   }
   if (ok) ok = CheckShapes(c, a, c.position());
+  // Files without "heat_method" carry perf-heatmap's rank levels, written before the share
+  // method existed: recompute them, so every file reads with the same meaning of a level.
+  if (ok && !has_heat_method) AssignHeat(a, HeatMethod::kShare);
   if (!ok) return Status::Error(name + ":" + std::to_string(c.error_line()) + ": " + c.error());
   *out = std::move(a);
   return Status::Ok();

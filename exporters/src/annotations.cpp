@@ -64,7 +64,7 @@ int64_t Sum(const std::vector<int64_t>& weights) {
 
 }  // namespace
 
-Annotations BuildAnnotations(const Profile& profile, double heat_threshold) {
+Annotations BuildAnnotations(const Profile& profile) {
   Annotations out;
   out.meta = profile.meta;
   out.events = profile.events;
@@ -241,7 +241,7 @@ Annotations BuildAnnotations(const Profile& profile, double heat_threshold) {
     return std::tie(a.caller, a.callee, a.inlined) < std::tie(b.caller, b.callee, b.inlined);
   });
 
-  AssignHeat(out, heat_threshold);
+  AssignHeat(out, HeatMethod::kShare);
   return out;
 }
 

@@ -1,12 +1,15 @@
-// Heat levels after perf-heatmap (github.com/quasilyte/perf-heatmap, used by gogrep and its
-// VS Code extension): rank the points, keep the top share, cut it into five chunks. The chunking is
-// perf-heatmap's forChunks, reproduced exactly so that our levels agree with its `stat`
-// output on the same data (FORMATS.md "Heat levels" has the algorithm and the table the
-// tests check).
+// Heat levels (docs/heat.md). Two methods:
+//
+// - "share" (the default): a line's level follows its share of the time, so levels are
+//   monotonic in one documented weight and the lines where the time is spent are the hottest.
+// - "perf-heatmap": perf-heatmap's rank chunking (github.com/quasilyte/perf-heatmap, used by
+//   gogrep and its VS Code extension), reproduced exactly so that levels agree with its `stat`
+//   output on the same data. Ranking by inclusive weight lets the call chain of a small
+//   profile (`main`, a driver: every frame at 100 % inclusive) fill the top of the ranking and
+//   push the lines that hold the self time to level 0, which is why it is not the default.
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,10 +39,74 @@ void ForChunks(size_t len, size_t n, Take take) {
 
 constexpr size_t kLevels = 5;
 
+int64_t At(const std::vector<int64_t>& v, size_t i) { return i < v.size() ? v[i] : 0; }
+
+// Share method: a line's heat weight is its self weight plus the weight it passes on to callees,
+// the latter capped at a fifth of the hottest line's self weight. So passing time on never
+// lifts a line above level 1, and a line's own time always counts in full. Computed five
+// times over (the cap is then exact in integers).
+__int128 HeatWeight5(int64_t self, int64_t inclusive, const HeatScale& scale) {
+  self = std::max<int64_t>(self, 0);
+  const __int128 passed5 = static_cast<__int128>(std::max<int64_t>(inclusive - self, 0)) * 5;
+  const __int128 cap5 = scale.max_self > 0 ? scale.max_self : passed5;
+  return static_cast<__int128>(self) * 5 + std::min(passed5, cap5);
+}
+
+// A line is cold below 1 % of the event total (which 1 % self or 1 % inclusive reach), or
+// below a fifth of the hottest line's self weight when that is less (a flat profile, where
+// what a line passes on is capped under 1 %).
+bool AboveFloor(__int128 weight5, const HeatScale& scale) {
+  if (weight5 <= 0) return false;
+  return weight5 * 20 >= scale.total || (scale.max_self > 0 && weight5 >= scale.max_self);
+}
+
 }  // namespace
 
-std::vector<uint8_t> HeatLevels(const std::vector<int64_t>& values,
-                                const std::vector<uint32_t>& lines, double threshold) {
+const char* HeatMethodName(HeatMethod method) {
+  return method == HeatMethod::kPerfHeatmap ? "perf-heatmap" : "share";
+}
+
+bool ParseHeatMethod(std::string_view name, HeatMethod* method) {
+  if (name == "share") {
+    *method = HeatMethod::kShare;
+  } else if (name == "perf-heatmap") {
+    *method = HeatMethod::kPerfHeatmap;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::vector<uint8_t> ShareHeatLevels(const std::vector<int64_t>& self,
+                                     const std::vector<int64_t>& inclusive,
+                                     const HeatScale& scale) {
+  const size_t n = self.size();
+  std::vector<uint8_t> levels(n, 0);
+  std::vector<__int128> weight(n);
+  // The reference (level 5) is the heat weight of the line with the most self weight (of these
+  // lines; ties: the larger heat weight); when none has self weight, the largest heat weight.
+  size_t hottest = n;
+  __int128 largest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    weight[i] = HeatWeight5(self[i], At(inclusive, i), scale);
+    largest = std::max(largest, weight[i]);
+    if (self[i] > 0 && (hottest == n || self[i] > self[hottest] ||
+                        (self[i] == self[hottest] && weight[i] > weight[hottest]))) {
+      hottest = i;
+    }
+  }
+  const __int128 reference = hottest < n ? weight[hottest] : largest;
+  if (reference <= 0) return levels;
+  for (size_t i = 0; i < n; ++i) {
+    if (!AboveFloor(weight[i], scale)) continue;
+    const __int128 level = (weight[i] * kLevels + reference - 1) / reference;  // ceil(5 w / ref)
+    levels[i] = static_cast<uint8_t>(std::clamp<__int128>(level, 1, kLevels));
+  }
+  return levels;
+}
+
+std::vector<uint8_t> PerfHeatmapLevels(const std::vector<int64_t>& values,
+                                       const std::vector<uint32_t>& lines, double threshold) {
   std::vector<uint8_t> levels(values.size(), 0);
   std::vector<size_t> order;
   for (size_t i = 0; i < values.size(); ++i) {
@@ -63,7 +130,20 @@ std::vector<uint8_t> HeatLevels(const std::vector<int64_t>& values,
   return levels;
 }
 
-void AssignHeat(Annotations& annotations, double threshold) {
+int64_t EventTotal(const Annotations& a, size_t event) {
+  if (event < a.events.size() && a.events[event].total_weight > 0) {
+    return a.events[event].total_weight;
+  }
+  int64_t total = 0;
+  for (const FileStats& file : a.files) {
+    for (const FunctionStats& fn : file.functions) total += At(fn.self, event);
+  }
+  for (const FunctionStats& fn : a.functions_without_source) total += At(fn.self, event);
+  return total;
+}
+
+void AssignHeat(Annotations& annotations, HeatMethod method, double threshold) {
+  annotations.heat_method = method;
   annotations.heat_threshold = threshold;
   const size_t events = annotations.events.size();
   for (FileStats& file : annotations.files) {
@@ -81,23 +161,27 @@ void AssignHeat(Annotations& annotations, double threshold) {
       all.push_back(&line);
     }
   }
-  auto assign = [&](const std::vector<LineStats*>& points, size_t event, bool local) {
-    std::vector<int64_t> values;
-    std::vector<uint32_t> lines;
-    values.reserve(points.size());
-    lines.reserve(points.size());
-    for (const LineStats* p : points) {
-      values.push_back(event < p->inclusive.size() ? p->inclusive[event] : 0);
-      lines.push_back(p->line);
-    }
-    const std::vector<uint8_t> levels = HeatLevels(values, lines, threshold);
-    for (size_t i = 0; i < points.size(); ++i) {
-      (local ? points[i]->local_heat : points[i]->global_heat)[event] = levels[i];
-    }
-  };
   for (size_t event = 0; event < events; ++event) {
-    for (const auto& [key, points] : groups) assign(points, event, true);
-    assign(all, event, false);
+    HeatScale scale;
+    scale.total = EventTotal(annotations, event);
+    for (const LineStats* p : all) scale.max_self = std::max(scale.max_self, At(p->self, event));
+    auto assign = [&](const std::vector<LineStats*>& points, bool local) {
+      std::vector<int64_t> self, inclusive;
+      std::vector<uint32_t> lines;
+      for (const LineStats* p : points) {
+        self.push_back(At(p->self, event));
+        inclusive.push_back(At(p->inclusive, event));
+        lines.push_back(p->line);
+      }
+      const std::vector<uint8_t> levels = method == HeatMethod::kPerfHeatmap
+                                              ? PerfHeatmapLevels(inclusive, lines, threshold)
+                                              : ShareHeatLevels(self, inclusive, scale);
+      for (size_t i = 0; i < points.size(); ++i) {
+        (local ? points[i]->local_heat : points[i]->global_heat)[event] = levels[i];
+      }
+    };
+    for (const auto& [key, points] : groups) assign(points, true);
+    assign(all, false);
   }
 }
 

@@ -167,7 +167,31 @@ TEST(AnnotationJson, MissingHeatIsRecomputed) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(a.files[0].lines[0].global_heat, (std::vector<uint8_t>{5}));
   EXPECT_EQ(a.files[0].lines[0].local_heat, (std::vector<uint8_t>{5}));
-  EXPECT_EQ(a.files[0].lines[1].global_heat, (std::vector<uint8_t>{0}));
+  EXPECT_EQ(a.files[0].lines[1].global_heat, (std::vector<uint8_t>{3}));  // ceil(5 * 1 / 2)
+}
+
+TEST(AnnotationJson, HeatMethodRoundTripsAndOlderLevelsAreRecomputed) {
+  const std::string body = R"("events":[{"name":"cpu","total_weight":3}],
+"files":[{"functions":[],"lines":[{"function":"f","global_heat":[4],"inclusive":[2],"line":1,"local_heat":[4],"self":[2]},
+{"function":"f","global_heat":[5],"inclusive":[1],"line":2,"local_heat":[5],"self":[1]}],"path":"/a.c"}],
+"format":"inprof-annotations",)";
+  // Levels written with a method are kept as written.
+  Annotations kept;
+  ASSERT_TRUE(ReadAnnotationJson("{" + body + R"("heat_method":"perf-heatmap","heat_threshold":1,"version":1})",
+                                 "m.json", &kept).ok());
+  EXPECT_EQ(kept.heat_method, HeatMethod::kPerfHeatmap);
+  EXPECT_EQ(kept.files[0].lines[1].global_heat, (std::vector<uint8_t>{5}));
+  // A file from before methods existed holds perf-heatmap's ranks: read with today's levels.
+  Annotations old;
+  ASSERT_TRUE(ReadAnnotationJson("{" + body + R"("version":1})", "old.json", &old).ok());
+  EXPECT_EQ(old.heat_method, HeatMethod::kShare);
+  EXPECT_EQ(old.files[0].lines[0].global_heat, (std::vector<uint8_t>{5}));
+  EXPECT_EQ(old.files[0].lines[1].global_heat, (std::vector<uint8_t>{3}));
+  // An unknown method is an error that says which are known.
+  Annotations bad;
+  const Status s = ReadAnnotationJson("{" + body + R"("heat_method":"rank","version":1})", "b.json", &bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("\"share\" or \"perf-heatmap\""), std::string::npos) << s.message();
 }
 
 struct BadJson {

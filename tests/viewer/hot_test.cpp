@@ -54,6 +54,9 @@ std::string Data(const std::string& relative) {
   return SourceDir() + "/tests/data/codesearch/" + relative;
 }
 const std::string kProfile = Data("profile.folded");
+// The goldens and level tables below were made with perf-heatmap's levels (the option that
+// reproduces gogrep's); the default method has tests of its own (hot_share_test.cpp).
+const std::string kRank = "--heat perf-heatmap ";
 const std::string kSrc = Data("src");
 const std::string kMap = "--map=/build/app/src=" + Data("src");
 
@@ -121,30 +124,30 @@ std::vector<int> Range(int first, int count) {
 // Goldens.
 
 TEST(HotGolden, AnnotatesHotHitsOfEveryInputForm) {
-  CheckGolden("hot.txt", HotFile(ShellQuote(kMap) + " " + ShellQuote(kProfile)));
+  CheckGolden("hot.txt", HotFile(kRank + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, JsonLinesAbsolute) {
   CheckGolden("hot.jsonl",
-              HotFile("--json --absolute " + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
+              HotFile(kRank + "--json --absolute " + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, LocalLevelsAtThresholdOne) {
   CheckGolden("hot_local.txt", HotFile("--local --threshold 1 --level 3 " + ShellQuote(kMap) + " " +
                                        ShellQuote(kProfile)));
 }
 TEST(HotGolden, Grep) {
-  CheckGolden("grep.txt", Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep to_string " +
+  CheckGolden("grep.txt", Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep to_string " + kRank +
                                 ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, GrepContextAndJson) {
   CheckGolden("grep_context.txt",
-              Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep -C 1 --level 4 'std::\\w+' " +
+              Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep -C 1 --level 4 'std::\\w+' " + kRank +
                     ShellQuote(kMap) + " " + ShellQuote(kProfile)));
   CheckGolden("grep.jsonl",
-              Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep --json -w " +
+              Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep --json -w " + kRank +
                     "-e header -e lines " + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, Query) {
-  const std::string args = ShellQuote(kMap) + " " + ShellQuote(kProfile) +
+  const std::string args = kRank + ShellQuote(kMap) + " " + ShellQuote(kProfile) +
                            " render.cpp:9-12 disk/util.cpp:12 render.cpp:27 nothere.cpp:3";
   CheckGolden("query.txt", Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" query " + args));
   CheckGolden("query.json",
@@ -152,7 +155,7 @@ TEST(HotGolden, Query) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Levels and thresholds, derived from perf-heatmap's chunk table (FORMATS.md "Heat levels"):
+// Levels and thresholds, derived from perf-heatmap's chunk table (docs/heat.md):
 // chunk sizes from level 5 down are 1,1,2,1,2 for 7 points and 2,2,2,2,2 for 10.
 
 // render() samples lines 10..19 with decreasing weight; layout() lines 32..38.
@@ -180,10 +183,11 @@ TEST(HotLevels, DefaultThresholdLevelsTheTopHalf) {
   // 5,4,3.
   for (int level = 1; level <= 5; ++level) {
     ProcessResult r = Hot(RenderHits(10, 19),
-                          "--local --level " + std::to_string(level) + " " + ShellQuote(kProfile));
+                          kRank + "--local --level " + std::to_string(level) + " " +
+                              ShellQuote(kProfile));
     EXPECT_EQ(HitLocations(r.out), Lines("render.cpp", Range(10, 6 - level))) << r.out;
     r = Hot(RenderHits(32, 38),
-            "--local --level " + std::to_string(level) + " " + ShellQuote(kProfile));
+            kRank + "--local --level " + std::to_string(level) + " " + ShellQuote(kProfile));
     EXPECT_EQ(HitLocations(r.out), Lines("render.cpp", Range(32, std::min(3, 6 - level)))) << r.out;
     EXPECT_EQ(r.exit_code, 0);
   }
@@ -192,14 +196,14 @@ TEST(HotLevels, DefaultThresholdLevelsTheTopHalf) {
 TEST(HotLevels, GlobalLevelsRankAcrossFunctions) {
   // Global levels rank all 27 points: main's call line (inclusive 77 %) first, then render's
   // lines; layout's lines (below 1 %) get none at the default threshold.
-  ProcessResult r = Hot(RenderHits(32, 38) + RenderHits(10, 19), ShellQuote(kProfile));
+  ProcessResult r = Hot(RenderHits(32, 38) + RenderHits(10, 19), kRank + ShellQuote(kProfile));
   const std::set<std::string> hot = HitLocations(r.out);
   EXPECT_TRUE(hot.count("render.cpp:10")) << r.out;
   for (int n = 32; n <= 38; ++n) EXPECT_FALSE(hot.count("render.cpp:" + std::to_string(n)));
   // Every line of the profile gets a level at threshold 1.
   r = Hot(RenderHits(32, 38), "--threshold 1 " + ShellQuote(kProfile));
   EXPECT_EQ(HitLocations(r.out).size(), 7u) << r.out;
-  r = Hot("main.cpp:8:x\n", "--level 5 " + ShellQuote(kProfile));
+  r = Hot("main.cpp:8:x\n", kRank + "--level 5 " + ShellQuote(kProfile));
   EXPECT_EQ(HitLocations(r.out), Lines("main.cpp", {8})) << r.out;
 }
 
@@ -215,11 +219,11 @@ TEST(HotLevels, MinPercentUsesInclusiveShare) {
 }
 
 TEST(HotLevels, MultiLineHitIsHotWhenAnyLineIs) {
-  // Globally render.cpp:17 is level 1, :18 and :19 are 0 (FORMATS.md table, 27 points).
+  // Globally render.cpp:17 is level 1, :18 and :19 are 0 (perf-heatmap's chunk table, 27 points).
   const ProcessResult r =
       Hot("render.cpp:18-19:cold range\nrender.cpp:17-19:range\nrender.cpp:18:1-19:4:cold\n"
           "render.cpp:17:3-18:1:columns\n",
-          ShellQuote(kProfile));
+          kRank + ShellQuote(kProfile));
   EXPECT_EQ(r.out.find("cold"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("render.cpp:17-19:[G1 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("render.cpp:17:3-18:1:[G1 "), std::string::npos) << r.out;
@@ -341,7 +345,7 @@ class HotTools : public ::testing::Test {
     std::filesystem::copy(kSrc, dir_, std::filesystem::copy_options::recursive);
   }
   ProcessResult Pipe(const std::string& tool) {
-    return Shell("cd " + ShellQuote(dir_) + " && " + tool + " | \"$INPROF\" hot --map " +
+    return Shell("cd " + ShellQuote(dir_) + " && " + tool + " | \"$INPROF\" hot " + kRank + "--map " +
                  ShellQuote("/build/app/src=" + dir_) + " " + ShellQuote(kProfile));
   }
   // Default: global level >= 1 at threshold 0.5 (see hot.txt): render 10-17, the two
@@ -380,7 +384,7 @@ TEST_F(HotTools, GitGrep) {
 TEST_F(HotTools, InprofGrepMatchesGrepPipedIntoHot) {
   const ProcessResult piped = Pipe("grep -rn 'std::to_string' .");
   const ProcessResult direct =
-      Shell("cd " + ShellQuote(dir_) + " && \"$INPROF\" grep " + "'std::to_string' --map " +
+      Shell("cd " + ShellQuote(dir_) + " && \"$INPROF\" grep " + kRank + "'std::to_string' --map " +
             ShellQuote("/build/app/src=" + dir_) + " " + ShellQuote(kProfile));
   EXPECT_EQ(direct.exit_code, 0) << direct.err;
   EXPECT_EQ(HitLocations(direct.out), HitLocations(piped.out)) << direct.out;
@@ -394,7 +398,7 @@ TEST_F(HotTools, InprofGrepMatchesGrepPipedIntoHot) {
 // grep options.
 
 ProcessResult Grep(const std::string& args) {
-  return Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep " + args + " " + ShellQuote(kMap) +
+  return Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep " + kRank + args + " " + ShellQuote(kMap) +
                " " + ShellQuote(kProfile));
 }
 

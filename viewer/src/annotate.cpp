@@ -1,6 +1,8 @@
 // `inprof annotate`: source files with a gutter of self %, inclusive % and heat level.
-// By default only the hot regions (lines with a global heat level, plus context) are shown;
-// --all shows whole files, --function the line ranges of matching functions.
+// By default only the hot regions (lines with a global heat level or any self weight, plus
+// context) are shown; --all shows whole files, --function the line ranges of matching
+// functions. Without a file named, the files with the most self weight are shown, each with
+// its hottest region first: that is where a reader's eye should land.
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -70,6 +72,52 @@ std::pair<uint32_t, uint32_t> Around(uint32_t first, uint32_t last, uint32_t con
   return {first > context ? first - context : 1, last + context};
 }
 
+// Files by self weight (the time spent in their lines), then inclusive, then path.
+std::vector<uint32_t> FilesBySelfWeight(const Annotations& a, size_t event) {
+  struct Weight {
+    int64_t self = 0, inclusive = 0;
+  };
+  std::vector<Weight> weight(a.files.size());
+  std::vector<uint32_t> order;
+  for (uint32_t f = 0; f < a.files.size(); ++f) {
+    for (const LineStats& line : a.files[f].lines) {
+      weight[f].self += WeightAt(line.self, event);
+      weight[f].inclusive = std::max(weight[f].inclusive, WeightAt(line.inclusive, event));
+    }
+    if (weight[f].self > 0 || weight[f].inclusive > 0) order.push_back(f);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    if (weight[x].self != weight[y].self) return weight[x].self > weight[y].self;
+    if (weight[x].inclusive != weight[y].inclusive) return weight[x].inclusive > weight[y].inclusive;
+    return a.files[x].path < a.files[y].path;
+  });
+  return order;
+}
+
+// Regions ordered by the self weight of their hottest line, then their heat, then position.
+void SortHottestFirst(Ranges& ranges, const FileStats& file, size_t event) {
+  struct Key {
+    int64_t self = 0;
+    int heat = 0;
+  };
+  auto key = [&](const std::pair<uint32_t, uint32_t>& r) {
+    Key k;
+    for (const LineStats& line : file.lines) {
+      if (line.line < r.first || line.line > r.second) continue;
+      k.self = std::max(k.self, WeightAt(line.self, event));
+      k.heat = std::max(k.heat, LevelAt(line.global_heat, event));
+    }
+    return k;
+  };
+  std::vector<std::pair<Key, std::pair<uint32_t, uint32_t>>> keyed;
+  for (const auto& r : ranges) keyed.emplace_back(key(r), r);
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
+    if (x.first.self != y.first.self) return x.first.self > y.first.self;
+    return x.first.heat > y.first.heat;
+  });
+  for (size_t i = 0; i < ranges.size(); ++i) ranges[i] = keyed[i].second;
+}
+
 }  // namespace
 
 int RunAnnotate(const ViewerOptions& o, const Annotations& a, size_t event, std::ostream& out,
@@ -102,11 +150,8 @@ int RunAnnotate(const ViewerOptions& o, const Annotations& a, size_t event, std:
       return 1;
     }
   } else {
-    const size_t want = o.limit_set ? o.limit : 1;
-    for (const auto& [f, l] : HottestLines(a, event, false, SIZE_MAX)) {
-      if (files.size() >= want) break;
-      if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
-    }
+    files = FilesBySelfWeight(a, event);
+    files.resize(std::min(files.size(), o.limit_set ? o.limit : 1));
   }
   {
     std::set<uint32_t> seen;
@@ -143,8 +188,12 @@ int RunAnnotate(const ViewerOptions& o, const Annotations& a, size_t event, std:
         }
       }
     } else {
+      // Hot lines, and every line holding self weight even when it is below the heat floor:
+      // where the time of a named file went is never hidden.
       for (const LineStats& line : file.lines) {
-        if (LevelAt(line.global_heat, event) > 0) ranges.push_back(Around(line.line, line.line, o.context));
+        if (LevelAt(line.global_heat, event) > 0 || WeightAt(line.self, event) > 0) {
+          ranges.push_back(Around(line.line, line.line, o.context));
+        }
       }
       if (ranges.empty()) {  // nothing globally hot here: show what was sampled
         for (const LineStats& line : file.lines) {
@@ -155,6 +204,8 @@ int RunAnnotate(const ViewerOptions& o, const Annotations& a, size_t event, std:
       }
     }
     ranges = Merge(std::move(ranges));
+    const bool hottest_first = o.sources.empty() && o.function.empty() && !o.all && !o.json;
+    if (hottest_first) SortHottestFirst(ranges, file, event);
 
     if (o.json) {
       out << (first_file ? "\n" : ",\n") << "{\"lines\":[";

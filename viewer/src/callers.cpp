@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "names.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -329,7 +330,7 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
     out << Printable(t.file) << ':' << t.first;
     if (t.last != t.first) out << '-' << t.last;
   } else {
-    out << Printable(t.name);
+    out << Printable(DisplayName(t.name, o.full_names));
   }
   out << "; event " << info.name << " (" << info.unit << "), total " << total << '\n';
   if (!t.lines) {
@@ -342,9 +343,10 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
   for (const Row* r : sorted) {
     out << FormatWeight(r->weight, total, o.absolute, width) << "  ";
     if (o.lines) {
-      out << Printable(r->file) << ':' << r->line << "  " << Printable(r->function);
+      out << Printable(r->file) << ':' << r->line << "  "
+          << Printable(DisplayName(r->function, o.full_names));
     } else {
-      out << Printable(r->function);
+      out << Printable(DisplayName(r->function, o.full_names));
     }
     if (r->inlined) out << " [inlined]";
     if (!r->sites.empty()) out << "  (" << Sites(r->sites) << ')';

@@ -101,6 +101,16 @@ int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool shor
     o->criterion.min_percent = percent;
     return 1;
   }
+  if (arg == "--heat") {
+    HeatMethod method;
+    if (!take("share or perf-heatmap")) return -1;
+    if (!ParseHeatMethod(value, &method)) {
+      *error = "--heat needs share or perf-heatmap, not '" + value + "'";
+      return -1;
+    }
+    o->heat_method = method;
+    return 1;
+  }
   if (arg == "--threshold") {
     if (!take("a value in (0, 1]")) return -1;
     if (!ParseDouble(value, &o->threshold) || !(o->threshold > 0 && o->threshold <= 1)) {
@@ -145,7 +155,11 @@ bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile*
     std::cerr << "inprof: " << path << ": " << error << '\n';
     return false;
   }
-  if (o.threshold > 0) AssignHeat(out->annotations, o.threshold);
+  if (o.heat_method || o.threshold > 0) {
+    // A threshold only means something to perf-heatmap's ranking, so it asks for it.
+    AssignHeat(out->annotations, o.heat_method.value_or(HeatMethod::kPerfHeatmap),
+               o.threshold > 0 ? o.threshold : out->annotations.heat_threshold);
+  }
   out->index = std::make_unique<HeatIndex>(out->annotations, out->event, o.criterion, o.root);
   return true;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,7 +35,8 @@ struct SearchOptions {
   std::vector<std::pair<std::string, std::string>> maps;  // --map OLD=NEW (profile paths)
   std::string root;                                       // --root; default: current directory
   HotCriterion criterion;
-  double threshold = 0;  // --threshold: recompute heat levels; 0 keeps the profile's
+  double threshold = 0;  // --threshold: perf-heatmap's levels at this threshold
+  std::optional<HeatMethod> heat_method;  // --heat: recompute the levels this way
   bool json = false;
   bool absolute = false;
   bool color = false;

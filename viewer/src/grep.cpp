@@ -38,7 +38,8 @@ options:
       --level N        minimum heat level, 1-5 (default 1)
       --local          use the level within the function instead of the global one
       --min-percent X  hot means an inclusive share of at least X %
-      --threshold T    recompute levels with this share of lines (0 < T <= 1)
+      --heat METHOD    recompute levels: share (default) or perf-heatmap
+      --threshold T    perf-heatmap's levels for this share of lines (0 < T <= 1)
       --root DIR       base of relative paths (default: the current directory)
       --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
       --event NAME     the event to use (default: the profile's first)

@@ -1,6 +1,6 @@
 // `inprof heat`: perf-heatmap `stat`-style listing. Per function, one row per sampled line:
 //   "  line %4d: <self> <inclusive> L=<local> G=<global>"
-// --threshold recomputes the levels (the share of points that get a level above 0).
+// --heat and --threshold recompute the levels first (main.cpp).
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -12,7 +12,6 @@
 namespace inprof::viewer {
 
 int RunHeat(const ViewerOptions& o, Annotations& a, size_t event, std::ostream& out) {
-  if (o.threshold > 0) AssignHeat(a, o.threshold);
   const int64_t total = EventTotal(a, event);
   if (o.json) {
     out << "{\"event\":" << JsonString(a.events[event].name) << ",\n\"functions\":[";
@@ -58,7 +57,9 @@ int RunHeat(const ViewerOptions& o, Annotations& a, size_t event, std::ostream& 
         << " (folded stacks need frames written as 'function (file:line)')\n";
   }
   if (o.json) {
-    out << "],\n\"threshold\":" << a.heat_threshold << ",\"total\":" << total
+    out << "],\n\"method\":\"" << HeatMethodName(a.heat_method) << '"';
+    if (a.heat_method == HeatMethod::kPerfHeatmap) out << ",\"threshold\":" << a.heat_threshold;
+    out << ",\"total\":" << total
         << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
   }
   return 0;

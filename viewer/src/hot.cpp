@@ -26,14 +26,17 @@ Reads lines "path:line:text" or "path:line:col:text" on stdin (grep -n, rg -n --
 git grep -n, gogrep, semgrep --vim); a multi-line hit "path:first-last:text" or
 "path:line:col-last:col:text" is hot when any of its lines is. Other lines are skipped.
 
-A line is hot when its global heat level (0-5, perf-heatmap's) is at least --level; the
-levels rank the lines by inclusive weight and give 5..1 to the top --threshold share of them.
+A line is hot when its global heat level (0-5) is at least --level. Level 5 is the line with
+the most self time, others follow their share of it; every line with at least 1 % inclusive
+or 0.1 % self weight has a level, and lines that only pass time on to callees are at most 1
+(docs/heat.md).
 
 options:
       --level N        minimum heat level, 1-5 (default 1: any level)
       --local          use the level within the line's function instead of the global one
       --min-percent X  hot means an inclusive share of at least X % (instead of a level)
-      --threshold T    recompute levels: the share of sampled lines that get one (0 < T <= 1)
+      --heat METHOD    recompute levels: share (default) or perf-heatmap (gogrep's levels)
+      --threshold T    perf-heatmap's levels, for this share of lines (0 < T <= 1)
       --root DIR       resolve relative paths against DIR (default: the current directory)
       --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
       --plain          pass hot lines through unchanged, without the heat

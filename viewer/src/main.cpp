@@ -68,6 +68,8 @@ whose innermost frame is the line or function) or, with --inclusive, by inclusiv
 options:
   -n N               entries per list (default 10)
       --inclusive    rank by inclusive weight
+      --full-names   C++ names as they are (default: without template arguments,
+                     parameters and return type, as pprof shows them; --json keeps them)
 
 examples:
   inprof top profile.json
@@ -78,14 +80,16 @@ examples:
 constexpr const char* kAnnotateHelp = R"(usage: inprof annotate [OPTIONS] PROFILE [SOURCE...]
 
 Source files with a gutter: self, inclusive and the global heat level (0-5) of each line.
-Without SOURCE, the file with the hottest line (or the -n hottest files). Only hot regions
-(lines with a heat level, and --context lines around them) unless --all.
+Without SOURCE, the file with the most self weight (or the -n files with the most), its
+hottest regions first. Only hot regions (lines with a heat level or with self weight, and
+--context lines around them) unless --all; a named SOURCE is shown in line order.
 
 options:
       --all          whole files
       --function S   the line ranges of functions whose name contains S
   -C, --context N    lines of context around hot lines (default 2)
   -n N               files to show when none are named (default 1)
+      --heat METHOD  share (default) or perf-heatmap levels (see `inprof heat --help`)
 
 examples:
   inprof annotate profile.json
@@ -95,17 +99,22 @@ examples:
 
 constexpr const char* kHeatHelp = R"(usage: inprof heat [OPTIONS] PROFILE
 
-Heat levels after perf-heatmap: per function, one row per sampled line,
+Heat levels per function, one row per sampled line (perf-heatmap `stat` style),
   line NNNN: <self> <inclusive> L=<level within the function> G=<level over the profile>
-Levels 5 (hottest) to 1 cover the top share of lines (the threshold); the rest are 0.
+Level 5 is the line with the most self weight; the others follow their share of its weight,
+where time a line only passes on to callees counts a tenth (so such a line is at most 1);
+every line with at least 1 % inclusive or 0.1 % self weight has a level, the rest are 0
+(docs/heat.md).
 
 options:
-      --threshold T  share of lines that get a level, 0 < T <= 1 (default: the profile's,
-                     normally 0.5)
+      --heat METHOD  share (the default, above) or perf-heatmap: rank the lines by inclusive
+                     weight and cut the top share into five chunks, as gogrep does
+      --threshold T  perf-heatmap's share of lines that get a level, 0 < T <= 1 (default
+                     0.5; implies --heat perf-heatmap)
 
 examples:
   inprof heat profile.json
-  inprof heat --threshold 0.25 --absolute perf.log
+  inprof heat --heat perf-heatmap --threshold 0.25 --absolute perf.log
 )";
 
 constexpr const char* kCallersHelp = R"help(usage: inprof callers [OPTIONS] TARGET PROFILE
@@ -127,6 +136,7 @@ Calls inside the target (recursion, calls within the range) are not listed.
 options:
   -n N               rows (default 20)
       --lines        one row per line of the other side instead of per function
+      --full-names   C++ names as they are, not shortened (--json keeps them)
 
 examples:
   inprof callers compute profile.json
@@ -353,7 +363,15 @@ int Main(int argc, char** argv) {
         return Usage(arg + " needs a number of lines");
       }
       o.context = static_cast<uint32_t>(context);
-    } else if (heat && arg == "--threshold") {
+    } else if ((heat || annotate) && arg == "--heat") {
+      HeatMethod method;
+      if (!take(&text) || !ParseHeatMethod(text, &method)) {
+        return Usage("--heat needs share or perf-heatmap, not '" + text + "'");
+      }
+      o.heat_method = method;
+    } else if ((top || annotate || calls) && arg == "--full-names") {
+      if (!flag(&o.full_names)) return Usage("--full-names takes no value");
+    } else if ((heat || annotate) && arg == "--threshold") {
       char* end = nullptr;
       if (!take(&text)) return Usage("--threshold needs a value in (0, 1]");
       o.threshold = std::strtod(text.c_str(), &end);
@@ -429,6 +447,11 @@ int Main(int argc, char** argv) {
   if (!FindEvent(annotations, o.event, &event, &error)) {
     std::cerr << "inprof: " << o.profile << ": " << error << '\n';
     return kBadInput;
+  }
+  if (o.heat_method || o.threshold > 0) {
+    // A threshold only means something to perf-heatmap's ranking, so it asks for it.
+    AssignHeat(annotations, o.heat_method.value_or(HeatMethod::kPerfHeatmap),
+               o.threshold > 0 ? o.threshold : annotations.heat_threshold);
   }
   int rc = 0;
   if (command == "top") rc = RunTop(o, annotations, event, std::cout);

@@ -14,18 +14,6 @@ int LevelAt(const std::vector<uint8_t>& levels, size_t event) {
   return event < levels.size() ? levels[event] : 0;
 }
 
-int64_t EventTotal(const Annotations& a, size_t event) {
-  if (event < a.events.size() && a.events[event].total_weight > 0) {
-    return a.events[event].total_weight;
-  }
-  int64_t total = 0;
-  for (const FileStats& file : a.files) {
-    for (const FunctionStats& fn : file.functions) total += WeightAt(fn.self, event);
-  }
-  for (const FunctionStats& fn : a.functions_without_source) total += WeightAt(fn.self, event);
-  return total;
-}
-
 std::string FormatWeight(int64_t weight, int64_t total, bool absolute, int width) {
   char buffer[64];
   if (absolute) {

@@ -19,7 +19,8 @@ FILE resolves like `inprof hot` resolves hit paths (relative to --root, --map, r
 base name).
 
 options:
-      --level N, --local, --min-percent X, --threshold T   what counts as hot (as for hot)
+      --level N, --local, --min-percent X, --heat M, --threshold T
+                       what counts as hot (as for hot)
       --root DIR       base of relative paths (default: the current directory)
       --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
   -e, --event NAME     the event to use (default: the profile's first)
@@ -168,7 +169,11 @@ int RunQuery(const std::vector<std::string>& args) {
     }
   }
   if (o.json) {
-    out << "],\"threshold\":" << profile.annotations.heat_threshold << ",\"total\":" << total
+    out << "],\"method\":\"" << HeatMethodName(profile.annotations.heat_method) << '"';
+    if (profile.annotations.heat_method == HeatMethod::kPerfHeatmap) {
+      out << ",\"threshold\":" << profile.annotations.heat_threshold;
+    }
+    out << ",\"total\":" << total
         << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
   }
   std::cout << out.str();

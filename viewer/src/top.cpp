@@ -2,6 +2,7 @@
 #include <ostream>
 #include <string>
 
+#include "names.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -54,7 +55,8 @@ int RunTop(const ViewerOptions& o, const Annotations& a, size_t event, std::ostr
     const int heat = LevelAt(line.global_heat, event);
     out << HeatColor(heat, o.color) << FormatWeight(WeightAt(line.self, event), total, o.absolute, width)
         << ' ' << FormatWeight(WeightAt(line.inclusive, event), total, o.absolute, width) << "  "
-        << Printable(file.path) << ':' << line.line << "  " << Printable(line.function)
+        << Printable(file.path) << ':' << line.line << "  "
+        << Printable(DisplayName(line.function, o.full_names))
         << ResetColor(o.color) << '\n';
   }
   if (lines.empty()) out << "  (no source lines: folded stacks need 'function (file:line)' frames)\n";
@@ -63,7 +65,7 @@ int RunTop(const ViewerOptions& o, const Annotations& a, size_t event, std::ostr
   for (const FunctionStats* fn : functions) {
     out << FormatWeight(WeightAt(fn->self, event), total, o.absolute, width) << ' '
         << FormatWeight(WeightAt(fn->inclusive, event), total, o.absolute, width) << "  "
-        << Printable(fn->name);
+        << Printable(DisplayName(fn->name, o.full_names));
     if (!fn->file.empty()) {
       out << "  " << Printable(fn->file) << ':' << fn->first_line;
       if (fn->last_line != fn->first_line) out << '-' << fn->last_line;

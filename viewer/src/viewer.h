@@ -4,6 +4,7 @@
 #define INPROF_VIEWER_VIEWER_H_
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -27,7 +28,9 @@ struct ViewerOptions {
   bool limit_set = false;
   uint32_t context = 2;     // annotate: lines around hot regions
   std::string function;     // annotate: only functions whose name contains this
-  double threshold = 0;     // heat: 0 keeps the profile's own levels
+  double threshold = 0;     // heat, annotate: perf-heatmap's threshold (implies that method)
+  std::optional<HeatMethod> heat_method;  // heat, annotate: recompute levels this way
+  bool full_names = false;  // top, annotate, callers: function names as they are, unshortened
   bool color = false;       // ANSI colours (a terminal, and NO_COLOR unset)
   bool progress = true;     // --no-progress turns the load progress off
   std::string target;       // callers/callees: function, FILE:LINE or FILE:START-END
@@ -69,8 +72,6 @@ void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, An
 // Index of the event named `name` (empty: 0); false with a message when there is none.
 bool FindEvent(const Annotations& a, const std::string& name, size_t* event, std::string* error);
 
-// The weight 100 % stands for: the event's total, or the sum of self weights if unknown.
-int64_t EventTotal(const Annotations& a, size_t event);
 
 // "12.34%" or "1234" (right-aligned to `width`); empty weights print as blanks.
 std::string FormatWeight(int64_t weight, int64_t total, bool absolute, int width);

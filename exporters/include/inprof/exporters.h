@@ -207,6 +207,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents,
 // Annotations: a profile summarised per source line, the model behind the annotation JSON and
 // the viewer. Every per-event vector has one entry per Annotations::events entry.
 
+enum class HeatMethod { kShare, kPerfHeatmap };  // heat levels: see AssignHeat
+
 // One line of one source file, aggregated over every function that has it.
 struct LineStats {
   uint32_t line = 0;
@@ -252,25 +254,58 @@ struct Annotations {
   Metadata meta;
   std::vector<EventInfo> events;
   Health health;
-  double heat_threshold = 0.5;
+  HeatMethod heat_method = HeatMethod::kShare;
+  double heat_threshold = 0.5;                        // perf-heatmap only
   std::vector<FileStats> files;                       // sorted by path
   std::vector<FunctionStats> functions_without_source;  // sorted by name
   std::vector<CallEdge> edges;                        // sorted by caller, then callee
 };
 
-// Heat levels after perf-heatmap (FORMATS.md "Heat levels"). `values[i]` is the inclusive
-// weight of the point on source line `lines[i]`; returns one level (0-5) per point, in input
-// order. Points are ranked by value descending, then line descending; the top
-// max(1, floor(n * threshold)) are cut into five chunks (levels 5..1), the rest get 0.
-// Points with a zero value are not ranked and get 0. Not async-signal-safe.
-std::vector<uint8_t> HeatLevels(const std::vector<int64_t>& values,
-                                const std::vector<uint32_t>& lines, double threshold = 0.5);
+// Heat levels 0-5 (docs/heat.md). kShare, the default: levels follow each line's heat weight
+// (its self weight plus what it passes on to callees, the latter capped at a fifth of the
+// hottest line's self weight). The line with the most self weight is level 5; a line with a
+// fraction f of its heat weight gets ceil(5 f), at most 5; every line at or above the floor
+// (1 % of the event total, which 1 % self or 1 % inclusive reach; a fifth of the hottest
+// line's self weight when that is less) is at least 1, lines below it 0. So a line that only
+// passes time on is at most level 1.
+// Monotonic: a line never has a lower level than one with less heat weight, and more self or
+// more inclusive weight never lowers a line's heat weight. kPerfHeatmap: perf-heatmap's rank
+// chunking by inclusive weight at a threshold, as gogrep shows it.
+//
+// "share" / "perf-heatmap".
+const char* HeatMethodName(HeatMethod method);
+bool ParseHeatMethod(std::string_view name, HeatMethod* method);
 
-// Recomputes every line's local and global heat levels at `threshold` (0 < threshold <= 1).
-void AssignHeat(Annotations& annotations, double threshold);
+// What the share method measures a line against, per event: the event's total weight and the
+// largest self weight of any line in the profile.
+struct HeatScale {
+  int64_t total = 0;
+  int64_t max_self = 0;
+};
+// Share-method levels of one group of lines (the whole profile, or one function's lines:
+// level 5 goes to the group's line with the most self weight), one per line in input order.
+std::vector<uint8_t> ShareHeatLevels(const std::vector<int64_t>& self,
+                                     const std::vector<int64_t>& inclusive,
+                                     const HeatScale& scale);
 
-// Summarises `profile` per line, function and call edge, with heat at `heat_threshold`.
-Annotations BuildAnnotations(const Profile& profile, double heat_threshold = 0.5);
+// perf-heatmap's levels. `values[i]` is the inclusive weight of the point on source line
+// `lines[i]`; returns one level (0-5) per point, in input order. Points are ranked by value
+// descending, then line descending; the top max(1, floor(n * threshold)) are cut into five
+// chunks by perf-heatmap's forChunks (levels 5..1; 7 points give chunks of 1, 1, 2, 1, 2), the
+// rest get 0. Points with a zero value are not ranked and get 0. Not async-signal-safe.
+std::vector<uint8_t> PerfHeatmapLevels(const std::vector<int64_t>& values,
+                                       const std::vector<uint32_t>& lines,
+                                       double threshold = 0.5);
+
+// The weight 100 % stands for: the event's total, or the sum of self weights if unknown.
+int64_t EventTotal(const Annotations& annotations, size_t event);
+
+// Recomputes every line's local and global heat levels with `method` (`threshold`, in (0, 1],
+// is the share of lines perf-heatmap ranks; the share method has no threshold).
+void AssignHeat(Annotations& annotations, HeatMethod method, double threshold = 0.5);
+
+// Summarises `profile` per line, function and call edge, with share-method heat levels.
+Annotations BuildAnnotations(const Profile& profile);
 
 void WriteAnnotationJson(const Annotations& annotations, std::ostream& out);
 
