@@ -1,5 +1,5 @@
 # Install rules: the runtime library, the public headers, a CMake package
-# (find_package(inprof) -> inprof::sdk) and a pkg-config file (pkg-config --libs inprof).
+# (find_package(inprof) -> inprof::inprof, also called inprof::sdk) and a pkg-config file (pkg-config --libs inprof).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS inprof EXPORT inprofTargets
