@@ -42,22 +42,30 @@ constexpr size_t kLevels = 5;
 int64_t At(const std::vector<int64_t>& v, size_t i) { return i < v.size() ? v[i] : 0; }
 
 // Share method: a line's heat weight is its self weight plus the weight it passes on to callees,
-// the latter capped at a fifth of the hottest line's self weight. So passing time on never
-// lifts a line above level 1, and a line's own time always counts in full. Computed five
-// times over (the cap is then exact in integers).
-__int128 HeatWeight5(int64_t self, int64_t inclusive, const HeatScale& scale) {
+// the latter capped at a tenth of the hottest line's self weight. So passing time on never
+// lifts a line above level 1 (which ends at an eighth), and a line's own time always counts in
+// full. Computed ten times over, so that the cap is exact in integers.
+__int128 HeatWeight10(int64_t self, int64_t inclusive, const HeatScale& scale) {
   self = std::max<int64_t>(self, 0);
-  const __int128 passed5 = static_cast<__int128>(std::max<int64_t>(inclusive - self, 0)) * 5;
-  const __int128 cap5 = scale.max_self > 0 ? scale.max_self : passed5;
-  return static_cast<__int128>(self) * 5 + std::min(passed5, cap5);
+  const __int128 passed10 = static_cast<__int128>(std::max<int64_t>(inclusive - self, 0)) * 10;
+  const __int128 cap10 = scale.max_self > 0 ? scale.max_self : passed10;
+  return static_cast<__int128>(self) * 10 + std::min(passed10, cap10);
 }
 
 // A line is cold below 1 % of the event total (which 1 % self or 1 % inclusive reach), or
-// below a fifth of the hottest line's self weight when that is less (a flat profile, where
+// below a tenth of the hottest line's self weight when that is less (a flat profile, where
 // what a line passes on is capped under 1 %).
-bool AboveFloor(__int128 weight5, const HeatScale& scale) {
-  if (weight5 <= 0) return false;
-  return weight5 * 20 >= scale.total || (scale.max_self > 0 && weight5 >= scale.max_self);
+bool AboveFloor(__int128 weight10, const HeatScale& scale) {
+  if (weight10 <= 0) return false;
+  return weight10 * 10 >= scale.total || (scale.max_self > 0 && weight10 >= scale.max_self);
+}
+
+// Level 5 at the reference's weight or more, then one level down per halving: 4 from a half,
+// 3 from a quarter, 2 from an eighth, 1 below (above the floor).
+uint8_t LevelOf(__int128 weight, __int128 reference) {
+  uint8_t level = kLevels;
+  for (__int128 w = weight; level > 1 && w < reference; w *= 2) --level;
+  return level;
 }
 
 }  // namespace
@@ -88,7 +96,7 @@ std::vector<uint8_t> ShareHeatLevels(const std::vector<int64_t>& self,
   size_t hottest = n;
   __int128 largest = 0;
   for (size_t i = 0; i < n; ++i) {
-    weight[i] = HeatWeight5(self[i], At(inclusive, i), scale);
+    weight[i] = HeatWeight10(self[i], At(inclusive, i), scale);
     largest = std::max(largest, weight[i]);
     if (self[i] > 0 && (hottest == n || self[i] > self[hottest] ||
                         (self[i] == self[hottest] && weight[i] > weight[hottest]))) {
@@ -99,8 +107,7 @@ std::vector<uint8_t> ShareHeatLevels(const std::vector<int64_t>& self,
   if (reference <= 0) return levels;
   for (size_t i = 0; i < n; ++i) {
     if (!AboveFloor(weight[i], scale)) continue;
-    const __int128 level = (weight[i] * kLevels + reference - 1) / reference;  // ceil(5 w / ref)
-    levels[i] = static_cast<uint8_t>(std::clamp<__int128>(level, 1, kLevels));
+    levels[i] = LevelOf(weight[i], reference);
   }
   return levels;
 }

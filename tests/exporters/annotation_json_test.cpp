@@ -167,7 +167,7 @@ TEST(AnnotationJson, MissingHeatIsRecomputed) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(a.files[0].lines[0].global_heat, (std::vector<uint8_t>{5}));
   EXPECT_EQ(a.files[0].lines[0].local_heat, (std::vector<uint8_t>{5}));
-  EXPECT_EQ(a.files[0].lines[1].global_heat, (std::vector<uint8_t>{3}));  // ceil(5 * 1 / 2)
+  EXPECT_EQ(a.files[0].lines[1].global_heat, (std::vector<uint8_t>{4}));  // half of line 1
 }
 
 TEST(AnnotationJson, HeatMethodRoundTripsAndOlderLevelsAreRecomputed) {
@@ -186,7 +186,7 @@ TEST(AnnotationJson, HeatMethodRoundTripsAndOlderLevelsAreRecomputed) {
   ASSERT_TRUE(ReadAnnotationJson("{" + body + R"("version":1})", "old.json", &old).ok());
   EXPECT_EQ(old.heat_method, HeatMethod::kShare);
   EXPECT_EQ(old.files[0].lines[0].global_heat, (std::vector<uint8_t>{5}));
-  EXPECT_EQ(old.files[0].lines[1].global_heat, (std::vector<uint8_t>{3}));
+  EXPECT_EQ(old.files[0].lines[1].global_heat, (std::vector<uint8_t>{4}));
   // An unknown method is an error that says which are known.
   Annotations bad;
   const Status s = ReadAnnotationJson("{" + body + R"("heat_method":"rank","version":1})", "b.json", &bad);

@@ -121,8 +121,8 @@ TEST(ShareHeat, SmallProfileLoopsAreTheHottestLines) {
     return l ? l->global_heat[0] : -1;
   };
   EXPECT_EQ(level("/src/loops.cpp", 10), 5);
-  EXPECT_EQ(level("/src/loops.cpp", 15), 3);  // ceil(5 * 30 / 50)
-  EXPECT_EQ(level("/src/loops.cpp", 20), 2);  // ceil(5 * 20 / 50)
+  EXPECT_EQ(level("/src/loops.cpp", 15), 4);  // 30 is at least half of 50
+  EXPECT_EQ(level("/src/loops.cpp", 20), 3);  // 20 is at least a quarter
   // The call chain passes the time on: hot, but never above a line that spends it.
   EXPECT_EQ(level("/glibc/csu/libc-start.c", 360), 1);
   EXPECT_EQ(level("/src/loops.cpp", 40), 1);
@@ -147,13 +147,14 @@ TEST(ShareHeat, PerfHeatmapMethodKeepsItsRanking) {
 
 TEST(ShareHeat, FloorAndReference) {
   // 1000 samples, the hottest line has 500 self: lines with 10 (1 %) self or inclusive are
-  // hot, lines with 9 are not; passing on 1000 counts as 100 (a fifth of 500): level 1.
+  // hot, lines with 9 are not; passing on 1000 counts as 50 (a tenth of 500): level 1.
   const HeatScale scale{1000, 500};
-  const auto levels = ShareHeatLevels({500, 10, 9, 0, 0, 0, 250, 5}, {500, 10, 9, 10, 9, 1000, 400, 9},
-                                      scale);
-  EXPECT_EQ(levels, (std::vector<uint8_t>{5, 1, 0, 1, 0, 1, 4, 0}));  // 250 + 100 = 350 of 500
+  const auto levels = ShareHeatLevels({500, 10, 9, 0, 0, 0, 200, 5, 125, 62},
+                                      {500, 10, 9, 10, 9, 1000, 400, 9, 125, 62}, scale);
+  // 200 + 50 = 250 is half of 500: 4; 125 a quarter: 3; 62 under an eighth: 1.
+  EXPECT_EQ(levels, (std::vector<uint8_t>{5, 1, 0, 1, 0, 1, 4, 0, 3, 1}));
   // A flat profile: 100 lines of 1 % and one pass-through line at 100 %; the floor drops to a
-  // fifth of the hottest line so that lines passing on 1 % stay hot.
+  // tenth of the hottest line so that lines passing on 1 % stay hot.
   EXPECT_EQ(ShareHeatLevels({5, 0, 0}, {5, 500, 5}, {500, 5}), (std::vector<uint8_t>{5, 1, 1}));
   // Equal weights, equal levels; zero weight, level 0.
   EXPECT_EQ(ShareHeatLevels({7, 7, 0}, {7, 7, 0}, {14, 7}), (std::vector<uint8_t>{5, 5, 0}));
@@ -164,14 +165,14 @@ TEST(ShareHeat, LargeWeightsDoNotOverflow) {
   const int64_t hour = 3'600'000'000'000;
   const auto levels = ShareHeatLevels({40 * hour, 20 * hour}, {40 * hour, 100 * hour},
                                       {100 * hour, 40 * hour});
-  EXPECT_EQ(levels, (std::vector<uint8_t>{5, 4}));  // 20 + min(80, 8) = 28 of 40: ceil(3.5)
+  EXPECT_EQ(levels, (std::vector<uint8_t>{5, 4}));  // 20 + min(80, 4) = 24 of 40: over half
 }
 
 // The heat weight as docs/heat.md defines it, computed independently of the library.
 double DocumentedHeatWeight(int64_t self, int64_t inclusive, int64_t max_self) {
   const int64_t passed = std::max<int64_t>(inclusive - self, 0);
   return static_cast<double>(self) +
-         std::min(static_cast<double>(passed), static_cast<double>(max_self) / 5);
+         std::min(static_cast<double>(passed), static_cast<double>(max_self) / 10);
 }
 
 // Random call trees with random weights: the properties users rely on, for both scopes.

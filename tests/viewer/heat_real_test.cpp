@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "hot_test.h"
+#include "inprof/exporters.h"
 
 namespace inprof::test {
 namespace {
@@ -181,6 +183,69 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HeatReal, ::testing::Values(0, 1, 2),
                          [](const ::testing::TestParamInfo<size_t>& info) {
                            return std::string(Shapes()[info.param].name);
                          });
+
+}  // namespace
+}  // namespace inprof::test
+
+namespace inprof::test {
+namespace {
+
+// A large real program, DWARF-unwound: the profile generator of the viewer benchmarks (the
+// exporters' real writers over a generated call graph), profiled as a user would profile it.
+// annotate without a file must open the file with the most self weight, and the levels must
+// keep their promises on hundreds of real lines.
+TEST(HeatLargeProgram, AnnotateOpensTheFileWithTheMostSelfWeight) {
+  const std::string dir = MakeTempDir();
+  const std::string profile = dir + "/large.json";
+  const ProcessResult run = RunProcess(
+      {INPROF_LARGE_FIXTURE, dir + "/generated.json", "0.15"},
+      {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", profile}, {"INPROF_UNWIND", "dwarf"},
+       {"INPROF_FREQUENCY", "499"}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Annotations a;
+  const Status read = ReadAnnotationJson(ReadFile(profile), profile, &a);
+  ASSERT_TRUE(read.ok()) << read.message();
+  std::string most;
+  int64_t most_self = -1;
+  size_t sampled = 0;
+  int64_t max_self = 0;
+  for (const FileStats& file : a.files) {
+    int64_t self = 0;
+    for (const LineStats& line : file.lines) {
+      self += line.self[0];
+      sampled += line.inclusive[0] > 0;
+      max_self = std::max(max_self, line.self[0]);
+    }
+    if (self > most_self) most_self = self, most = file.path;
+  }
+  EXPECT_GE(sampled, 100u) << "a large program samples hundreds of lines";
+  const int64_t total = a.events[0].total_weight;
+  for (const FileStats& file : a.files) {
+    for (const LineStats& line : file.lines) {
+      if (line.self[0] == max_self) {
+        EXPECT_EQ(line.global_heat[0], 5) << file.path << ":" << line.line;
+      }
+      if (line.self[0] * 100 >= total || line.inclusive[0] * 100 >= total) {
+        EXPECT_GE(line.global_heat[0], 1) << file.path << ":" << line.line;
+      }
+      if (line.self[0] == 0) {
+        EXPECT_LE(line.global_heat[0], 1) << file.path << ":" << line.line;
+      }
+    }
+  }
+  const ProcessResult r = Shell("\"$INPROF\" annotate " + ShellQuote(profile));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Annotated shown = ParseAnnotate(r.out);
+  // Files with equal self weight are ordered by inclusive weight: accept any of the tied.
+  int64_t shown_self = -1;
+  for (const FileStats& file : a.files) {
+    if (file.path != shown.first_file) continue;
+    shown_self = 0;
+    for (const LineStats& line : file.lines) shown_self += line.self[0];
+  }
+  EXPECT_EQ(shown_self, most_self) << "opened " << shown.first_file << ", most self weight in "
+                                   << most << "\n" << r.out.substr(0, 2000);
+}
 
 }  // namespace
 }  // namespace inprof::test

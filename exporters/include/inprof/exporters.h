@@ -262,12 +262,12 @@ struct Annotations {
 };
 
 // Heat levels 0-5 (docs/heat.md). kShare, the default: levels follow each line's heat weight
-// (its self weight plus what it passes on to callees, the latter capped at a fifth of the
-// hottest line's self weight). The line with the most self weight is level 5; a line with a
-// fraction f of its heat weight gets ceil(5 f), at most 5; every line at or above the floor
-// (1 % of the event total, which 1 % self or 1 % inclusive reach; a fifth of the hottest
-// line's self weight when that is less) is at least 1, lines below it 0. So a line that only
-// passes time on is at most level 1.
+// (its self weight plus what it passes on to callees, the latter capped at a tenth of the
+// hottest line's self weight). The line with the most self weight is level 5, and each level
+// below holds half as much: 4 from half its heat weight, 3 from a quarter, 2 from an eighth,
+// 1 below that; lines under the floor (1 % of the event total, which 1 % self or 1 %
+// inclusive reach; a tenth of the hottest line's self weight when that is less) are 0. So a
+// line that only passes time on is at most level 1.
 // Monotonic: a line never has a lower level than one with less heat weight, and more self or
 // more inclusive weight never lowers a line's heat weight. kPerfHeatmap: perf-heatmap's rank
 // chunking by inclusive weight at a threshold, as gogrep shows it.
