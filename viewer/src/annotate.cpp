@@ -120,7 +120,7 @@ void SortHottestFirst(Ranges& ranges, const FileStats& file, size_t event) {
 
 }  // namespace
 
-int RunAnnotate(const ViewerOptions& o, const Annotations& a, size_t event, std::ostream& out,
+int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, std::ostream& out,
                 std::ostream& err) {
   const int64_t total = EventTotal(a, event);
   int status = 0;
@@ -151,7 +151,7 @@ int RunAnnotate(const ViewerOptions& o, const Annotations& a, size_t event, std:
     }
   } else {
     files = FilesBySelfWeight(a, event);
-    files.resize(std::min(files.size(), o.limit_set ? o.limit : 1));
+    files.resize(std::min(files.size(), o.limit));
   }
   {
     std::set<uint32_t> seen;

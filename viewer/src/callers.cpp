@@ -20,13 +20,12 @@
 #include <tuple>
 #include <vector>
 
+#include "cli.h"
 #include "names.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
 namespace {
-
-constexpr int kBadInput = 1;
 
 struct Target {
   bool lines = false;
@@ -36,35 +35,14 @@ struct Target {
   uint32_t first = 0, last = 0;
 };
 
-bool ParseNumber(const std::string& text, uint32_t* value) {
-  if (text.empty() || text.size() > 9) return false;
-  uint32_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(c - '0');
-  }
-  *value = v;
-  return v > 0;
-}
-
 // "FILE:LINE" / "FILE:START-END"; false when `text` is not of that form.
 bool ParseLineTarget(const std::string& text, Target* t) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || text[colon - 1] == ':') return false;
-  const std::string range = text.substr(colon + 1);
-  const size_t dash = range.find('-');
-  uint32_t first = 0, last = 0;
-  if (dash == std::string::npos) {
-    if (!ParseNumber(range, &first)) return false;
-    last = first;
-  } else if (!ParseNumber(range.substr(0, dash), &first) ||
-             !ParseNumber(range.substr(dash + 1), &last) || last < first) {
-    return false;
-  }
+  SourceRange range;
+  if (!ParseSourceRange(text, &range)) return false;
   t->lines = true;
-  t->file = text.substr(0, colon);
-  t->first = first;
-  t->last = last;
+  t->file = range.file;
+  t->first = range.first;
+  t->last = range.last;
   return true;
 }
 
@@ -162,8 +140,9 @@ void RowsFromStacks(const Profile& p, const std::string& name, size_t event, boo
 
 }  // namespace
 
-int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stacks, size_t event,
-               bool callees, std::ostream& out, std::ostream& err) {
+int RunCallers(const CallersOptions& o, const Annotations& a, const Profile* stacks, size_t event,
+               std::ostream& out, std::ostream& err) {
+  const bool callees = o.callees;
   const char* command = callees ? "callees" : "callers";
   Target t;
   t.text = o.target;
@@ -178,13 +157,13 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
     }
     if (files.empty()) {
       err << "inprof: " << command << ": no file '" << t.file << "' in the profile\n";
-      return kBadInput;
+      return kExitBadInput;
     }
     if (files.size() > 1) {
       err << "inprof: " << command << ": '" << t.file
           << "' matches several files; give more of the path:\n";
       for (uint32_t f : files) err << "  " << Printable(a.files[f].path) << '\n';
-      return kBadInput;
+      return kExitBadInput;
     }
     for (const LineStats& line : a.files[files[0]].lines) {
       if (line.line >= t.first && line.line <= t.last) {
@@ -197,7 +176,7 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
           << ':' << t.first;
       if (t.last != t.first) err << '-' << t.last;
       err << '\n';
-      return kBadInput;
+      return kExitBadInput;
     }
   } else {
     const bool exact = o.target.starts_with('=');
@@ -220,7 +199,7 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
     if (matches.empty()) {
       err << "inprof: " << command << ": no function " << (exact ? "named '" : "matching '")
           << Printable(wanted) << "' in the profile\n";
-      return kBadInput;
+      return kExitBadInput;
     }
     if (matches.size() > 1) {
       std::sort(matches.begin(), matches.end(), [](const auto& x, const auto& y) {
@@ -234,7 +213,7 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
             << Printable(matches[i].first) << '\n';
       }
       if (matches.size() > 20) err << "  ... and " << matches.size() - 20 << " more\n";
-      return kBadInput;
+      return kExitBadInput;
     }
     t.name = matches[0].first;
     target_self = matches[0].second.self;
@@ -252,7 +231,7 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
              "between source lines (profiles with file:line frames: annotation JSON, perf.log, "
              "folded 'function (file:line)' stacks, perf script -F +srcline)"
           << (stacks ? "; without --lines the stacks are used" : "") << '\n';
-      return kBadInput;
+      return kExitBadInput;
     }
   }
 
@@ -289,7 +268,7 @@ int RunCallers(const ViewerOptions& o, const Annotations& a, const Profile* stac
     return std::tie(x->function, x->file, x->line, x->inlined) <
            std::tie(y->function, y->file, y->line, y->inlined);
   });
-  const size_t limit = o.limit_set ? o.limit : 20;
+  const size_t limit = o.limit;
   if (sorted.size() > limit) sorted.resize(limit);
 
   const int64_t total = EventTotal(a, event);

@@ -7,29 +7,10 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cli.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
-namespace {
-
-bool ParseDouble(const std::string& text, double* value) {
-  char* end = nullptr;
-  *value = std::strtod(text.c_str(), &end);
-  return !text.empty() && *end == '\0';
-}
-
-}  // namespace
-
-bool IsCodeSearchCommand(std::string_view command) {
-  return command == "hot" || command == "grep" || command == "query";
-}
-
-int RunCodeSearch(const std::vector<std::string>& args) {
-  if (args.empty()) return kSearchError;
-  if (args[0] == "hot") return RunHot(args);
-  if (args[0] == "grep") return RunGrep(args);
-  return RunQuery(args);
-}
 
 int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool short_event,
                       SearchOptions* o, std::string* error) {
@@ -84,7 +65,7 @@ int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool shor
   if (arg == "--level") {
     double level = 0;
     if (!take("a level 1-5")) return -1;
-    if (!ParseDouble(value, &level) || level < 1 || level > 5 || level != static_cast<int>(level)) {
+    if (!ParseDecimal(value, &level) || level < 1 || level > 5 || level != static_cast<int>(level)) {
       *error = "--level needs a heat level from 1 to 5, not '" + value + "'";
       return -1;
     }
@@ -94,7 +75,7 @@ int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool shor
   if (arg == "--min-percent") {
     double percent = 0;
     if (!take("a percentage")) return -1;
-    if (!ParseDouble(value, &percent) || !(percent >= 0 && percent <= 100)) {
+    if (!ParseDecimal(value, &percent) || !(percent >= 0 && percent <= 100)) {
       *error = "--min-percent needs a share from 0 to 100, not '" + value + "'";
       return -1;
     }
@@ -113,7 +94,7 @@ int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool shor
   }
   if (arg == "--threshold") {
     if (!take("a value in (0, 1]")) return -1;
-    if (!ParseDouble(value, &o->threshold) || !(o->threshold > 0 && o->threshold <= 1)) {
+    if (!ParseDecimal(value, &o->threshold) || !(o->threshold > 0 && o->threshold <= 1)) {
       *error = "--threshold needs a value in (0, 1], not '" + value + "'";
       return -1;
     }

@@ -24,10 +24,6 @@ constexpr int kSearchPassed = 0;
 constexpr int kSearchNothing = 1;
 constexpr int kSearchError = 2;
 
-// True for the commands RunCodeSearch handles.
-bool IsCodeSearchCommand(std::string_view command);
-// Runs `args` = {command, arguments...}; returns the exit code.
-int RunCodeSearch(const std::vector<std::string>& args);
 
 // Options the three commands share.
 struct SearchOptions {

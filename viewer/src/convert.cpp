@@ -32,7 +32,7 @@ const char* FormatName(Format format) {
 
 }  // namespace
 
-int RunConvert(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
+int RunConvert(const ConvertOptions& o, std::ostream& out, std::ostream& err) {
   (void)out;
   const std::optional<Format> format = FormatFromPath(o.output);
   if (!format) {

@@ -116,7 +116,7 @@ std::string Column(const std::string& text, size_t width) {
 // Picks the event: -e NAME in both; else the first event of BEFORE, and the event of that
 // name in AFTER or, when AFTER has none of that name (say "cpu" against perf's "cpu-clock"),
 // AFTER's first event.
-bool PickEvents(const ViewerOptions& o, const Annotations& before, const Annotations& after,
+bool PickEvents(const DiffOptions& o, const Annotations& before, const Annotations& after,
                 size_t* b, size_t* a, std::string* error) {
   if (!FindEvent(before, o.event, b, error)) {
     *error = o.profile + ": " + *error;
@@ -135,9 +135,9 @@ bool PickEvents(const ViewerOptions& o, const Annotations& before, const Annotat
 
 // The differential flame graph (exporters' WriteDiffFlameSvg): widths from `after`, colour
 // by the change, with the diff's event choice and the flame options (title, width, ...).
-Status WriteDifferentialFlameGraph(const ViewerOptions& o, const Profile& before,
+Status WriteDifferentialFlameGraph(const DiffOptions& o, const Profile& before,
                                    const Profile& after, size_t before_event, size_t after_event) {
-  FlameOptions options = o.flame;
+  FlameOptions options = o.flame_options;
   options.event = after_event;
   options.before_event = before_event;
   std::string svg;
@@ -147,7 +147,7 @@ Status WriteDifferentialFlameGraph(const ViewerOptions& o, const Profile& before
 
 }  // namespace
 
-int RunDiff(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
+int RunDiff(const DiffOptions& o, std::ostream& out, std::ostream& err) {
   Input before, after;
   for (auto [path, input] : {std::pair{&o.profile, &before}, std::pair{&o.other, &after}}) {
     if (Status s = LoadInput(*path, o.progress, input); !s.ok()) {
@@ -163,7 +163,7 @@ int RunDiff(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
     return kBadInput;
   }
 
-  if (o.diff_flame) {
+  if (o.flame) {
     for (const auto& [path, input] :
          {std::pair{&o.profile, &before}, std::pair{&o.other, &after}}) {
       if (!input->has_stacks) {
@@ -187,7 +187,7 @@ int RunDiff(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   std::map<std::pair<std::string, uint32_t>, Entry> lines;
   Collect(before.annotations, eb, sb, false, functions, lines);
   Collect(after.annotations, ea, sa, true, functions, lines);
-  const size_t limit = o.limit_set ? o.limit : 10;
+  const size_t limit = o.limit;
   const auto fns = Ranked(functions, o.inclusive, limit);
   const auto lns = Ranked(lines, o.inclusive, limit);
   const EventInfo& ib = before.annotations.events[eb];

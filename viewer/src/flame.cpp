@@ -45,7 +45,7 @@ Status LoadStacks(const std::string& path, Profile* out, bool progress) {
   return Status::Ok();
 }
 
-int RunFlame(const ViewerOptions& options, std::ostream& out, std::ostream& err) {
+int RunFlame(const FlameCommandOptions& options, std::ostream& out, std::ostream& err) {
   Profile profile;
   if (Status s = LoadStacks(options.profile, &profile, options.progress); !s.ok()) {
     err << "inprof: " << s.message() << '\n';

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli.h"
 #include "codesearch.h"
 #include "viewer.h"
 
@@ -54,10 +55,7 @@ examples:
   inprof grep -F 'fmt.Errorf(' profile.json ./internal
 )";
 
-int Usage(const std::string& message) {
-  std::cerr << "inprof: " << message << "\n(run `inprof grep --help` for usage)\n";
-  return kSearchError;
-}
+int Usage(const std::string& message) { return UsageError("grep", message); }
 
 bool ParseCount(const std::string& text, size_t* value) {
   if (text.empty() || text.size() > 6) return false;

@@ -11,7 +11,7 @@
 
 namespace inprof::viewer {
 
-int RunHeat(const ViewerOptions& o, Annotations& a, size_t event, std::ostream& out) {
+int RunHeat(const HeatOptions& o, Annotations& a, size_t event, std::ostream& out) {
   const int64_t total = EventTotal(a, event);
   if (o.json) {
     out << "{\"event\":" << JsonString(a.events[event].name) << ",\n\"functions\":[";

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli.h"
 #include "codesearch.h"
 #include "hit_line.h"
 #include "viewer.h"
@@ -56,10 +57,7 @@ examples:
   git grep -n 'push_back' | inprof hot --local --min-percent 1 perf.log
 )";
 
-int Usage(const std::string& message) {
-  std::cerr << "inprof: " << message << "\n(run `inprof hot --help` for usage)\n";
-  return kSearchError;
-}
+int Usage(const std::string& message) { return UsageError("hot", message); }
 
 class Output {
  public:

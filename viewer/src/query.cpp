@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "codesearch.h"
 #include "viewer.h"
 
@@ -34,40 +35,21 @@ examples:
   inprof query --json --map /build/app=. profile.json parse.cpp:100-140
 )";
 
-int Usage(const std::string& message) {
-  std::cerr << "inprof: " << message << "\n(run `inprof query --help` for usage)\n";
-  return kSearchError;
-}
+int Usage(const std::string& message) { return UsageError("query", message); }
 
 struct Query {
   std::string text, path;
   uint32_t first = 0, last = 0;
 };
 
-bool ParseNumber(std::string_view text, uint32_t* value) {
-  if (text.empty() || text.size() > 9) return false;
-  uint32_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(c - '0');
-  }
-  *value = v;
-  return v > 0;
-}
-
 bool ParseQuery(const std::string& text, Query* q) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  const std::string_view range = std::string_view(text).substr(colon + 1);
-  const size_t dash = range.find('-');
+  SourceRange range;
+  if (!ParseSourceRange(text, &range)) return false;
   q->text = text;
-  q->path = text.substr(0, colon);
-  if (!ParseNumber(range.substr(0, dash), &q->first)) return false;
-  q->last = q->first;
-  if (dash != std::string_view::npos && !ParseNumber(range.substr(dash + 1), &q->last)) {
-    return false;
-  }
-  return q->last >= q->first;
+  q->path = range.file;
+  q->first = range.first;
+  q->last = range.last;
+  return true;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli.h"
 #include "viewer.h"
 
 extern char** environ;
@@ -75,10 +76,7 @@ struct RecordOptions {
   std::vector<std::string> command;
 };
 
-int Usage(const std::string& message) {
-  std::cerr << "inprof: record: " << message << "\n(run `inprof record --help` for usage)\n";
-  return kUsage;
-}
+int Usage(const std::string& message) { return UsageError("record", message); }
 
 // Resolves COMMAND like execvp does: a name with a slash as is, otherwise through PATH.
 // Returns the path, or empty with errno-like `*err` (ENOENT, EACCES).
@@ -340,7 +338,7 @@ void Summarize(const RecordOptions& o, const std::string& dir) {
     return;
   }
   std::cerr << '\n';
-  ViewerOptions v;
+  TopOptions v;
   v.limit = o.limit;
   v.profile = json;
   RunTop(v, a, 0, std::cerr);

@@ -7,7 +7,7 @@
 
 namespace inprof::viewer {
 
-int RunTop(const ViewerOptions& o, const Annotations& a, size_t event, std::ostream& out) {
+int RunTop(const TopOptions& o, const Annotations& a, size_t event, std::ostream& out) {
   const int64_t total = EventTotal(a, event);
   const auto lines = HottestLines(a, event, o.inclusive, o.limit);
   const auto functions = HottestFunctions(a, event, o.inclusive, o.limit);

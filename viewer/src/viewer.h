@@ -1,5 +1,5 @@
-// The viewer's subcommands and what they share. main.cpp parses the command line into
-// ViewerOptions, loads the profile and calls one Run* function.
+// The viewer's subcommands and what they share. commands.cpp parses each command's line into
+// its options struct, loads the profile and calls one Run* function.
 #ifndef INPROF_VIEWER_VIEWER_H_
 #define INPROF_VIEWER_VIEWER_H_
 
@@ -15,30 +15,68 @@
 
 namespace inprof::viewer {
 
-struct ViewerOptions {
+// What every command that reads one profile shares (the common options of commands.cpp).
+struct ProfileOptions {
   std::string profile;                                   // the file to read
-  std::vector<std::string> sources;                      // annotate: files to show
   std::string event;                                     // name; empty: the first event
   std::vector<std::pair<std::string, std::string>> maps;  // --map OLD=NEW source prefixes
   bool json = false;
-  bool absolute = false;    // weights instead of percentages
-  bool inclusive = false;   // top: rank by inclusive weight
-  bool all = false;         // annotate: whole files
-  size_t limit = 10;        // top: entries; annotate: files when none are named
-  bool limit_set = false;
-  uint32_t context = 2;     // annotate: lines around hot regions
-  std::string function;     // annotate: only functions whose name contains this
-  double threshold = 0;     // heat, annotate: perf-heatmap's threshold (implies that method)
-  std::optional<HeatMethod> heat_method;  // heat, annotate: recompute levels this way
-  bool full_names = false;  // top, annotate, callers: function names as they are, unshortened
-  bool color = false;       // ANSI colours (a terminal, and NO_COLOR unset)
-  bool progress = true;     // --no-progress turns the load progress off
-  std::string target;       // callers/callees: function, FILE:LINE or FILE:START-END
-  bool lines = false;       // callers/callees: line level; convert: "function (file:line)"
-  std::string other;        // diff: the second profile
-  bool diff_flame = false;  // diff: write a differential flame graph to `output`
-  std::string output;       // convert, diff --flame, flame: -o FILE (flame: empty is stdout)
-  FlameOptions flame;       // flame: title, width, min width, inverted, lines
+  bool absolute = false;  // weights instead of percentages
+  bool color = false;     // ANSI colours (a terminal, and NO_COLOR unset)
+  bool progress = true;   // --no-progress turns the load progress off
+};
+
+// How to recompute heat levels before showing them (heat, annotate); nothing set keeps the
+// profile's own.
+struct HeatChoice {
+  std::optional<HeatMethod> method;
+  double threshold = 0;  // perf-heatmap's threshold; setting it implies that method
+};
+
+struct TopOptions : ProfileOptions {
+  size_t limit = 10;        // entries per list
+  bool inclusive = false;   // rank by inclusive weight
+  bool full_names = false;  // function names as they are, unshortened
+};
+
+struct AnnotateOptions : ProfileOptions {
+  std::vector<std::string> sources;  // files to show; none: the files with most self weight
+  bool all = false;                  // whole files
+  size_t limit = 1;                  // files to show when none are named
+  uint32_t context = 2;              // lines around hot regions
+  std::string function;              // only functions whose name contains this
+  HeatChoice heat;
+};
+
+struct HeatOptions : ProfileOptions {
+  HeatChoice heat;
+};
+
+struct CallersOptions : ProfileOptions {
+  std::string target;       // function, =NAME, FILE:LINE or FILE:START-END
+  bool callees = false;     // callees instead of callers
+  bool lines = false;       // one row per line of the other side
+  size_t limit = 20;        // rows
+  bool full_names = false;
+};
+
+struct DiffOptions : ProfileOptions {
+  std::string other;        // the second profile (`profile` is the first)
+  size_t limit = 10;        // entries per list
+  bool inclusive = false;   // sort by the change in inclusive weight
+  bool flame = false;       // write a differential flame graph to `output`
+  std::string output;
+  FlameOptions flame_options;
+};
+
+struct ConvertOptions : ProfileOptions {
+  std::string output;       // -o OUT; its name says the format
+  bool lines = false;       // folded frames as "function (file:line)"
+};
+
+struct FlameCommandOptions : ProfileOptions {
+  std::string output;       // empty: standard output
+  FlameOptions flame;       // title, width, min width, inverted, lines
 };
 
 enum class InputKind { kAnnotationJson, kFolded, kPerfLog, kPerfScript, kPerfReport };
@@ -88,19 +126,19 @@ int64_t WeightAt(const std::vector<int64_t>& weights, size_t event);
 int LevelAt(const std::vector<uint8_t>& levels, size_t event);
 
 // Subcommands. They print to `out`, warnings to `err`, and return the exit code.
-int RunTop(const ViewerOptions& options, const Annotations& a, size_t event, std::ostream& out);
-int RunAnnotate(const ViewerOptions& options, const Annotations& a, size_t event,
+int RunTop(const TopOptions& options, const Annotations& a, size_t event, std::ostream& out);
+int RunAnnotate(const AnnotateOptions& options, const Annotations& a, size_t event,
                 std::ostream& out, std::ostream& err);
-int RunHeat(const ViewerOptions& options, Annotations& a, size_t event, std::ostream& out);
-// callers (`callees` false) or callees of options.target. `stacks` (null for annotation
+int RunHeat(const HeatOptions& options, Annotations& a, size_t event, std::ostream& out);
+// callers (options.callees false) or callees of options.target. `stacks` (null for annotation
 // JSON) answers for functions that have no source lines.
-int RunCallers(const ViewerOptions& options, const Annotations& a, const Profile* stacks,
-               size_t event, bool callees, std::ostream& out, std::ostream& err);
+int RunCallers(const CallersOptions& options, const Annotations& a, const Profile* stacks,
+               size_t event, std::ostream& out, std::ostream& err);
 // diff and convert load their own inputs (two profiles; stacks).
-int RunDiff(const ViewerOptions& options, std::ostream& out, std::ostream& err);
-int RunConvert(const ViewerOptions& options, std::ostream& out, std::ostream& err);
+int RunDiff(const DiffOptions& options, std::ostream& out, std::ostream& err);
+int RunConvert(const ConvertOptions& options, std::ostream& out, std::ostream& err);
 // Loads options.profile itself (it needs stacks, not annotations).
-int RunFlame(const ViewerOptions& options, std::ostream& out, std::ostream& err);
+int RunFlame(const FlameCommandOptions& options, std::ostream& out, std::ostream& err);
 // `inprof record ... -- COMMAND`: `args` from "record" on; returns inprof's exit code.
 int RunRecord(const std::vector<std::string>& args);
 
