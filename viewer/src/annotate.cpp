@@ -118,21 +118,17 @@ void SortHottestFirst(Ranges& ranges, const FileStats& file, size_t event) {
   for (size_t i = 0; i < ranges.size(); ++i) ranges[i] = keyed[i].second;
 }
 
-}  // namespace
-
-int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, std::ostream& out,
-                std::ostream& err) {
-  const int64_t total = EventTotal(a, event);
-  int status = 0;
-
-  // Which files, in which order.
+// Which files, in which order: the named ones, those with a matching function, or the files
+// with the most self weight. Sets *status to 1 when a named file is not in the profile.
+std::vector<uint32_t> ChooseFiles(const AnnotateOptions& o, const Annotations& a, size_t event,
+                                  std::ostream& err, int* status) {
   std::vector<uint32_t> files;
   if (!o.sources.empty()) {
     for (const std::string& source : o.sources) {
       const auto found = MatchFiles(a, source);
       if (found.empty()) {
         err << "inprof: " << source << ": no samples in this file (or not in the profile)\n";
-        status = 1;
+        *status = 1;
       }
       files.insert(files.end(), found.begin(), found.end());
     }
@@ -145,27 +141,59 @@ int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, st
         }
       }
     }
-    if (files.empty()) {
-      err << "inprof: no function matching '" << o.function << "' has source lines\n";
-      return 1;
-    }
   } else {
     files = FilesBySelfWeight(a, event);
     files.resize(std::min(files.size(), o.limit));
   }
-  {
-    std::set<uint32_t> seen;
-    std::vector<uint32_t> unique;
-    for (uint32_t f : files) {
-      if (seen.insert(f).second) unique.push_back(f);
-    }
-    files.swap(unique);
-  }
-
-  if (o.json) out << "{\"event\":" << JsonString(a.events[event].name) << ",\n\"files\":[";
-  bool first_file = true;
+  std::set<uint32_t> seen;
+  std::vector<uint32_t> unique;
   for (uint32_t f : files) {
-    const FileStats& file = a.files[f];
+    if (seen.insert(f).second) unique.push_back(f);
+  }
+  return unique;
+}
+
+// The line ranges of `file` to show, in the order to show them.
+Ranges RegionsToShow(const AnnotateOptions& o, const FileStats& file, size_t event,
+                     uint32_t last_line) {
+  Ranges ranges;
+  if (o.all) {
+    ranges.push_back({1, last_line});
+  } else if (!o.function.empty()) {
+    for (const FunctionStats& fn : file.functions) {
+      if (fn.name.find(o.function) != std::string::npos) {
+        ranges.push_back(Around(fn.first_line, fn.last_line, o.context));
+      }
+    }
+  } else {
+    // Hot lines, and every line holding self weight even when it is below the heat floor:
+    // where the time of a named file went is never hidden.
+    for (const LineStats& line : file.lines) {
+      if (LevelAt(line.global_heat, event) > 0 || WeightAt(line.self, event) > 0) {
+        ranges.push_back(Around(line.line, line.line, o.context));
+      }
+    }
+    if (ranges.empty()) {  // nothing globally hot here: show what was sampled
+      for (const LineStats& line : file.lines) {
+        if (WeightAt(line.inclusive, event) > 0) {
+          ranges.push_back(Around(line.line, line.line, o.context));
+        }
+      }
+    }
+  }
+  ranges = Merge(std::move(ranges));
+  const bool hottest_first = o.sources.empty() && o.function.empty() && !o.all && !o.json;
+  if (hottest_first) SortHottestFirst(ranges, file, event);
+  return ranges;
+}
+
+// Prints one file's regions: a gutter per line, or JSON line objects.
+class FilePrinter {
+ public:
+  FilePrinter(const AnnotateOptions& o, size_t event, int64_t total, std::ostream& out)
+      : o_(o), event_(event), total_(total), width_(o.absolute ? 10 : 8), out_(out) {}
+
+  void Print(const FileStats& file, bool first_file, std::ostream& err) {
     std::map<uint32_t, const LineStats*> by_line;
     for (const LineStats& line : file.lines) by_line[line.line] = &line;
     std::vector<std::string> text;
@@ -174,86 +202,79 @@ int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, st
       err << "inprof: cannot read " << file.path << ": " << std::strerror(errno)
           << " (showing profiled lines only; --map OLD=NEW points at moved sources)\n";
     }
-    const uint32_t last_line =
-        std::max<uint32_t>(static_cast<uint32_t>(text.size()),
-                           file.lines.empty() ? 0 : file.lines.back().line);
-
-    Ranges ranges;
-    if (o.all) {
-      ranges.push_back({1, last_line});
-    } else if (!o.function.empty()) {
-      for (const FunctionStats& fn : file.functions) {
-        if (fn.name.find(o.function) != std::string::npos) {
-          ranges.push_back(Around(fn.first_line, fn.last_line, o.context));
-        }
-      }
+    const uint32_t last_line = std::max<uint32_t>(
+        static_cast<uint32_t>(text.size()), file.lines.empty() ? 0 : file.lines.back().line);
+    const Ranges ranges = RegionsToShow(o_, file, event_, last_line);
+    if (o_.json) {
+      out_ << (first_file ? "\n" : ",\n") << "{\"lines\":[";
     } else {
-      // Hot lines, and every line holding self weight even when it is below the heat floor:
-      // where the time of a named file went is never hidden.
-      for (const LineStats& line : file.lines) {
-        if (LevelAt(line.global_heat, event) > 0 || WeightAt(line.self, event) > 0) {
-          ranges.push_back(Around(line.line, line.line, o.context));
-        }
-      }
-      if (ranges.empty()) {  // nothing globally hot here: show what was sampled
-        for (const LineStats& line : file.lines) {
-          if (WeightAt(line.inclusive, event) > 0) {
-            ranges.push_back(Around(line.line, line.line, o.context));
-          }
-        }
-      }
+      const std::string pad(static_cast<size_t>(width_ - 4), ' ');
+      out_ << (first_file ? "" : "\n") << Printable(file.path) << '\n'
+           << pad << "self " << pad << "incl heat  line\n";
     }
-    ranges = Merge(std::move(ranges));
-    const bool hottest_first = o.sources.empty() && o.function.empty() && !o.all && !o.json;
-    if (hottest_first) SortHottestFirst(ranges, file, event);
-
-    if (o.json) {
-      out << (first_file ? "\n" : ",\n") << "{\"lines\":[";
-    } else {
-      out << (first_file ? "" : "\n") << Printable(file.path) << '\n';
-      const int width = o.absolute ? 10 : 8;
-      out << std::string(static_cast<size_t>(width - 4), ' ') << "self "
-          << std::string(static_cast<size_t>(width - 4), ' ') << "incl heat  line\n";
-    }
-    first_file = false;
-    bool first_line = true;
+    first_line_ = true;
     for (size_t r = 0; r < ranges.size(); ++r) {
-      const uint32_t end = std::min(ranges[r].second, last_line);
-      if (!o.json && r > 0) out << "  ...\n";
-      for (uint32_t n = ranges[r].first; n <= end; ++n) {
+      if (!o_.json && r > 0) out_ << "  ...\n";
+      for (uint32_t n = ranges[r].first; n <= std::min(ranges[r].second, last_line); ++n) {
         const auto it = by_line.find(n);
         const LineStats* stats = it == by_line.end() ? nullptr : it->second;
         if (!readable && !stats) continue;
-        const std::string& source = n <= text.size() ? text[n - 1] : std::string();
-        const int heat = stats ? LevelAt(stats->global_heat, event) : 0;
-        const int64_t self = stats ? WeightAt(stats->self, event) : 0;
-        const int64_t inclusive = stats ? WeightAt(stats->inclusive, event) : 0;
-        if (o.json) {
-          out << (first_line ? "\n" : ",\n") << "{\"global_heat\":" << heat
-              << ",\"inclusive\":" << JsonWeight(inclusive, total, o.absolute) << ",\"line\":" << n
-              << ",\"local_heat\":" << (stats ? LevelAt(stats->local_heat, event) : 0)
-              << ",\"self\":" << JsonWeight(self, total, o.absolute)
-              << ",\"text\":" << JsonString(source) << '}';
-          first_line = false;
-          continue;
-        }
-        const int width = o.absolute ? 10 : 8;
-        if (stats && (self > 0 || inclusive > 0)) {
-          out << HeatColor(heat, o.color) << FormatWeight(self, total, o.absolute, width) << ' '
-              << FormatWeight(inclusive, total, o.absolute, width) << "    " << heat;
-        } else {
-          out << std::string(static_cast<size_t>(2 * width + 5), ' ');
-        }
-        char number[16];
-        std::snprintf(number, sizeof number, "%6u", n);
-        out << number << " | " << ExpandTabs(source) << ResetColor(o.color && stats) << '\n';
+        PrintLine(n, stats, n <= text.size() ? text[n - 1] : std::string());
       }
     }
-    if (o.json) out << "],\"path\":" << JsonString(file.path) << '}';
+    if (o_.json) out_ << "],\"path\":" << JsonString(file.path) << '}';
   }
+
+ private:
+  void PrintLine(uint32_t n, const LineStats* stats, const std::string& source) {
+    const int heat = stats ? LevelAt(stats->global_heat, event_) : 0;
+    const int64_t self = stats ? WeightAt(stats->self, event_) : 0;
+    const int64_t inclusive = stats ? WeightAt(stats->inclusive, event_) : 0;
+    if (o_.json) {
+      out_ << (first_line_ ? "\n" : ",\n") << "{\"global_heat\":" << heat
+           << ",\"inclusive\":" << JsonWeight(inclusive, total_, o_.absolute) << ",\"line\":" << n
+           << ",\"local_heat\":" << (stats ? LevelAt(stats->local_heat, event_) : 0)
+           << ",\"self\":" << JsonWeight(self, total_, o_.absolute)
+           << ",\"text\":" << JsonString(source) << '}';
+      first_line_ = false;
+      return;
+    }
+    if (stats && (self > 0 || inclusive > 0)) {
+      out_ << HeatColor(heat, o_.color) << FormatWeight(self, total_, o_.absolute, width_) << ' '
+           << FormatWeight(inclusive, total_, o_.absolute, width_) << "    " << heat;
+    } else {
+      out_ << std::string(static_cast<size_t>(2 * width_ + 5), ' ');
+    }
+    char number[16];
+    std::snprintf(number, sizeof number, "%6u", n);
+    out_ << number << " | " << ExpandTabs(source) << ResetColor(o_.color && stats) << '\n';
+  }
+
+  const AnnotateOptions& o_;
+  const size_t event_;
+  const int64_t total_;
+  const int width_;
+  std::ostream& out_;
+  bool first_line_ = true;
+};
+
+}  // namespace
+
+int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, std::ostream& out,
+                std::ostream& err) {
+  int status = 0;
+  const std::vector<uint32_t> files = ChooseFiles(o, a, event, err, &status);
+  if (files.empty() && !o.function.empty()) {
+    err << "inprof: no function matching '" << o.function << "' has source lines\n";
+    return 1;
+  }
+  const int64_t total = EventTotal(a, event);
+  FilePrinter printer(o, event, total, out);
+  if (o.json) out << "{\"event\":" << JsonString(a.events[event].name) << ",\n\"files\":[";
+  for (size_t i = 0; i < files.size(); ++i) printer.Print(a.files[files[i]], i == 0, err);
   if (o.json) {
-    out << "],\n\"total\":" << total << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"")
-        << "}\n";
+    out << "],\n\"total\":" << total
+        << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
   }
   return status;
 }

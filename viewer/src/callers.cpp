@@ -138,104 +138,122 @@ void RowsFromStacks(const Profile& p, const std::string& name, size_t event, boo
   }
 }
 
-}  // namespace
-
-int RunCallers(const CallersOptions& o, const Annotations& a, const Profile* stacks, size_t event,
-               std::ostream& out, std::ostream& err) {
-  const bool callees = o.callees;
-  const char* command = callees ? "callees" : "callers";
+// What TARGET resolved to: its lines (file index, line), its own weights, and whether its
+// rows come from the stacks (a function without source lines).
+struct Resolved {
   Target t;
-  t.text = o.target;
-  std::set<std::pair<uint32_t, uint32_t>> target;  // (file index, line)
-  int64_t target_self = 0, target_inclusive = -1;
+  std::set<std::pair<uint32_t, uint32_t>> target;
+  int64_t target_self = 0;
+  int64_t target_inclusive = -1;
   bool from_stacks = false;
+};
 
-  if (!o.target.starts_with('=') && ParseLineTarget(o.target, &t)) {
-    std::vector<uint32_t> files;
-    for (uint32_t f = 0; f < a.files.size(); ++f) {
-      if (PathMatches(a.files[f].path, t.file)) files.push_back(f);
-    }
-    if (files.empty()) {
-      err << "inprof: " << command << ": no file '" << t.file << "' in the profile\n";
-      return kExitBadInput;
-    }
-    if (files.size() > 1) {
-      err << "inprof: " << command << ": '" << t.file
-          << "' matches several files; give more of the path:\n";
-      for (uint32_t f : files) err << "  " << Printable(a.files[f].path) << '\n';
-      return kExitBadInput;
-    }
-    for (const LineStats& line : a.files[files[0]].lines) {
-      if (line.line >= t.first && line.line <= t.last) {
-        target.emplace(files[0], line.line);
-        target_self += WeightAt(line.self, event);
-      }
-    }
-    if (target.empty()) {
-      err << "inprof: " << command << ": no sampled line in " << Printable(a.files[files[0]].path)
-          << ':' << t.first;
-      if (t.last != t.first) err << '-' << t.last;
-      err << '\n';
-      return kExitBadInput;
-    }
-  } else {
-    const bool exact = o.target.starts_with('=');
-    const std::string wanted = exact ? o.target.substr(1) : o.target;
-    const auto names = FunctionNames(a, event);
-    std::vector<std::pair<std::string, Candidate>> matches;
-    if (auto it = names.find(wanted); it != names.end()) {
-      matches.emplace_back(*it);  // an exact name wins over names that merely contain it
-    } else if (!exact) {
-      for (const auto& entry : names) {
-        if (entry.first.find(wanted) != std::string::npos) matches.push_back(entry);
-      }
-      // Functions without source lines have no edges to follow; they only compete with a
-      // function that has some ("run" would otherwise also match "[truncated]").
-      if (std::any_of(matches.begin(), matches.end(),
-                      [](const auto& m) { return m.second.has_source; })) {
-        std::erase_if(matches, [](const auto& m) { return !m.second.has_source; });
-      }
-    }
-    if (matches.empty()) {
-      err << "inprof: " << command << ": no function " << (exact ? "named '" : "matching '")
-          << Printable(wanted) << "' in the profile\n";
-      return kExitBadInput;
-    }
-    if (matches.size() > 1) {
-      std::sort(matches.begin(), matches.end(), [](const auto& x, const auto& y) {
-        return std::tie(y.second.inclusive, x.first) < std::tie(x.second.inclusive, y.first);
-      });
-      err << "inprof: " << command << ": '" << Printable(wanted) << "' matches " << matches.size()
-          << " functions; name one exactly with =NAME, or give FILE:LINE (inclusive weight):\n";
-      const int64_t total = EventTotal(a, event);
-      for (size_t i = 0; i < matches.size() && i < 20; ++i) {
-        err << FormatWeight(matches[i].second.inclusive, total, o.absolute, 10) << "  "
-            << Printable(matches[i].first) << '\n';
-      }
-      if (matches.size() > 20) err << "  ... and " << matches.size() - 20 << " more\n";
-      return kExitBadInput;
-    }
-    t.name = matches[0].first;
-    target_self = matches[0].second.self;
-    target_inclusive = matches[0].second.inclusive;
-    for (uint32_t f = 0; f < a.files.size(); ++f) {
-      for (const LineStats& line : a.files[f].lines) {
-        if (line.function == t.name) target.emplace(f, line.line);
-      }
-    }
-    if (target.empty() && stacks && !o.lines) {
-      from_stacks = true;
-    } else if (target.empty()) {
-      err << "inprof: " << command << ": '" << Printable(t.name)
-          << "' has no source lines in this profile; callers and callees follow call edges "
-             "between source lines (profiles with file:line frames: annotation JSON, perf.log, "
-             "folded 'function (file:line)' stacks, perf script -F +srcline)"
-          << (stacks ? "; without --lines the stacks are used" : "") << '\n';
-      return kExitBadInput;
+// FILE:LINE or FILE:START-END. False (after saying why on `err`) when it names no sampled line.
+bool ResolveLines(const Annotations& a, size_t event, const char* command, Resolved* r,
+                  std::ostream& err) {
+  Target& t = r->t;
+  auto& target = r->target;
+  int64_t& target_self = r->target_self;
+  std::vector<uint32_t> files;
+  for (uint32_t f = 0; f < a.files.size(); ++f) {
+    if (PathMatches(a.files[f].path, t.file)) files.push_back(f);
+  }
+  if (files.empty()) {
+    err << "inprof: " << command << ": no file '" << t.file << "' in the profile\n";
+    return false;
+  }
+  if (files.size() > 1) {
+    err << "inprof: " << command << ": '" << t.file
+        << "' matches several files; give more of the path:\n";
+    for (uint32_t f : files) err << "  " << Printable(a.files[f].path) << '\n';
+    return false;
+  }
+  for (const LineStats& line : a.files[files[0]].lines) {
+    if (line.line >= t.first && line.line <= t.last) {
+      target.emplace(files[0], line.line);
+      target_self += WeightAt(line.self, event);
     }
   }
+  if (target.empty()) {
+    err << "inprof: " << command << ": no sampled line in " << Printable(a.files[files[0]].path)
+        << ':' << t.first;
+    if (t.last != t.first) err << '-' << t.last;
+    err << '\n';
+    return false;
+  }
+  return true;
+}
 
-  // Aggregate the edges that cross the target's boundary.
+// NAME (contained) or =NAME (exact). False (after saying why) when no function, or several,
+// match, or the one that does has neither source lines nor stacks to answer from.
+bool ResolveFunction(const CallersOptions& o, const Annotations& a, const Profile* stacks,
+                     size_t event, const char* command, Resolved* r, std::ostream& err) {
+  Target& t = r->t;
+  const bool exact = o.target.starts_with('=');
+  const std::string wanted = exact ? o.target.substr(1) : o.target;
+  const auto names = FunctionNames(a, event);
+  std::vector<std::pair<std::string, Candidate>> matches;
+  if (auto it = names.find(wanted); it != names.end()) {
+    matches.emplace_back(*it);  // an exact name wins over names that merely contain it
+  } else if (!exact) {
+    for (const auto& entry : names) {
+      if (entry.first.find(wanted) != std::string::npos) matches.push_back(entry);
+    }
+    // Functions without source lines have no edges to follow; they only compete with a
+    // function that has some ("run" would otherwise also match "[truncated]").
+    if (std::any_of(matches.begin(), matches.end(),
+                    [](const auto& m) { return m.second.has_source; })) {
+      std::erase_if(matches, [](const auto& m) { return !m.second.has_source; });
+    }
+  }
+  if (matches.empty()) {
+    err << "inprof: " << command << ": no function " << (exact ? "named '" : "matching '")
+        << Printable(wanted) << "' in the profile\n";
+    return false;
+  }
+  if (matches.size() > 1) {
+    std::sort(matches.begin(), matches.end(), [](const auto& x, const auto& y) {
+      return std::tie(y.second.inclusive, x.first) < std::tie(x.second.inclusive, y.first);
+    });
+    err << "inprof: " << command << ": '" << Printable(wanted) << "' matches " << matches.size()
+        << " functions; name one exactly with =NAME, or give FILE:LINE (inclusive weight):\n";
+    const int64_t total = EventTotal(a, event);
+    for (size_t i = 0; i < matches.size() && i < 20; ++i) {
+      err << FormatWeight(matches[i].second.inclusive, total, o.absolute, 10) << "  "
+          << Printable(matches[i].first) << '\n';
+    }
+    if (matches.size() > 20) err << "  ... and " << matches.size() - 20 << " more\n";
+    return false;
+  }
+  t.name = matches[0].first;
+  r->target_self = matches[0].second.self;
+  r->target_inclusive = matches[0].second.inclusive;
+  for (uint32_t f = 0; f < a.files.size(); ++f) {
+    for (const LineStats& line : a.files[f].lines) {
+      if (line.function == t.name) r->target.emplace(f, line.line);
+    }
+  }
+  if (r->target.empty() && stacks && !o.lines) {
+    r->from_stacks = true;
+  } else if (r->target.empty()) {
+    err << "inprof: " << command << ": '" << Printable(t.name)
+        << "' has no source lines in this profile; callers and callees follow call edges "
+           "between source lines (profiles with file:line frames: annotation JSON, perf.log, "
+           "folded 'function (file:line)' stacks, perf script -F +srcline)"
+        << (stacks ? "; without --lines the stacks are used" : "") << '\n';
+    return false;
+  }
+  return true;
+}
+
+// The rows: the edges (or, from the stacks, the frame pairs) that cross the target's
+// boundary, summed per function (or line), heaviest first, at most o.limit.
+std::vector<Row> CollectRows(const CallersOptions& o, const Annotations& a, const Profile* stacks,
+                             size_t event, const Resolved& r) {
+  const bool callees = o.callees;
+  const bool from_stacks = r.from_stacks;
+  const Target& t = r.t;
+  const auto& target = r.target;
   std::map<RowKey, Row> rows;
   if (from_stacks) RowsFromStacks(*stacks, t.name, event, callees, rows);
   for (const CallEdge& e : from_stacks ? std::vector<CallEdge>() : a.edges) {
@@ -261,49 +279,59 @@ int RunCallers(const CallersOptions& o, const Annotations& a, const Profile* sta
     if (e.caller.file < a.files.size())
       row.sites.emplace(a.files[e.caller.file].path, e.caller.line);
   }
-  std::vector<const Row*> sorted;
-  for (const auto& entry : rows) sorted.push_back(&entry.second);
-  std::sort(sorted.begin(), sorted.end(), [&](const Row* x, const Row* y) {
-    if (x->weight != y->weight) return x->weight > y->weight;
-    return std::tie(x->function, x->file, x->line, x->inlined) <
-           std::tie(y->function, y->file, y->line, y->inlined);
+  std::vector<Row> sorted;
+  for (auto& entry : rows) sorted.push_back(std::move(entry.second));
+  std::sort(sorted.begin(), sorted.end(), [&](const Row& x, const Row& y) {
+    if (x.weight != y.weight) return x.weight > y.weight;
+    return std::tie(x.function, x.file, x.line, x.inlined) <
+           std::tie(y.function, y.file, y.line, y.inlined);
   });
-  const size_t limit = o.limit;
-  if (sorted.size() > limit) sorted.resize(limit);
+  if (sorted.size() > o.limit) sorted.resize(o.limit);
+  return sorted;
+}
 
+void PrintJson(const CallersOptions& o, const Annotations& a, size_t event, const Resolved& r,
+               const std::vector<Row>& rows, std::ostream& out) {
+  const char* command = o.callees ? "callees" : "callers";
   const int64_t total = EventTotal(a, event);
   const EventInfo& info = a.events[event];
-  if (o.json) {
+  const Target& t = r.t;
     out << "{\"event\":" << JsonString(info.name) << ",\"relation\":\"" << command
         << "\",\n\"rows\":[";
-    for (size_t i = 0; i < sorted.size(); ++i) {
-      const Row& r = *sorted[i];
-      out << (i ? ",\n" : "\n") << "{\"file\":" << (r.file.empty() ? "null" : JsonString(r.file))
-          << ",\"function\":" << JsonString(r.function)
-          << ",\"inlined\":" << (r.inlined ? "true" : "false");
-      if (o.lines) out << ",\"line\":" << r.line;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& row = rows[i];
+      out << (i ? ",\n" : "\n") << "{\"file\":" << (row.file.empty() ? "null" : JsonString(row.file))
+          << ",\"function\":" << JsonString(row.function)
+          << ",\"inlined\":" << (row.inlined ? "true" : "false");
+      if (o.lines) out << ",\"line\":" << row.line;
       out << ",\"sites\":[";
       bool first = true;
-      for (const auto& [f, l] : r.sites) {
+      for (const auto& [f, l] : row.sites) {
         out << (first ? "" : ",") << "{\"file\":" << JsonString(f) << ",\"line\":" << l << '}';
         first = false;
       }
-      out << "],\"weight\":" << JsonWeight(r.weight, total, o.absolute) << '}';
+      out << "],\"weight\":" << JsonWeight(row.weight, total, o.absolute) << '}';
     }
     out << "],\n\"target\":{";
     if (t.lines) {
       out << "\"file\":" << JsonString(t.file) << ",\"first_line\":" << t.first
           << ",\"last_line\":" << t.last;
     } else {
-      out << "\"inclusive\":" << JsonWeight(target_inclusive, total, o.absolute)
+      out << "\"inclusive\":" << JsonWeight(r.target_inclusive, total, o.absolute)
           << ",\"name\":" << JsonString(t.name);
     }
-    out << ",\"self\":" << JsonWeight(target_self, total, o.absolute) << "},\n\"total\":" << total
+    out << ",\"self\":" << JsonWeight(r.target_self, total, o.absolute) << "},\n\"total\":" << total
         << ",\"unit\":" << JsonString(info.unit)
         << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
-    return 0;
-  }
+}
 
+void PrintText(const CallersOptions& o, const Annotations& a, size_t event, const Resolved& r,
+               const std::vector<Row>& rows, std::ostream& out) {
+  const bool callees = o.callees;
+  const char* command = callees ? "callees" : "callers";
+  const int64_t total = EventTotal(a, event);
+  const EventInfo& info = a.events[event];
+  const Target& t = r.t;
   out << command << " of ";
   if (t.lines) {
     out << Printable(t.file) << ':' << t.first;
@@ -313,26 +341,46 @@ int RunCallers(const CallersOptions& o, const Annotations& a, const Profile* sta
   }
   out << "; event " << info.name << " (" << info.unit << "), total " << total << '\n';
   if (!t.lines) {
-    out << "inclusive " << FormatWeight(target_inclusive, total, o.absolute, 0) << ", ";
+    out << "inclusive " << FormatWeight(r.target_inclusive, total, o.absolute, 0) << ", ";
   }
-  out << "self " << FormatWeight(target_self, total, o.absolute, 0) << "\n\n";
+  out << "self " << FormatWeight(r.target_self, total, o.absolute, 0) << "\n\n";
   const int width = o.absolute ? 10 : 8;
   out << std::string(static_cast<size_t>(width - 6), ' ') << "weight  "
       << (callees ? "callee" : "caller") << (o.lines ? " line" : "") << "  (call sites)\n";
-  for (const Row* r : sorted) {
-    out << FormatWeight(r->weight, total, o.absolute, width) << "  ";
+  for (const Row& row : rows) {
+    out << FormatWeight(row.weight, total, o.absolute, width) << "  ";
     if (o.lines) {
-      out << Printable(r->file) << ':' << r->line << "  "
-          << Printable(DisplayName(r->function, o.full_names));
+      out << Printable(row.file) << ':' << row.line << "  "
+          << Printable(DisplayName(row.function, o.full_names));
     } else {
-      out << Printable(DisplayName(r->function, o.full_names));
+      out << Printable(DisplayName(row.function, o.full_names));
     }
-    if (r->inlined) out << " [inlined]";
-    if (!r->sites.empty()) out << "  (" << Sites(r->sites) << ')';
+    if (row.inlined) out << " [inlined]";
+    if (!row.sites.empty()) out << "  (" << Sites(row.sites) << ')';
     out << '\n';
   }
-  if (sorted.empty()) {
-    out << (from_stacks ? "  (none)\n" : "  (none with source lines)\n");
+  if (rows.empty()) {
+    out << (r.from_stacks ? "  (none)\n" : "  (none with source lines)\n");
+  }
+}
+
+}  // namespace
+
+int RunCallers(const CallersOptions& o, const Annotations& a, const Profile* stacks, size_t event,
+               std::ostream& out, std::ostream& err) {
+  const char* command = o.callees ? "callees" : "callers";
+  Resolved r;
+  r.t.text = o.target;
+  const bool lines = !o.target.starts_with('=') && ParseLineTarget(o.target, &r.t);
+  if (lines ? !ResolveLines(a, event, command, &r, err)
+            : !ResolveFunction(o, a, stacks, event, command, &r, err)) {
+    return kExitBadInput;
+  }
+  const std::vector<Row> rows = CollectRows(o, a, stacks, event, r);
+  if (o.json) {
+    PrintJson(o, a, event, r, rows, out);
+  } else {
+    PrintText(o, a, event, r, rows, out);
   }
   return 0;
 }
