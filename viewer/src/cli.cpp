@@ -67,6 +67,10 @@ bool ParseOptions(std::string_view command, const std::vector<std::string>& args
       *error = "unknown option '" + arg + "' for " + std::string(command);
       return false;
     }
+    if (spec->optional_value && !inline_value) {
+      spec->set("");
+      continue;
+    }
     if (!spec->value) {
       if (inline_value) {
         *error = arg + " takes no value";

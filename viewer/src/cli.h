@@ -25,6 +25,7 @@ struct OptionSpec {
   std::vector<std::string> names;                    // {"-n"} or {"-e", "--event"}
   const char* value = nullptr;                       // "a positive number"; nullptr: a flag
   std::function<bool(const std::string&)> set;       // stores the value (flags get "")
+  bool optional_value = false;  // only as --name=VALUE; plain --name sets "" (--color)
 };
 
 // Option specs for the common cases.

@@ -12,112 +12,57 @@
 
 namespace inprof::viewer {
 
-int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool short_event,
-                      SearchOptions* o, std::string* error) {
-  std::string arg = args[*i], value;
-  bool inline_value = false;
-  if (arg.starts_with("--") && arg.find('=') != std::string::npos) {
-    value = arg.substr(arg.find('=') + 1);
-    arg = arg.substr(0, arg.find('='));
-    inline_value = true;
-  }
-  auto take = [&](const char* what) {
-    if (inline_value) return true;
-    if (*i + 1 >= args.size()) {
-      *error = arg + " needs " + what;
-      return false;
-    }
-    value = args[++*i];
-    return true;
+std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event) {
+  std::vector<OptionSpec> specs = {
+      Text(short_event ? std::vector<std::string>{"-e", "--event"}
+                       : std::vector<std::string>{"--event"},
+           "an event name", &o->event),
+      {{"--map"}, "OLD=NEW (a profile path prefix and its local replacement)",
+       [o](const std::string& text) {
+         const size_t eq = text.find('=');
+         if (eq == std::string::npos || eq == 0) return false;
+         o->maps.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+         return true;
+       }},
+      Text({"--root"}, "a directory", &o->root),
+      {{"--level"}, "a heat level from 1 to 5",
+       [o](const std::string& text) {
+         size_t level = 0;
+         if (!ParseCount(text, &level) || level < 1 || level > 5) return false;
+         o->criterion.min_level = static_cast<int>(level);
+         return true;
+       }},
+      {{"--min-percent"}, "a share from 0 to 100",
+       [o](const std::string& text) {
+         double percent = 0;
+         if (!ParseDecimal(text, &percent) || !(percent >= 0 && percent <= 100)) return false;
+         o->criterion.min_percent = percent;
+         return true;
+       }},
+      {{"--heat"}, "share or perf-heatmap",
+       [o](const std::string& text) {
+         HeatMethod method;
+         if (!ParseHeatMethod(text, &method)) return false;
+         o->heat_method = method;
+         return true;
+       }},
+      {{"--threshold"}, "a value in (0, 1]",
+       [o](const std::string& text) {
+         return ParseDecimal(text, &o->threshold) && o->threshold > 0 && o->threshold <= 1;
+       }},
+      Flag({"--local"}, &o->criterion.local),
+      Flag({"--json"}, &o->json),
+      Flag({"--absolute"}, &o->absolute),
   };
-  auto flag = [&](bool* out) {
-    if (inline_value) {
-      *error = arg + " takes no value";
-      return -1;
-    }
-    *out = true;
-    return 1;
-  };
-  if (arg == "--event" || (short_event && arg == "-e")) {
-    if (!take("an event name")) return -1;
-    o->event = value;
-    return 1;
-  }
-  if (arg == "--map") {
-    if (!take("OLD=NEW")) return -1;
-    const size_t eq = value.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      *error = "--map needs OLD=NEW (a profile path prefix and its local replacement)";
-      return -1;
-    }
-    o->maps.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-    return 1;
-  }
-  if (arg == "--root") {
-    if (!take("a directory")) return -1;
-    if (value.empty()) {
-      *error = "--root needs a directory";
-      return -1;
-    }
-    o->root = value;
-    return 1;
-  }
-  if (arg == "--level") {
-    double level = 0;
-    if (!take("a level 1-5")) return -1;
-    if (!ParseDecimal(value, &level) || level < 1 || level > 5 || level != static_cast<int>(level)) {
-      *error = "--level needs a heat level from 1 to 5, not '" + value + "'";
-      return -1;
-    }
-    o->criterion.min_level = static_cast<int>(level);
-    return 1;
-  }
-  if (arg == "--min-percent") {
-    double percent = 0;
-    if (!take("a percentage")) return -1;
-    if (!ParseDecimal(value, &percent) || !(percent >= 0 && percent <= 100)) {
-      *error = "--min-percent needs a share from 0 to 100, not '" + value + "'";
-      return -1;
-    }
-    o->criterion.min_percent = percent;
-    return 1;
-  }
-  if (arg == "--heat") {
-    HeatMethod method;
-    if (!take("share or perf-heatmap")) return -1;
-    if (!ParseHeatMethod(value, &method)) {
-      *error = "--heat needs share or perf-heatmap, not '" + value + "'";
-      return -1;
-    }
-    o->heat_method = method;
-    return 1;
-  }
-  if (arg == "--threshold") {
-    if (!take("a value in (0, 1]")) return -1;
-    if (!ParseDecimal(value, &o->threshold) || !(o->threshold > 0 && o->threshold <= 1)) {
-      *error = "--threshold needs a value in (0, 1], not '" + value + "'";
-      return -1;
-    }
-    return 1;
-  }
-  if (arg == "--color" || arg == "--colour") {
-    if (!inline_value) value = "auto";
-    if (value == "auto")
-      o->color_mode = -1;
-    else if (value == "always")
-      o->color_mode = 1;
-    else if (value == "never")
-      o->color_mode = 0;
-    else {
-      *error = "--color takes auto, always or never, not '" + value + "'";
-      return -1;
-    }
-    return 1;
-  }
-  if (arg == "--local") return flag(&o->criterion.local);
-  if (arg == "--json") return flag(&o->json);
-  if (arg == "--absolute") return flag(&o->absolute);
-  return 0;
+  OptionSpec color{{"--color", "--colour"}, "auto, always or never", [o](const std::string& v) {
+                     if (v.empty() || v == "auto") return (o->color_mode = -1), true;
+                     if (v == "always") return (o->color_mode = 1), true;
+                     if (v == "never") return (o->color_mode = 0), true;
+                     return false;
+                   }};
+  color.optional_value = true;
+  specs.push_back(std::move(color));
+  return specs;
 }
 
 bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile* out) {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli.h"
 #include "heat_index.h"
 #include "inprof/exporters.h"
 
@@ -39,11 +40,9 @@ struct SearchOptions {
   int color_mode = -1;  // --color: -1 auto, 0 never, 1 always
 };
 
-// Parses the shared option at args[*i] (advancing *i past its value). Returns 1 when it was
-// one, 0 when it is not a shared option, -1 on a usage error (message in *error).
-// `short_event`: whether -e means --event (it means a pattern for `grep`).
-int ParseSearchOption(const std::vector<std::string>& args, size_t* i, bool short_event,
-                      SearchOptions* o, std::string* error);
+// The options the three commands share, for ParseOptions (cli.h). `short_event`: whether -e
+// means --event (it means a pattern for `grep`).
+std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event);
 
 // The profile as the commands see it: loaded, remapped, re-levelled, indexed.
 struct SearchProfile {

@@ -57,17 +57,6 @@ examples:
 
 int Usage(const std::string& message) { return UsageError("grep", message); }
 
-bool ParseCount(const std::string& text, size_t* value) {
-  if (text.empty() || text.size() > 6) return false;
-  size_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<size_t>(c - '0');
-  }
-  *value = v;
-  return true;
-}
-
 std::string EscapeRegex(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -228,53 +217,33 @@ std::string Shown(const std::string& path, const std::string& root) {
 int RunGrep(const std::vector<std::string>& args) {
   GrepOptions o;
   std::vector<std::string> positional;
-  bool options_done = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    std::string error;
-    if (options_done || arg == "-" || !arg.starts_with("-")) {
-      positional.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      options_done = true;
-      continue;
-    }
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kGrepHelp;
-      return 0;
-    }
-    const int parsed = ParseSearchOption(args, &i, /*short_event=*/false, &o.search, &error);
-    if (parsed < 0) return Usage(error);
-    if (parsed > 0) continue;
-    auto count = [&](size_t* out) {
-      if (i + 1 >= args.size() || !ParseCount(args[i + 1], out)) return false;
-      ++i;
-      return true;
-    };
-    if (arg == "-e" || arg == "--regexp") {
-      if (i + 1 >= args.size()) return Usage(arg + " needs a pattern");
-      o.patterns.push_back(args[++i]);
-    } else if (arg == "-F" || arg == "--fixed-strings") {
-      o.fixed = true;
-    } else if (arg == "-i" || arg == "--ignore-case") {
-      o.icase = true;
-    } else if (arg == "-w" || arg == "--word-regexp") {
-      o.word = true;
-    } else if (arg == "-E" || arg == "-P" || arg == "-n" || arg == "-r" || arg == "-H") {
+  std::vector<OptionSpec> specs = SearchSpecs(&o.search, /*short_event=*/false);
+  bool ignored = false;
+  size_t context = 0;
+  const std::vector<OptionSpec> own = {
+      {{"-e", "--regexp"}, "a pattern",
+       [&o](const std::string& p) { return o.patterns.push_back(p), true; }},
+      Flag({"-F", "--fixed-strings"}, &o.fixed), Flag({"-i", "--ignore-case"}, &o.icase),
+      Flag({"-w", "--word-regexp"}, &o.word),
       // grep habits: the syntax is always ECMAScript, line numbers always shown, PATHs always
       // searched recursively, file names always shown.
-    } else if (arg == "-A") {
-      if (!count(&o.after)) return Usage("-A needs a number of lines");
-    } else if (arg == "-B") {
-      if (!count(&o.before)) return Usage("-B needs a number of lines");
-    } else if (arg == "-C") {
-      size_t n = 0;
-      if (!count(&n)) return Usage("-C needs a number of lines");
-      o.before = o.after = n;
-    } else {
-      return Usage("unknown option '" + arg + "' for grep");
-    }
+      Flag({"-E", "-P", "-n", "-r", "-H"}, &ignored),
+      Count({"-A"}, "a number of lines", &o.after, 0, 999999999),
+      Count({"-B"}, "a number of lines", &o.before, 0, 999999999),
+      {{"-C"}, "a number of lines",
+       [&](const std::string& text) {
+         if (!ParseCount(text, &context)) return false;
+         o.before = o.after = context;
+         return true;
+       }},
+  };
+  specs.insert(specs.end(), own.begin(), own.end());
+  bool help = false;
+  std::string usage;
+  if (!ParseOptions("grep", args, 1, specs, &positional, &help, &usage)) return Usage(usage);
+  if (help) {
+    std::cout << kGrepHelp;
+    return 0;
   }
   if (o.patterns.empty()) {
     if (positional.empty()) return Usage("grep needs a PATTERN and a PROFILE");

@@ -95,26 +95,15 @@ int RunHot(const std::vector<std::string>& args) {
   SearchOptions o;
   bool plain = false, line_buffered = false;
   std::vector<std::string> positional;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    std::string error;
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kHotHelp;
-      return 0;
-    }
-    if (arg == "-" || !arg.starts_with("-")) {
-      positional.push_back(arg);
-      continue;
-    }
-    const int parsed = ParseSearchOption(args, &i, /*short_event=*/true, &o, &error);
-    if (parsed < 0) return Usage(error);
-    if (parsed > 0) continue;
-    if (arg == "--plain")
-      plain = true;
-    else if (arg == "--line-buffered")
-      line_buffered = true;
-    else
-      return Usage("unknown option '" + arg + "' for hot");
+  std::vector<OptionSpec> specs = SearchSpecs(&o, /*short_event=*/true);
+  specs.push_back(Flag({"--plain"}, &plain));
+  specs.push_back(Flag({"--line-buffered"}, &line_buffered));
+  bool help = false;
+  std::string error;
+  if (!ParseOptions("hot", args, 1, specs, &positional, &help, &error)) return Usage(error);
+  if (help) {
+    std::cout << kHotHelp;
+    return 0;
   }
   if (positional.empty()) return Usage("hot needs a PROFILE file (hits come on stdin)");
   if (positional.size() > 1) {

@@ -57,20 +57,15 @@ bool ParseQuery(const std::string& text, Query* q) {
 int RunQuery(const std::vector<std::string>& args) {
   SearchOptions o;
   std::vector<std::string> positional;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    std::string error;
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kQueryHelp;
-      return 0;
-    }
-    if (!arg.starts_with("-")) {
-      positional.push_back(arg);
-      continue;
-    }
-    const int parsed = ParseSearchOption(args, &i, /*short_event=*/true, &o, &error);
-    if (parsed < 0) return Usage(error);
-    if (parsed == 0) return Usage("unknown option '" + arg + "' for query");
+  bool help = false;
+  std::string error;
+  if (!ParseOptions("query", args, 1, SearchSpecs(&o, /*short_event=*/true), &positional, &help,
+                    &error)) {
+    return Usage(error);
+  }
+  if (help) {
+    std::cout << kQueryHelp;
+    return 0;
   }
   if (positional.size() < 2) return Usage("query needs a PROFILE and FILE:LINE[-LINE]");
   std::vector<Query> queries;
