@@ -122,6 +122,9 @@ void Translate(FileSymbolizer& symbolizer, const Options& options, uint64_t sect
 
 }  // namespace
 
+// One piece on purpose: it follows binutils addr2line's main() (getopt_long over the same
+// option table, then addresses from argv or stdin, flushed per line), so that the two can be
+// read side by side when a perf or editor integration disagrees about an option.
 int Addr2lineMain(int argc, char** argv) {
   static const option kLongOptions[] = {{"addresses", no_argument, nullptr, 'a'},
                                         {"basenames", no_argument, nullptr, 's'},

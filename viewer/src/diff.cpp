@@ -145,6 +145,94 @@ Status WriteDifferentialFlameGraph(const DiffOptions& o, const Profile& before,
   return WriteFileAtomically(o.output, svg);
 }
 
+// What a diff listing shows: the ranked entries and what each side was measured against.
+struct DiffTables {
+  std::vector<const Entry*> functions, lines;
+  const EventInfo& before_event;
+  const EventInfo& after_event;
+  Scale before_scale, after_scale;
+};
+
+void PrintDiffJson(const DiffOptions& o, const DiffTables& t, std::ostream& out) {
+  const auto& fns = t.functions;
+  const auto& lns = t.lines;
+  const EventInfo& ib = t.before_event;
+  const EventInfo& ia = t.after_event;
+  const Scale& sb = t.before_scale;
+  const Scale& sa = t.after_scale;
+  const char* sort = o.inclusive ? "inclusive" : "self";
+  auto side = [&](const Side& b, const Side& a, double change_self, double change_inclusive) {
+    out << "\"inclusive\":{\"after\":" << JsonNumber(a.inclusive, o.absolute)
+        << ",\"before\":" << JsonNumber(b.inclusive, o.absolute)
+        << ",\"change\":" << JsonNumber(change_inclusive, o.absolute)
+        << "},\"self\":{\"after\":" << JsonNumber(a.self, o.absolute)
+        << ",\"before\":" << JsonNumber(b.self, o.absolute)
+        << ",\"change\":" << JsonNumber(change_self, o.absolute) << "}";
+  };
+  out << "{\"after\":{\"event\":" << JsonString(ia.name) << ",\"file\":" << JsonString(o.other)
+      << ",\"total\":" << sa.total << "},\n\"before\":{\"event\":" << JsonString(ib.name)
+      << ",\"file\":" << JsonString(o.profile) << ",\"total\":" << sb.total
+      << "},\n\"functions\":[";
+  for (size_t i = 0; i < fns.size(); ++i) {
+    out << (i ? ",\n" : "\n") << '{';
+    side(fns[i]->before, fns[i]->after, fns[i]->self_change(), fns[i]->inclusive_change());
+    out << ",\"name\":" << JsonString(fns[i]->name) << '}';
+  }
+  out << "],\n\"lines\":[";
+  for (size_t i = 0; i < lns.size(); ++i) {
+    out << (i ? ",\n" : "\n") << "{\"file\":" << JsonString(lns[i]->file)
+        << ",\"function\":" << JsonString(lns[i]->name) << ',';
+    side(lns[i]->before, lns[i]->after, lns[i]->self_change(), lns[i]->inclusive_change());
+    out << ",\"line\":" << lns[i]->line << '}';
+  }
+  out << "],\n\"sort\":\"" << sort
+      << "\",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
+}
+
+void PrintDiffText(const DiffOptions& o, const DiffTables& t, std::ostream& out) {
+  const auto& fns = t.functions;
+  const auto& lns = t.lines;
+  const EventInfo& ib = t.before_event;
+  const EventInfo& ia = t.after_event;
+  const Scale& sb = t.before_scale;
+  const Scale& sa = t.after_scale;
+  const char* sort = o.inclusive ? "inclusive" : "self";
+  out << "before: " << o.profile << " (event " << ib.name << ", total " << sb.total << ")\n"
+      << "after:  " << o.other << " (event " << ia.name << ", total " << sa.total << ")\n"
+      << (o.absolute ? "absolute weights" : "percent of each profile's total")
+      << "; sorted by the change in " << sort << " weight\n";
+  const size_t w = o.absolute ? 11 : 8;
+  auto header = [&](const char* what) {
+    out << '\n'
+        << what << '\n'
+        << Column("self", w) << Column("", w) << Column("", w + 1) << "  " << Column("inclusive", w)
+        << '\n'
+        << Column("before", w) << Column("after", w) << Column("change", w + 1) << "  "
+        << Column("before", w) << Column("after", w) << Column("change", w + 1) << "  "
+        << (what[0] == 'F' ? "function" : "location") << '\n';
+  };
+  auto row = [&](const Entry& e) {
+    out << Column(Value(e.before.self, o.absolute, false), w)
+        << Column(Value(e.after.self, o.absolute, false), w)
+        << Column(Value(e.self_change(), o.absolute, true), w + 1) << "  "
+        << Column(Value(e.before.inclusive, o.absolute, false), w)
+        << Column(Value(e.after.inclusive, o.absolute, false), w)
+        << Column(Value(e.inclusive_change(), o.absolute, true), w + 1) << "  ";
+  };
+  header("Functions");
+  for (const Entry* e : fns) {
+    row(*e);
+    out << Printable(e->name) << '\n';
+  }
+  if (fns.empty()) out << "  (no change)\n";
+  header("Lines");
+  for (const Entry* e : lns) {
+    row(*e);
+    out << Printable(e->file) << ':' << e->line << "  " << Printable(e->name) << '\n';
+  }
+  if (lns.empty()) out << "  (no change in lines with source information)\n";
+}
+
 }  // namespace
 
 int RunDiff(const DiffOptions& o, std::ostream& out, std::ostream& err) {
@@ -187,77 +275,17 @@ int RunDiff(const DiffOptions& o, std::ostream& out, std::ostream& err) {
   std::map<std::pair<std::string, uint32_t>, Entry> lines;
   Collect(before.annotations, eb, sb, false, functions, lines);
   Collect(after.annotations, ea, sa, true, functions, lines);
-  const size_t limit = o.limit;
-  const auto fns = Ranked(functions, o.inclusive, limit);
-  const auto lns = Ranked(lines, o.inclusive, limit);
-  const EventInfo& ib = before.annotations.events[eb];
-  const EventInfo& ia = after.annotations.events[ea];
-  const char* sort = o.inclusive ? "inclusive" : "self";
-
+  const DiffTables tables{Ranked(functions, o.inclusive, o.limit),
+                          Ranked(lines, o.inclusive, o.limit),
+                          before.annotations.events[eb],
+                          after.annotations.events[ea],
+                          sb,
+                          sa};
   if (o.json) {
-    auto side = [&](const Side& b, const Side& a, double change_self, double change_inclusive) {
-      out << "\"inclusive\":{\"after\":" << JsonNumber(a.inclusive, o.absolute)
-          << ",\"before\":" << JsonNumber(b.inclusive, o.absolute)
-          << ",\"change\":" << JsonNumber(change_inclusive, o.absolute)
-          << "},\"self\":{\"after\":" << JsonNumber(a.self, o.absolute)
-          << ",\"before\":" << JsonNumber(b.self, o.absolute)
-          << ",\"change\":" << JsonNumber(change_self, o.absolute) << "}";
-    };
-    out << "{\"after\":{\"event\":" << JsonString(ia.name) << ",\"file\":" << JsonString(o.other)
-        << ",\"total\":" << sa.total << "},\n\"before\":{\"event\":" << JsonString(ib.name)
-        << ",\"file\":" << JsonString(o.profile) << ",\"total\":" << sb.total
-        << "},\n\"functions\":[";
-    for (size_t i = 0; i < fns.size(); ++i) {
-      out << (i ? ",\n" : "\n") << '{';
-      side(fns[i]->before, fns[i]->after, fns[i]->self_change(), fns[i]->inclusive_change());
-      out << ",\"name\":" << JsonString(fns[i]->name) << '}';
-    }
-    out << "],\n\"lines\":[";
-    for (size_t i = 0; i < lns.size(); ++i) {
-      out << (i ? ",\n" : "\n") << "{\"file\":" << JsonString(lns[i]->file)
-          << ",\"function\":" << JsonString(lns[i]->name) << ',';
-      side(lns[i]->before, lns[i]->after, lns[i]->self_change(), lns[i]->inclusive_change());
-      out << ",\"line\":" << lns[i]->line << '}';
-    }
-    out << "],\n\"sort\":\"" << sort
-        << "\",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
-    return 0;
+    PrintDiffJson(o, tables, out);
+  } else {
+    PrintDiffText(o, tables, out);
   }
-
-  out << "before: " << o.profile << " (event " << ib.name << ", total " << sb.total << ")\n"
-      << "after:  " << o.other << " (event " << ia.name << ", total " << sa.total << ")\n"
-      << (o.absolute ? "absolute weights" : "percent of each profile's total")
-      << "; sorted by the change in " << sort << " weight\n";
-  const size_t w = o.absolute ? 11 : 8;
-  auto header = [&](const char* what) {
-    out << '\n'
-        << what << '\n'
-        << Column("self", w) << Column("", w) << Column("", w + 1) << "  " << Column("inclusive", w)
-        << '\n'
-        << Column("before", w) << Column("after", w) << Column("change", w + 1) << "  "
-        << Column("before", w) << Column("after", w) << Column("change", w + 1) << "  "
-        << (what[0] == 'F' ? "function" : "location") << '\n';
-  };
-  auto row = [&](const Entry& e) {
-    out << Column(Value(e.before.self, o.absolute, false), w)
-        << Column(Value(e.after.self, o.absolute, false), w)
-        << Column(Value(e.self_change(), o.absolute, true), w + 1) << "  "
-        << Column(Value(e.before.inclusive, o.absolute, false), w)
-        << Column(Value(e.after.inclusive, o.absolute, false), w)
-        << Column(Value(e.inclusive_change(), o.absolute, true), w + 1) << "  ";
-  };
-  header("Functions");
-  for (const Entry* e : fns) {
-    row(*e);
-    out << Printable(e->name) << '\n';
-  }
-  if (fns.empty()) out << "  (no change)\n";
-  header("Lines");
-  for (const Entry* e : lns) {
-    row(*e);
-    out << Printable(e->file) << ':' << e->line << "  " << Printable(e->name) << '\n';
-  }
-  if (lns.empty()) out << "  (no change in lines with source information)\n";
   return 0;
 }
 

@@ -89,7 +89,104 @@ class Output {
   bool failed_ = false;
 };
 
+// Passes the hit lines on hot lines to `out`, annotated with their heat (or as they are with
+// `plain`); reports each ambiguous path once on stderr.
+class HitFilter {
+ public:
+  HitFilter(const SearchOptions& o, HeatIndex& index, bool plain, Output& out)
+      : o_(o), index_(index), plain_(plain), out_(out) {}
+
+  void Process(std::string_view line) {
+    ++lines_;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find('\033') != std::string_view::npos) {
+      stripped_ = StripColor(line);
+      line = stripped_;
+    }
+    HitLine hit;
+    if (!ParseHitLine(line, &hit)) return;
+    ++hits_;
+    const HitHeat heat = index_.Lookup(hit.path, hit.first, hit.last);
+    if (!heat.candidates.empty()) {
+      if (ambiguous_reported_.insert(std::string(hit.path)).second) {
+        std::cerr << AmbiguityMessage(index_, hit.path, hit.first, heat.candidates) << '\n';
+      }
+      return;
+    }
+    if (!heat.hot) return;
+    ++passed_;
+    if (plain_) {
+      out_.Line(line);
+    } else if (o_.json) {
+      out_.Line("{\"column\":" + std::to_string(hit.column) +
+                ",\"end_line\":" + std::to_string(hit.last) + "," +
+                HeatJson(o_, index_, heat.file, *heat.line, heat.match) +
+                ",\"line\":" + std::to_string(hit.first) +
+                ",\"path\":" + JsonString(std::string(hit.path)) +
+                ",\"text\":" + JsonString(std::string(line.substr(hit.text))) + "}");
+    } else {
+      std::string annotated(line.substr(0, hit.text));
+      annotated += HeatTag(o_, index_, *heat.line);
+      if (hit.text < line.size() && line[hit.text] != ' ' && line[hit.text] != '\t') {
+        annotated += ' ';
+      }
+      annotated += line.substr(hit.text);
+      out_.Line(annotated);
+    }
+  }
+  size_t lines() const { return lines_; }
+  size_t hits() const { return hits_; }
+  size_t passed() const { return passed_; }
+
+ private:
+  const SearchOptions& o_;
+  HeatIndex& index_;
+  const bool plain_;
+  Output& out_;
+  std::set<std::string, std::less<>> ambiguous_reported_;
+  size_t lines_ = 0, hits_ = 0, passed_ = 0;
+  std::string stripped_;
+};
+
+// Calls `process` with every line read from `fd` (without its newline; a last line without
+// one too), in chunks, stopping early once `out` failed. False (after saying why) on a read
+// error.
+template <typename Process>
+bool ForEachLine(int fd, const Output& out, Process process) {
+  std::string pending;
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::cerr << "inprof: cannot read the standard input: " << std::strerror(errno) << '\n';
+      return false;
+    }
+    if (n == 0) break;
+    std::string_view chunk(buffer, static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      const size_t newline = chunk.find('\n');
+      if (newline == std::string_view::npos) {
+        pending += chunk;
+        break;
+      }
+      if (pending.empty()) {
+        process(chunk.substr(0, newline));
+      } else {
+        pending += chunk.substr(0, newline);
+        process(pending);
+        pending.clear();
+      }
+      chunk.remove_prefix(newline + 1);
+    }
+    if (out.failed()) break;
+  }
+  if (!pending.empty()) process(pending);
+  return true;
+}
+
 }  // namespace
+
 
 int RunHot(const std::vector<std::string>& args) {
   SearchOptions o;
@@ -115,85 +212,19 @@ int RunHot(const std::vector<std::string>& args) {
   HeatIndex& index = *profile.index;
 
   Output out(line_buffered);
-  std::set<std::string, std::less<>> ambiguous_reported;
-  size_t lines = 0, hits = 0, passed = 0;
-  std::string pending, stripped;
-  auto process = [&](std::string_view line) {
-    ++lines;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find('\033') != std::string_view::npos) {
-      stripped = StripColor(line);
-      line = stripped;
-    }
-    HitLine hit;
-    if (!ParseHitLine(line, &hit)) return;
-    ++hits;
-    const HitHeat heat = index.Lookup(hit.path, hit.first, hit.last);
-    if (!heat.candidates.empty()) {
-      if (ambiguous_reported.insert(std::string(hit.path)).second) {
-        std::cerr << AmbiguityMessage(index, hit.path, hit.first, heat.candidates) << '\n';
-      }
-      return;
-    }
-    if (!heat.hot) return;
-    ++passed;
-    if (plain) {
-      out.Line(line);
-    } else if (o.json) {
-      std::string json = "{\"column\":" + std::to_string(hit.column) +
-                         ",\"end_line\":" + std::to_string(hit.last) + "," +
-                         HeatJson(o, index, heat.file, *heat.line, heat.match) +
-                         ",\"line\":" + std::to_string(hit.first) +
-                         ",\"path\":" + JsonString(std::string(hit.path)) +
-                         ",\"text\":" + JsonString(std::string(line.substr(hit.text))) + "}";
-      out.Line(json);
-    } else {
-      std::string annotated(line.substr(0, hit.text));
-      annotated += HeatTag(o, index, *heat.line);
-      if (hit.text < line.size() && line[hit.text] != ' ' && line[hit.text] != '\t') {
-        annotated += ' ';
-      }
-      annotated += line.substr(hit.text);
-      out.Line(annotated);
-    }
-  };
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = read(STDIN_FILENO, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      std::cerr << "inprof: cannot read the standard input: " << std::strerror(errno) << '\n';
-      return kSearchError;
-    }
-    if (n == 0) break;
-    std::string_view chunk(buffer, static_cast<size_t>(n));
-    while (!chunk.empty()) {
-      const size_t newline = chunk.find('\n');
-      if (newline == std::string_view::npos) {
-        pending += chunk;
-        break;
-      }
-      if (pending.empty()) {
-        process(chunk.substr(0, newline));
-      } else {
-        pending += chunk.substr(0, newline);
-        process(pending);
-        pending.clear();
-      }
-      chunk.remove_prefix(newline + 1);
-    }
-    if (out.failed()) break;
+  HitFilter filter(o, index, plain, out);
+  if (!ForEachLine(STDIN_FILENO, out, [&](std::string_view line) { filter.Process(line); })) {
+    return kSearchError;
   }
-  if (!pending.empty()) process(pending);
   if (!out.Flush()) {
     std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
     return kSearchError;
   }
-  if (lines > 0 && hits == 0) {
+  if (filter.lines() > 0 && filter.hits() == 0) {
     std::cerr << "inprof: no input line looked like a search hit (PATH:LINE:TEXT, as grep -n "
                  "prints it)\n";
   }
-  return passed > 0 ? kSearchPassed : kSearchNothing;
+  return filter.passed() > 0 ? kSearchPassed : kSearchNothing;
 }
 
 }  // namespace inprof::viewer

@@ -50,6 +50,9 @@ bool EndsWithWord(const std::string& s, std::string_view word) {
 
 }  // namespace
 
+// One piece on purpose: a single left-to-right scan whose few flags (after an operator, inside
+// "operator unsigned long", a parameter list seen) carry over from one character to the next;
+// split into helpers, every helper would take and return all of them.
 std::string ShortFunctionName(std::string_view name) {
   constexpr std::string_view kOperator = "operator";
   constexpr std::string_view kAnonymous = "(anonymous namespace)";

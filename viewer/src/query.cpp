@@ -52,6 +52,79 @@ bool ParseQuery(const std::string& text, Query* q) {
   return true;
 }
 
+// What one query found: the match, the sampled lines of its range, their highest levels.
+struct QueryAnswer {
+  HitHeat heat;
+  std::pair<const LineHeat*, const LineHeat*> lines{nullptr, nullptr};
+  int max_global = 0, max_local = 0;
+  std::string file;  // the profile file it resolved to; empty when none
+};
+
+QueryAnswer Answer(HeatIndex& index, const Query& q) {
+  QueryAnswer a;
+  a.heat = index.Lookup(q.path, q.first, q.last);
+  if (a.heat.file >= 0) {
+    a.lines = index.Lines(a.heat.file, q.first, q.last);
+    a.file = index.files()[static_cast<size_t>(a.heat.file)].path;
+  }
+  for (const LineHeat* l = a.lines.first; l != a.lines.second; ++l) {
+    a.max_global = std::max<int>(a.max_global, l->global);
+    a.max_local = std::max<int>(a.max_local, l->local);
+  }
+  return a;
+}
+
+void PrintAnswerJson(const SearchOptions& o, const HeatIndex& index, const Query& q,
+                     const QueryAnswer& a, bool first, std::ostream& out) {
+  const HitHeat& heat = a.heat;
+  const int64_t total = index.total();
+  out << (first ? "\n" : ",\n") << "{\"candidates\":[";
+  for (size_t i = 0; i < heat.candidates.size(); ++i) {
+    out << (i ? "," : "") << JsonString(index.files()[static_cast<size_t>(heat.candidates[i])].path);
+  }
+  out << "],\"file\":" << (heat.file >= 0 ? JsonString(a.file) : "null") << ",\"first\":" << q.first
+      << ",\"hot\":" << (heat.hot ? "true" : "false") << ",\"last\":" << q.last << ",\"lines\":[";
+  for (const LineHeat* l = a.lines.first; l != a.lines.second; ++l) {
+    out << (l != a.lines.first ? "," : "")
+        << "{\"function\":" << JsonString(l->function ? *l->function : std::string())
+        << ",\"global_heat\":" << int{l->global}
+        << ",\"hot\":" << (index.IsHot(*l) ? "true" : "false")
+        << ",\"inclusive\":" << JsonWeight(l->inclusive, total, o.absolute)
+        << ",\"line\":" << l->line << ",\"local_heat\":" << int{l->local}
+        << ",\"self\":" << JsonWeight(l->self, total, o.absolute) << "}";
+  }
+  out << "],\"match\":" << JsonString(MatchKindName(heat.match))
+      << ",\"max_global_heat\":" << a.max_global << ",\"max_local_heat\":" << a.max_local
+      << ",\"query\":" << JsonString(q.text) << "}";
+}
+
+void PrintAnswerText(const SearchOptions& o, const HeatIndex& index, const Query& q,
+                     const QueryAnswer& a, std::ostream& out) {
+  const HitHeat& heat = a.heat;
+  const int64_t total = index.total();
+  if (!heat.candidates.empty()) {
+    std::cerr << AmbiguityMessage(index, q.path, q.first, heat.candidates) << '\n';
+    return;
+  }
+  if (heat.file < 0) {
+    out << Printable(q.text) << ": not in the profile\n";
+    return;
+  }
+  out << Printable(q.text) << ": " << Printable(a.file) << " (" << MatchKindName(heat.match)
+      << " match), G=" << a.max_global << " L=" << a.max_local
+      << (heat.hot ? ", hot" : ", not hot") << '\n';
+  if (a.lines.first == a.lines.second) out << "  no sampled line\n";
+  for (const LineHeat* l = a.lines.first; l != a.lines.second; ++l) {
+    char number[32];
+    std::snprintf(number, sizeof number, "  line %4u: ", l->line);
+    out << HeatColor(o.criterion.local ? l->local : l->global, o.color) << number
+        << FormatWeight(l->self, total, o.absolute, 0) << ' '
+        << FormatWeight(l->inclusive, total, o.absolute, 0) << " L=" << int{l->local}
+        << " G=" << int{l->global} << ResetColor(o.color) << "  "
+        << Printable(l->function ? *l->function : std::string()) << '\n';
+  }
+}
+
 }  // namespace
 
 int RunQuery(const std::vector<std::string>& args) {
@@ -88,61 +161,12 @@ int RunQuery(const std::vector<std::string>& args) {
         << ",\"queries\":[";
   }
   for (size_t qi = 0; qi < queries.size(); ++qi) {
-    const Query& q = queries[qi];
-    const HitHeat heat = index.Lookup(q.path, q.first, q.last);
-    std::pair<const LineHeat*, const LineHeat*> lines{nullptr, nullptr};
-    if (heat.file >= 0) lines = index.Lines(heat.file, q.first, q.last);
-    any_sampled |= lines.first != lines.second;
-    int max_global = 0, max_local = 0;
-    for (const LineHeat* l = lines.first; l != lines.second; ++l) {
-      max_global = std::max<int>(max_global, l->global);
-      max_local = std::max<int>(max_local, l->local);
-    }
-    const std::string file =
-        heat.file >= 0 ? index.files()[static_cast<size_t>(heat.file)].path : std::string();
+    const QueryAnswer answer = Answer(index, queries[qi]);
+    any_sampled |= answer.lines.first != answer.lines.second;
     if (o.json) {
-      out << (qi ? ",\n" : "\n") << "{\"candidates\":[";
-      for (size_t i = 0; i < heat.candidates.size(); ++i) {
-        out << (i ? "," : "")
-            << JsonString(index.files()[static_cast<size_t>(heat.candidates[i])].path);
-      }
-      out << "],\"file\":" << (heat.file >= 0 ? JsonString(file) : "null")
-          << ",\"first\":" << q.first << ",\"hot\":" << (heat.hot ? "true" : "false")
-          << ",\"last\":" << q.last << ",\"lines\":[";
-      for (const LineHeat* l = lines.first; l != lines.second; ++l) {
-        out << (l != lines.first ? "," : "")
-            << "{\"function\":" << JsonString(l->function ? *l->function : std::string())
-            << ",\"global_heat\":" << int{l->global}
-            << ",\"hot\":" << (index.IsHot(*l) ? "true" : "false")
-            << ",\"inclusive\":" << JsonWeight(l->inclusive, total, o.absolute)
-            << ",\"line\":" << l->line << ",\"local_heat\":" << int{l->local}
-            << ",\"self\":" << JsonWeight(l->self, total, o.absolute) << "}";
-      }
-      out << "],\"match\":" << JsonString(MatchKindName(heat.match))
-          << ",\"max_global_heat\":" << max_global << ",\"max_local_heat\":" << max_local
-          << ",\"query\":" << JsonString(q.text) << "}";
-      continue;
-    }
-    if (!heat.candidates.empty()) {
-      std::cerr << AmbiguityMessage(index, q.path, q.first, heat.candidates) << '\n';
-      continue;
-    }
-    if (heat.file < 0) {
-      out << Printable(q.text) << ": not in the profile\n";
-      continue;
-    }
-    out << Printable(q.text) << ": " << Printable(file) << " (" << MatchKindName(heat.match)
-        << " match), G=" << max_global << " L=" << max_local << (heat.hot ? ", hot" : ", not hot")
-        << '\n';
-    if (lines.first == lines.second) out << "  no sampled line\n";
-    for (const LineHeat* l = lines.first; l != lines.second; ++l) {
-      char number[32];
-      std::snprintf(number, sizeof number, "  line %4u: ", l->line);
-      out << HeatColor(o.criterion.local ? l->local : l->global, o.color) << number
-          << FormatWeight(l->self, total, o.absolute, 0) << ' '
-          << FormatWeight(l->inclusive, total, o.absolute, 0) << " L=" << int{l->local}
-          << " G=" << int{l->global} << ResetColor(o.color) << "  "
-          << Printable(l->function ? *l->function : std::string()) << '\n';
+      PrintAnswerJson(o, index, queries[qi], answer, qi == 0, out);
+    } else {
+      PrintAnswerText(o, index, queries[qi], answer, out);
     }
   }
   if (o.json) {

@@ -346,6 +346,84 @@ void Summarize(const RecordOptions& o, const std::string& dir) {
             << "; go tool pprof -http=: " << dir << "/profile.pb.gz\n";
 }
 
+// The output directory: `*dir` as given (created if missing), or a new default one named
+// after the program. False after saying why it cannot be used.
+bool PrepareOutputDir(const std::string& program, std::string* dir_out) {
+  std::string& dir = *dir_out;
+  std::string error;
+  if (dir.empty()) {
+    if (!MakeDefaultDir(program, &dir, &error)) {
+      std::cerr << "inprof: record: " << error << '\n';
+      return false;
+    }
+  } else if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    std::cerr << "inprof: record: cannot create " << dir << ": " << std::strerror(errno) << '\n';
+    return false;
+  } else {
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      std::cerr << "inprof: record: " << dir << " is not a directory\n";
+      return false;
+    }
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    std::cerr << "inprof: record: cannot write into " << dir << ": " << std::strerror(errno)
+              << '\n';
+    return false;
+  }
+  return true;
+}
+
+// Runs `program` with `command` as its argv and `env` as its environment, forwarding SIGINT
+// and SIGTERM to it, and waits for it. False after saying why it could not be run.
+bool RunChild(const std::string& program, std::vector<std::string> command,
+              std::vector<std::string> env, int* status) {
+  std::vector<char*> envp, argv;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (std::string& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Handlers first, so a signal that arrives right after fork is not lost; the child resets
+  // them (exec does) and starts with the mask we had.
+  struct sigaction action {
+  }, old_int{}, old_term{};
+  action.sa_sigaction = &ForwardSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = fork();
+  if (child < 0) {
+    std::cerr << "inprof: record: fork: " << std::strerror(errno) << '\n';
+    return false;
+  }
+  if (child == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    execve(program.c_str(), argv.data(), envp.data());
+    const int e = errno;
+    const std::string message =
+        "inprof: record: cannot run " + program + ": " + std::strerror(e) + "\n";
+    [[maybe_unused]] ssize_t n = write(STDERR_FILENO, message.data(), message.size());
+    _exit(e == ENOENT ? 127 : 126);
+  }
+  g_child.store(child, std::memory_order_release);
+  if (const int pending = g_pending.exchange(0); pending != 0) kill(child, pending);
+  while (waitpid(child, status, 0) < 0) {
+    if (errno != EINTR) {
+      std::cerr << "inprof: record: waitpid: " << std::strerror(errno) << '\n';
+      return false;
+    }
+  }
+  g_child.store(0, std::memory_order_release);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return true;
+}
+
 }  // namespace
 
 int RunRecord(const std::vector<std::string>& args) {
@@ -374,77 +452,11 @@ int RunRecord(const std::vector<std::string>& args) {
               << "); set INPROF_LIBRARY to its path\n";
     return 1;
   }
-  std::string dir = o.dir, error;
-  if (dir.empty()) {
-    if (!MakeDefaultDir(program, &dir, &error)) {
-      std::cerr << "inprof: record: " << error << '\n';
-      return 1;
-    }
-  } else if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    std::cerr << "inprof: record: cannot create " << dir << ": " << std::strerror(errno) << '\n';
-    return 1;
-  } else {
-    struct stat st {};
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      std::cerr << "inprof: record: " << dir << " is not a directory\n";
-      return 1;
-    }
-  }
-  if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    std::cerr << "inprof: record: cannot write into " << dir << ": " << std::strerror(errno)
-              << '\n';
-    return 1;
-  }
+  std::string dir = o.dir;
+  if (!PrepareOutputDir(program, &dir)) return 1;
   const std::string abs_dir = Absolute(dir);
-
-  std::vector<std::string> env = ChildEnvironment(o, library, abs_dir);
-  std::vector<char*> envp, argv;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> command = o.command;
-  for (std::string& a : command) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  // Handlers first, so a signal that arrives right after fork is not lost; the child resets
-  // them (exec does) and starts with the mask we had.
-  struct sigaction action {
-  }, old_int{}, old_term{};
-  action.sa_sigaction = &ForwardSignal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t child = fork();
-  if (child < 0) {
-    std::cerr << "inprof: record: fork: " << std::strerror(errno) << '\n';
-    return 1;
-  }
-  if (child == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    execve(program.c_str(), argv.data(), envp.data());
-    const int e = errno;
-    const std::string message =
-        "inprof: record: cannot run " + program + ": " + std::strerror(e) + "\n";
-    [[maybe_unused]] ssize_t n = write(STDERR_FILENO, message.data(), message.size());
-    _exit(e == ENOENT ? 127 : 126);
-  }
-  g_child.store(child, std::memory_order_release);
-  if (const int pending = g_pending.exchange(0); pending != 0) kill(child, pending);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) {
-      std::cerr << "inprof: record: waitpid: " << std::strerror(errno) << '\n';
-      return 1;
-    }
-  }
-  g_child.store(0, std::memory_order_release);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-
+  if (!RunChild(program, o.command, ChildEnvironment(o, library, abs_dir), &status)) return 1;
   const int rc = ExitStatus(status);
   if (rc != 0) {
     std::cerr << "inprof: record: " << o.command[0]
