@@ -30,8 +30,12 @@ namespace {
 
 Status ErrnoError(const std::string& path, int err) {
   char buffer[256] = {};
-  return Status::Error("cannot write " + path + ": " +
-                       ErrorText(err, buffer, strerror_r(err, buffer, sizeof buffer)));
+  const StatusCode code = err == EEXIST   ? StatusCode::kAlreadyExists
+                          : err == ENOENT ? StatusCode::kNotFound
+                                          : StatusCode::kIo;
+  return Status::Error(
+      "cannot write " + path + ": " + ErrorText(err, buffer, strerror_r(err, buffer, sizeof buffer)),
+      code);
 }
 
 uint64_t RandomBits() {

@@ -18,22 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "inprof/status.h"
+
 namespace inprof {
-
-// Result of a control-path operation: ok, or a message a user can act on.
-class Status {
- public:
-  Status() = default;
-  static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(std::move(message)); }
-  bool ok() const { return !failed_; }
-  const std::string& message() const { return message_; }
-
- private:
-  explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
-  bool failed_ = false;
-  std::string message_;
-};
 
 enum class FrameKind : uint8_t {
   kNative,     // a real call frame of native code
@@ -197,8 +184,8 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
 // Writes `contents` to `path` atomically (temporary file + rename). The temporary file is
 // created with O_EXCL | O_NOFOLLOW under a random name, so nothing planted in a shared
 // directory (a symlink, another process's file) is followed or written through. With
-// `replace` false an existing `path` is never replaced: the write fails with "File exists"
-// (renameat2 RENAME_NOREPLACE, or link(2) where the file system lacks it).
+// `replace` false an existing `path` is never replaced: the write fails with
+// StatusCode::kAlreadyExists (renameat2 RENAME_NOREPLACE, or link(2) where the file system lacks it).
 // Not async-signal-safe.
 Status WriteFileAtomically(const std::string& path, std::string_view contents,
                            bool replace = true);

@@ -1,5 +1,7 @@
 #include "internal/config.h"
 
+#include "inprof/exporters.h"
+
 #include "internal/events.h"
 #include "internal/http.h"
 #include "internal/push_client.h"

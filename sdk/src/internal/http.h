@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/status.h"
 
 namespace inprof::internal {
 

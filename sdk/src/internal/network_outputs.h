@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/status.h"
 
 namespace inprof::internal {
 

@@ -670,7 +670,7 @@ void Session::ExportWindow(RawWindow& raw) {
       options.replace = false;
       std::string name = PathForWindow(file, stamp);
       Status s = WriteProfileFile(window.profile, *format, name, options);
-      if (!s.ok() && s.message().find("File exists") != std::string::npos) {
+      if (s.code() == StatusCode::kAlreadyExists) {
         name = PathForWindow(file, stamp + "." + std::to_string(getpid()));
         s = WriteProfileFile(window.profile, *format, name, options);
       }
