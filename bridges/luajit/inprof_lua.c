@@ -7,6 +7,7 @@
  *   ... the code to profile ...
  *   inprof.dump("now.folded")   -- the profile so far, to these outputs
  *   inprof.stop()               -- writes the outputs given to start
+ *   inprof.dump("all.folded")   -- after stop: the profile just stopped (until the next start)
  *
  * start's table takes the keys of INPROF_* configuration in lower case (output, frequency,
  * window, http, quiet, ...) and `mixed`. Errors are raised as Lua errors naming the option or

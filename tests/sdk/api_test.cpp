@@ -47,6 +47,16 @@ class ApiTest : public ::testing::Test {
   std::string dir_ = MakeTempDir();
 };
 
+// First in the file: with the whole suite in one process, nothing has started yet (a stopped
+// profile stays dumpable until the next start).
+TEST_F(ApiTest, DumpBeforeAnyStartIsAnError) {
+  EXPECT_EQ(inprof_dump((dir_ + "/x.folded").c_str()), INPROF_ERR_NOT_STARTED);
+  EXPECT_NE(std::string(inprof_last_error()).find("inprof_dump: no profile is running"),
+            std::string::npos)
+      << inprof_last_error();
+  EXPECT_FALSE(FileExists(dir_ + "/x.folded"));
+}
+
 TEST_F(ApiTest, ProfilesThisProcessAndWritesConfiguredOutputsAtStop) {
   const std::string folded = dir_ + "/out.folded";
   const std::string perf = dir_ + "/perf.log";
@@ -82,6 +92,42 @@ TEST_F(ApiTest, StartStopDumpManyTimes) {
   }
 }
 
+TEST_F(ApiTest, DumpAfterStopWritesTheStoppedProfile) {
+  ASSERT_EQ(inprof_start("frequency=499,quiet=1"), INPROF_OK) << inprof_last_error();
+  api_test_busy(0.4);
+  ASSERT_EQ(inprof_stop(), INPROF_OK) << inprof_last_error();
+  const std::string folded = dir_ + "/after_stop.folded";
+  ASSERT_EQ(inprof_dump(folded.c_str()), INPROF_OK) << inprof_last_error();
+  int64_t busy = 0, total = 0;
+  for (const auto& s : ReadFolded(folded)) {
+    total += s.count;
+    if (s.frames.back() == "api_test_busy") busy += s.count;
+  }
+  EXPECT_GT(total, 20);
+  EXPECT_GT(busy * 10, total * 8) << "api_test_busy should dominate";
+  // Stopping twice is still an error.
+  EXPECT_EQ(inprof_stop(), INPROF_ERR_NOT_STARTED);
+  {
+    // The C++ wrapper: Stop, then Dump.
+    inprof::Profiler profiler("frequency=499,quiet=1");
+    ASSERT_TRUE(profiler.ok()) << profiler.error();
+    api_test_busy(0.2);
+    EXPECT_EQ(profiler.Stop(), INPROF_OK) << profiler.error();
+    EXPECT_EQ(profiler.Dump((dir_ + "/after_stop_cxx.folded").c_str()), INPROF_OK)
+        << profiler.error();
+  }
+  EXPECT_FALSE(ReadFolded(dir_ + "/after_stop_cxx.folded").empty());
+  // The next start replaces it: a dump now writes the new profile.
+  ASSERT_EQ(inprof_start("frequency=499,quiet=1"), INPROF_OK) << inprof_last_error();
+  ASSERT_EQ(inprof_stop(), INPROF_OK);
+  ASSERT_EQ(inprof_dump((dir_ + "/empty.folded").c_str()), INPROF_OK) << inprof_last_error();
+  int64_t again = 0;
+  for (const auto& s : ReadFolded(dir_ + "/empty.folded")) {
+    if (s.frames.back() == "api_test_busy") again += s.count;
+  }
+  EXPECT_EQ(again, 0) << "the dump after the second stop is the second profile";
+}
+
 TEST_F(ApiTest, ConcurrentDumpsAreSafe) {
   ASSERT_EQ(inprof_start("quiet=1,frequency=997"), INPROF_OK) << inprof_last_error();
   std::atomic<int> failures{0};
@@ -106,7 +152,6 @@ TEST_F(ApiTest, ConcurrentDumpsAreSafe) {
 TEST_F(ApiTest, LifecycleErrorsHaveCodesAndMessages) {
   EXPECT_EQ(inprof_stop(), INPROF_ERR_NOT_STARTED);
   EXPECT_NE(std::string(inprof_last_error()).find("no profile is running"), std::string::npos);
-  EXPECT_EQ(inprof_dump((dir_ + "/x.folded").c_str()), INPROF_ERR_NOT_STARTED);
   ASSERT_EQ(inprof_start("quiet=1"), INPROF_OK);
   EXPECT_EQ(inprof_start("quiet=1"), INPROF_ERR_ALREADY_STARTED);
   EXPECT_EQ(inprof_dump(nullptr), INPROF_ERR_OUTPUT) << "no outputs configured";

@@ -107,6 +107,27 @@ TEST(LuaModule, BadOptionsAndUnwritablePathsAreLuaErrorsThatSayWhich) {
       << r.out;
 }
 
+TEST(LuaModule, DumpAfterStopWritesTheStoppedProfile) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "the host's luajit cannot load an arm64 module";
+  const std::string dir = MakeTempDir();
+  const std::string out = dir + "/out.folded";
+  ProcessResult r =
+      RunProcess({INPROF_LUAJIT, INPROF_LUA_FIXTURES "/stop_then_dump.lua", out}, LuaEnv());
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("before start: inprof.dump: inprof_dump: no profile is running"),
+            std::string::npos)
+      << r.out;
+  uint64_t hot = 0, total = 0;
+  for (const auto& s : ReadFolded(out)) {
+    total += s.count;
+    if (!s.frames.empty() && s.frames.back().find("stop_then_dump_hot") != std::string::npos) {
+      hot += s.count;
+    }
+  }
+  EXPECT_GT(total, 50u) << ReadFile(out);
+  EXPECT_GT(hot * 10, total * 8) << "the hot function holds the time\n" << ReadFile(out);
+}
+
 // Mixed mode: samples inside host_crunch (called from Lua through the C API and through the
 // FFI) carry the Lua functions that called it, between the host's frames and the native ones.
 TEST(LuaHost, MixedStacksCarryTheCallingLuaFrames) {

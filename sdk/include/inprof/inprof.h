@@ -54,7 +54,8 @@ enum inprof_error {
   INPROF_OK = 0,
   INPROF_ERR_CONFIG = -1,          /* malformed configuration: unknown key, bad value */
   INPROF_ERR_ALREADY_STARTED = -2, /* inprof_start while a profile is running */
-  INPROF_ERR_NOT_STARTED = -3,     /* inprof_dump/inprof_stop without a running profile */
+  INPROF_ERR_NOT_STARTED = -3,     /* inprof_stop without a running profile, inprof_dump
+                                      before the first inprof_start */
   INPROF_ERR_OUTPUT = -4,          /* an output could not be written */
   INPROF_ERR_SYSTEM = -5,          /* the system refused a resource (timer, signal, thread) */
   INPROF_ERR_INTERNAL = -6         /* a bug in inprof: please report it */
@@ -65,7 +66,8 @@ enum inprof_error {
 INPROF_EXPORT int inprof_start(const char* config);
 
 /* Writes the profile collected so far to `outputs` (comma-separated paths, formats by
- * name), or to the configured outputs when `outputs` is NULL. Profiling continues. Each
+ * name), or to the configured outputs when `outputs` is NULL. Profiling continues. After
+ * inprof_stop it writes the profile that was stopped, until the next inprof_start. Each
  * output is written atomically; when one fails the others are still written and the call
  * returns INPROF_ERR_OUTPUT. */
 INPROF_EXPORT int inprof_dump(const char* outputs);

@@ -31,7 +31,8 @@ class Profiler {
   int status() const { return status_; }
   const std::string& error() const { return error_; }
 
-  // Writes the profile so far; null writes the configured outputs.
+  // Writes the profile so far (after Stop, the stopped profile, until the next start); null
+  // writes the configured outputs.
   int Dump(const char* outputs = nullptr) {
     int rc = inprof_dump(outputs);
     if (rc != INPROF_OK) error_ = inprof_last_error();

@@ -24,6 +24,9 @@ struct Runtime {
   std::shared_mutex lifecycle;
   Session* session = nullptr;
   Session* abandoned = nullptr;  // a forked child's copy of the parent's session, never used
+  // The session inprof_stop ended, kept until the next start so that inprof_dump after
+  // inprof_stop still writes its profile (a script's natural order: stop, then dump).
+  std::unique_ptr<Session> stopped;
   std::unique_ptr<NetworkOutputs> net;  // the session's pull endpoint and push client, if any
   std::vector<pid_t> excluded;
   pthread_key_t exit_key{};
@@ -50,6 +53,9 @@ Runtime& GetRuntime() {
         rt.abandoned = parent;  // kept reachable, never freed
       }
       rt.session = nullptr;
+      // A stopped session has no threads left, but its locks may be held by a parent's
+      // thread that is dumping it: abandoned as well.
+      [[maybe_unused]] Session* abandoned_stopped = rt.stopped.release();
       // Its threads do not exist here; the objects are abandoned like the session.
       [[maybe_unused]] NetworkOutputs* abandoned_net = rt.net.release();
       ForgetSamplerAfterFork();
@@ -96,6 +102,8 @@ RuntimeResult RuntimeStart(Config config) {
     return {RuntimeError::kAlreadyStarted,
             "inprof_start: a profile is already running (call inprof_stop first)"};
   }
+  // The previous profile is no longer dumped once a new one starts.
+  rt.stopped.reset();
   // Pushing needs windows: Pyroscope's own agents send every 10 s.
   if (!config.push_url.empty() && config.window <= 0) config.window = kDefaultPushWindowSeconds;
   auto session = std::make_unique<Session>(std::move(config));
@@ -119,14 +127,16 @@ RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
-  if (rt.session == nullptr) {
+  // The running profile, or the one inprof_stop ended (until the next start).
+  Session* session = rt.session != nullptr ? rt.session : rt.stopped.get();
+  if (session == nullptr) {
     return {RuntimeError::kNotStarted, "inprof_dump: no profile is running"};
   }
-  const std::vector<std::string>& list = outputs ? *outputs : rt.session->config().outputs;
+  const std::vector<std::string>& list = outputs ? *outputs : session->config().outputs;
   if (list.empty()) {
     return {RuntimeError::kOutput, "inprof_dump: no outputs given and none configured"};
   }
-  Status s = rt.session->Dump(list);
+  Status s = session->Dump(list);
   if (!s.ok()) return {RuntimeError::kOutput, "inprof_dump: " + s.message()};
   return {};
 }
@@ -166,6 +176,7 @@ RuntimeResult RuntimeStop() {
     if (!result.message.empty()) line += "\ninprof: error: " + result.message;
     std::fprintf(stderr, "%s\n", line.c_str());
   }
+  rt.stopped = std::move(session);
   return result;
 }
 
