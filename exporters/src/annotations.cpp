@@ -62,188 +62,227 @@ int64_t Sum(const std::vector<int64_t>& weights) {
   return total;
 }
 
-}  // namespace
+// Builds the annotations in passes over the profile: resolve every frame of the table once
+// to its line and function accumulators, add every sample's weights (inclusive counted once
+// per stack), then emit files, lines, functions and edges in their documented orders.
+// One builder per call; not thread-safe.
+class AnnotationBuilder {
+ public:
+  explicit AnnotationBuilder(const Profile& profile)
+      : profile_(profile), events_(profile.events.size()) {}
 
-Annotations BuildAnnotations(const Profile& profile) {
-  Annotations out;
-  out.meta = profile.meta;
-  out.events = profile.events;
-  out.health = profile.health;
-  const size_t events = profile.events.size();
+  Annotations Build() {
+    Annotations out;
+    out.meta = profile_.meta;
+    out.events = profile_.events;
+    out.health = profile_.health;
+    ResolveFrames();
+    AddSamples();
+    EmitFiles(out);
+    EmitLines(out);
+    EmitFunctions(out);
+    EmitEdges(out);
+    AssignHeat(out, HeatMethod::kShare);
+    return out;
+  }
 
-  std::unordered_map<std::string, uint32_t> file_ids;
-  std::vector<std::string> files;
-  std::unordered_map<uint64_t, uint32_t> line_ids;
-  std::vector<LineAcc> lines;
-  std::map<std::pair<uint32_t, std::string>, uint32_t> function_ids;
-  std::vector<FunctionAcc> functions;
-
-  // Resolve every frame of the table once.
-  std::vector<FrameInfo> info(profile.frames.size());
-  for (size_t i = 0; i < profile.frames.size(); ++i) {
-    const Frame& frame = profile.frames[i];
-    FrameInfo& fi = info[i];
-    fi.inlined = frame.kind == FrameKind::kInlined;
-    uint32_t file = kNone;
-    if (frame.has_source()) {
-      auto [it, added] = file_ids.emplace(frame.file, static_cast<uint32_t>(files.size()));
-      if (added) files.push_back(frame.file);
-      file = it->second;
-      const uint64_t key = (static_cast<uint64_t>(file) << 32) | frame.line;
-      auto [lit, ladded] = line_ids.emplace(key, static_cast<uint32_t>(lines.size()));
-      if (ladded) {
-        LineAcc acc;
+ private:
+  void ResolveFrames() {
+    const Profile& profile = profile_;
+    const size_t events = events_;
+    std::vector<FrameInfo>& info = info_;
+    info.resize(profile.frames.size());
+    for (size_t i = 0; i < profile.frames.size(); ++i) {
+      const Frame& frame = profile.frames[i];
+      FrameInfo& fi = info[i];
+      fi.inlined = frame.kind == FrameKind::kInlined;
+      uint32_t file = kNone;
+      if (frame.has_source()) {
+        auto [it, added] = file_ids_.emplace(frame.file, static_cast<uint32_t>(files_.size()));
+        if (added) files_.push_back(frame.file);
+        file = it->second;
+        const uint64_t key = (static_cast<uint64_t>(file) << 32) | frame.line;
+        auto [lit, ladded] = line_ids_.emplace(key, static_cast<uint32_t>(lines_.size()));
+        if (ladded) {
+          LineAcc acc;
+          acc.file = file;
+          acc.line = frame.line;
+          acc.self.assign(events, 0);
+          acc.inclusive.assign(events, 0);
+          lines_.push_back(std::move(acc));
+        }
+        fi.line = lit->second;
+        lines_[fi.line].inlined |= fi.inlined;
+      }
+      const std::string name = frame.function.empty() ? std::string("[unknown]") : frame.function;
+      auto [fit, fadded] =
+          function_ids_.emplace(std::make_pair(file, name), static_cast<uint32_t>(functions_.size()));
+      if (fadded) {
+        FunctionAcc acc;
         acc.file = file;
-        acc.line = frame.line;
+        acc.name = name;
         acc.self.assign(events, 0);
         acc.inclusive.assign(events, 0);
-        lines.push_back(std::move(acc));
+        functions_.push_back(std::move(acc));
       }
-      fi.line = lit->second;
-      lines[fi.line].inlined |= fi.inlined;
-    }
-    const std::string name = frame.function.empty() ? std::string("[unknown]") : frame.function;
-    auto [fit, fadded] =
-        function_ids.emplace(std::make_pair(file, name), static_cast<uint32_t>(functions.size()));
-    if (fadded) {
-      FunctionAcc acc;
-      acc.file = file;
-      acc.name = name;
-      acc.self.assign(events, 0);
-      acc.inclusive.assign(events, 0);
-      functions.push_back(std::move(acc));
-    }
-    fi.function = fit->second;
-    FunctionAcc& fn = functions[fi.function];
-    fn.inlined |= fi.inlined;
-    if (file != kNone) {
-      fn.first_line = fn.first_line == 0 ? frame.line : std::min(fn.first_line, frame.line);
-      fn.last_line = std::max(fn.last_line, frame.line);
+      fi.function = fit->second;
+      FunctionAcc& fn = functions_[fi.function];
+      fn.inlined |= fi.inlined;
+      if (file != kNone) {
+        fn.first_line = fn.first_line == 0 ? frame.line : std::min(fn.first_line, frame.line);
+        fn.last_line = std::max(fn.last_line, frame.line);
+      }
     }
   }
 
-  // (caller line, callee line, inlined) -> weight, plus the stamp of the last sample.
-  std::map<std::tuple<uint32_t, uint32_t, bool>, std::pair<std::vector<int64_t>, size_t>> edges;
-  size_t sample_number = 0;
-  for (const Sample& sample : profile.samples) {
-    ++sample_number;
-    bool any = false;
-    for (int64_t w : sample.weights) any |= w != 0;
-    if (!any) continue;
-    const int64_t total = Sum(sample.weights);
-    uint32_t previous_line = kNone;
-    for (size_t k = 0; k < sample.frames.size(); ++k) {
-      const uint32_t index = sample.frames[k];
-      if (index >= info.size()) continue;
-      const FrameInfo& fi = info[index];
-      const bool leaf = k + 1 == sample.frames.size();
-      FunctionAcc& fn = functions[fi.function];
-      if (fn.stamp != sample_number) {
-        fn.stamp = sample_number;
-        AddWeights(fn.inclusive, sample.weights);
+  void AddSamples() {
+    const Profile& profile = profile_;
+    const size_t events = events_;
+    const std::vector<FrameInfo>& info = info_;
+    size_t sample_number = 0;
+    for (const Sample& sample : profile.samples) {
+      ++sample_number;
+      bool any = false;
+      for (int64_t w : sample.weights) any |= w != 0;
+      if (!any) continue;
+      const int64_t total = Sum(sample.weights);
+      uint32_t previous_line = kNone;
+      for (size_t k = 0; k < sample.frames.size(); ++k) {
+        const uint32_t index = sample.frames[k];
+        if (index >= info.size()) continue;
+        const FrameInfo& fi = info[index];
+        const bool leaf = k + 1 == sample.frames.size();
+        FunctionAcc& fn = functions_[fi.function];
+        if (fn.stamp != sample_number) {
+          fn.stamp = sample_number;
+          AddWeights(fn.inclusive, sample.weights);
+        }
+        if (leaf) AddWeights(fn.self, sample.weights);
+        if (fi.line == kNone) continue;
+        LineAcc& line = lines_[fi.line];
+        if (line.stamp != sample_number) {
+          line.stamp = sample_number;
+          AddWeights(line.inclusive, sample.weights);
+          AddSaturating(line.owners[fi.function], total);
+        }
+        if (leaf) AddWeights(line.self, sample.weights);
+        if (previous_line != kNone && previous_line != fi.line) {
+          auto& [weight, stamp] = edges_[{previous_line, fi.line, fi.inlined}];
+          if (weight.empty()) weight.assign(events, 0);
+          if (stamp != sample_number) {
+            stamp = sample_number;
+            AddWeights(weight, sample.weights);
+          }
+        }
+        previous_line = fi.line;
       }
-      if (leaf) AddWeights(fn.self, sample.weights);
-      if (fi.line == kNone) continue;
-      LineAcc& line = lines[fi.line];
-      if (line.stamp != sample_number) {
-        line.stamp = sample_number;
-        AddWeights(line.inclusive, sample.weights);
-        AddSaturating(line.owners[fi.function], total);
+    }
+  }
+
+  // Files by path; remembers where each file id went.
+  void EmitFiles(Annotations& out) {
+    std::vector<uint32_t> file_order(files_.size());
+    for (uint32_t i = 0; i < files_.size(); ++i) file_order[i] = i;
+    std::sort(file_order.begin(), file_order.end(),
+              [&](uint32_t a, uint32_t b) { return files_[a] < files_[b]; });
+    file_index_.assign(files_.size(), 0);
+    out.files.resize(files_.size());
+    for (uint32_t i = 0; i < file_order.size(); ++i) {
+      file_index_[file_order[i]] = i;
+      out.files[i].path = files_[file_order[i]];
+    }
+  }
+
+  void EmitLines(Annotations& out) {
+    for (const LineAcc& acc : lines_) {
+      if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(), [](int64_t w) { return w == 0; })) {
+        continue;  // only in samples without weight
       }
-      if (leaf) AddWeights(line.self, sample.weights);
-      if (previous_line != kNone && previous_line != fi.line) {
-        auto& [weight, stamp] = edges[{previous_line, fi.line, fi.inlined}];
-        if (weight.empty()) weight.assign(events, 0);
-        if (stamp != sample_number) {
-          stamp = sample_number;
-          AddWeights(weight, sample.weights);
+      LineStats line;
+      line.line = acc.line;
+      line.inlined = acc.inlined;
+      line.self = acc.self;
+      line.inclusive = acc.inclusive;
+      const std::string* owner = nullptr;
+      int64_t best = 0;
+      for (const auto& [id, weight] : acc.owners) {
+        const std::string& name = functions_[id].name;
+        if (!owner || weight > best || (weight == best && name < *owner)) {
+          owner = &name;
+          best = weight;
         }
       }
-      previous_line = fi.line;
+      if (owner) line.function = *owner;
+      out.files[file_index_[acc.file]].lines.push_back(std::move(line));
     }
   }
 
-  // Files by path; remember where each file id went.
-  std::vector<uint32_t> file_order(files.size());
-  for (uint32_t i = 0; i < files.size(); ++i) file_order[i] = i;
-  std::sort(file_order.begin(), file_order.end(),
-            [&](uint32_t a, uint32_t b) { return files[a] < files[b]; });
-  std::vector<uint32_t> file_index(files.size());
-  out.files.resize(files.size());
-  for (uint32_t i = 0; i < file_order.size(); ++i) {
-    file_index[file_order[i]] = i;
-    out.files[i].path = files[file_order[i]];
-  }
-
-  for (const LineAcc& acc : lines) {
-    if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(), [](int64_t w) { return w == 0; })) {
-      continue;  // only in samples without weight
-    }
-    LineStats line;
-    line.line = acc.line;
-    line.inlined = acc.inlined;
-    line.self = acc.self;
-    line.inclusive = acc.inclusive;
-    const std::string* owner = nullptr;
-    int64_t best = 0;
-    for (const auto& [id, weight] : acc.owners) {
-      const std::string& name = functions[id].name;
-      if (!owner || weight > best || (weight == best && name < *owner)) {
-        owner = &name;
-        best = weight;
+  void EmitFunctions(Annotations& out) {
+    for (FunctionAcc& acc : functions_) {
+      if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(), [](int64_t w) { return w == 0; })) {
+        continue;
+      }
+      FunctionStats fn;
+      fn.name = std::move(acc.name);
+      fn.first_line = acc.first_line;
+      fn.last_line = acc.last_line;
+      fn.inlined = acc.inlined;
+      fn.self = std::move(acc.self);
+      fn.inclusive = std::move(acc.inclusive);
+      if (acc.file == kNone) {
+        out.functions_without_source.push_back(std::move(fn));
+      } else {
+        fn.file = files_[acc.file];
+        out.files[file_index_[acc.file]].functions.push_back(std::move(fn));
       }
     }
-    if (owner) line.function = *owner;
-    out.files[file_index[acc.file]].lines.push_back(std::move(line));
-  }
-  for (FunctionAcc& acc : functions) {
-    if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(), [](int64_t w) { return w == 0; })) {
-      continue;
+    for (FileStats& file : out.files) {
+      std::sort(file.lines.begin(), file.lines.end(),
+                [](const LineStats& a, const LineStats& b) { return a.line < b.line; });
+      std::sort(file.functions.begin(), file.functions.end(),
+                [](const FunctionStats& a, const FunctionStats& b) {
+                  return std::tie(a.first_line, a.last_line, a.name) <
+                         std::tie(b.first_line, b.last_line, b.name);
+                });
     }
-    FunctionStats fn;
-    fn.name = std::move(acc.name);
-    fn.first_line = acc.first_line;
-    fn.last_line = acc.last_line;
-    fn.inlined = acc.inlined;
-    fn.self = std::move(acc.self);
-    fn.inclusive = std::move(acc.inclusive);
-    if (acc.file == kNone) {
-      out.functions_without_source.push_back(std::move(fn));
-    } else {
-      fn.file = files[acc.file];
-      out.files[file_index[acc.file]].functions.push_back(std::move(fn));
+    // A file whose lines_ were all weightless has nothing to show; keep indices dense anyway
+    // (edges_ refer to files_ by index), so empty files_ stay in the list.
+    std::sort(out.functions_without_source.begin(), out.functions_without_source.end(),
+              [](const FunctionStats& a, const FunctionStats& b) { return a.name < b.name; });
+  }
+
+  void EmitEdges(Annotations& out) {
+    for (auto& [key, value] : edges_) {
+      const auto& [caller, callee, inlined] = key;
+      CallEdge edge;
+      edge.caller = {file_index_[lines_[caller].file], lines_[caller].line};
+      edge.callee = {file_index_[lines_[callee].file], lines_[callee].line};
+      edge.inlined = inlined;
+      edge.weight = std::move(value.first);
+      out.edges.push_back(std::move(edge));
     }
+    std::sort(out.edges.begin(), out.edges.end(), [](const CallEdge& a, const CallEdge& b) {
+      return std::tie(a.caller, a.callee, a.inlined) < std::tie(b.caller, b.callee, b.inlined);
+    });
   }
-  for (FileStats& file : out.files) {
-    std::sort(file.lines.begin(), file.lines.end(),
-              [](const LineStats& a, const LineStats& b) { return a.line < b.line; });
-    std::sort(file.functions.begin(), file.functions.end(),
-              [](const FunctionStats& a, const FunctionStats& b) {
-                return std::tie(a.first_line, a.last_line, a.name) <
-                       std::tie(b.first_line, b.last_line, b.name);
-              });
-  }
-  // A file whose lines were all weightless has nothing to show; keep indices dense anyway
-  // (edges refer to files by index), so empty files stay in the list.
-  std::sort(out.functions_without_source.begin(), out.functions_without_source.end(),
-            [](const FunctionStats& a, const FunctionStats& b) { return a.name < b.name; });
 
-  for (auto& [key, value] : edges) {
-    const auto& [caller, callee, inlined] = key;
-    CallEdge edge;
-    edge.caller = {file_index[lines[caller].file], lines[caller].line};
-    edge.callee = {file_index[lines[callee].file], lines[callee].line};
-    edge.inlined = inlined;
-    edge.weight = std::move(value.first);
-    out.edges.push_back(std::move(edge));
-  }
-  std::sort(out.edges.begin(), out.edges.end(), [](const CallEdge& a, const CallEdge& b) {
-    return std::tie(a.caller, a.callee, a.inlined) < std::tie(b.caller, b.callee, b.inlined);
-  });
+  const Profile& profile_;
+  const size_t events_;
+  std::unordered_map<std::string, uint32_t> file_ids_;
+  std::vector<std::string> files_;
+  std::vector<uint32_t> file_index_;  // file id -> index in Annotations::files_
+  std::unordered_map<uint64_t, uint32_t> line_ids_;
+  std::vector<LineAcc> lines_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> function_ids_;
+  std::vector<FunctionAcc> functions_;
+  std::vector<FrameInfo> info_;
+  // (caller line, callee line, inlined) -> weight, plus the stamp of the last sample.
+  std::map<std::tuple<uint32_t, uint32_t, bool>, std::pair<std::vector<int64_t>, size_t>> edges_;
+};
 
-  AssignHeat(out, HeatMethod::kShare);
-  return out;
-}
+}  // namespace
+
+Annotations BuildAnnotations(const Profile& profile) { return AnnotationBuilder(profile).Build(); }
 
 namespace {
 

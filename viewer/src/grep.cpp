@@ -212,6 +212,74 @@ std::string Shown(const std::string& path, const std::string& root) {
   return path;
 }
 
+// The patterns as one regular expression (-F escapes them, -w wraps them in \b).
+bool CompilePattern(const GrepOptions& o, std::regex* re, std::string* error) {
+  std::string expression;
+  for (const std::string& p : o.patterns) {
+    expression += (expression.empty() ? "" : "|") + ("(?:" + (o.fixed ? EscapeRegex(p) : p) + ")");
+  }
+  if (o.word) expression = "\\b(?:" + expression + ")\\b";
+  try {
+    auto flags = std::regex::ECMAScript | std::regex::optimize;
+    if (o.icase) flags |= std::regex::icase;
+    *re = std::regex(expression, flags);
+  } catch (const std::regex_error& e) {
+    *error = "bad pattern '" + o.patterns.front() + "': " + e.what();
+    return false;
+  }
+  return true;
+}
+
+// The files to search: the PATHs (directories recursively, skipping VCS folders), or every
+// profiled file when none are given. Sets *error after reporting a path that cannot be read.
+std::vector<Source> SourcesToSearch(const std::vector<std::string>& paths, const HeatIndex& index,
+                                    bool* error_out) {
+  const std::string& root = index.root();
+  bool& error = *error_out;
+  std::vector<Source> sources;
+  if (paths.empty()) {
+    for (const FileHeat& file : index.files()) {
+      sources.push_back({file.path, Shown(file.path, root), false});
+    }
+  } else {
+    namespace fs = std::filesystem;
+    for (const std::string& path : paths) {
+      std::error_code ec;
+      const fs::path base = fs::path(path).is_absolute() ? fs::path(path) : fs::path(root) / path;
+      if (fs::is_directory(base, ec)) {
+        std::vector<std::string> found;
+        fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied,
+                                            ec),
+            end;
+        for (; !ec && it != end; it.increment(ec)) {
+          const std::string name = it->path().filename().string();
+          if (it->is_directory(ec) && (name == ".git" || name == ".hg" || name == ".svn")) {
+            it.disable_recursion_pending();
+            continue;
+          }
+          if (it->is_regular_file(ec)) found.push_back(it->path().lexically_normal().string());
+        }
+        if (ec) {
+          std::cerr << "inprof: " << path << ": " << ec.message() << '\n';
+          error = true;
+        }
+        std::sort(found.begin(), found.end());
+        for (std::string& f : found) {
+          sources.push_back(
+              {f, fs::path(f).is_absolute() && !fs::path(path).is_absolute() ? Shown(f, root) : f,
+               true});
+        }
+      } else if (fs::exists(base, ec)) {
+        sources.push_back({base.lexically_normal().string(), path, true});
+      } else {
+        std::cerr << "inprof: " << path << ": No such file or directory\n";
+        error = true;
+      }
+    }
+  }
+  return sources;
+}
+
 }  // namespace
 
 int RunGrep(const std::vector<std::string>& args) {
@@ -254,68 +322,14 @@ int RunGrep(const std::vector<std::string>& args) {
   const std::string profile_path = positional.front();
   const std::vector<std::string> paths(positional.begin() + 1, positional.end());
 
-  std::string expression;
-  for (const std::string& p : o.patterns) {
-    expression += (expression.empty() ? "" : "|") + ("(?:" + (o.fixed ? EscapeRegex(p) : p) + ")");
-  }
-  if (o.word) expression = "\\b(?:" + expression + ")\\b";
   std::regex re;
-  try {
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-    if (o.icase) flags |= std::regex::icase;
-    re = std::regex(expression, flags);
-  } catch (const std::regex_error& e) {
-    return Usage("bad pattern '" + o.patterns.front() + "': " + e.what());
-  }
-
+  if (std::string bad; !CompilePattern(o, &re, &bad)) return Usage(bad);
   SearchProfile profile;
   if (!LoadSearchProfile(profile_path, o.search, &profile)) return kSearchError;
   HeatIndex& index = *profile.index;
-  const std::string& root = index.root();
 
-  std::vector<Source> sources;
   bool error = false;
-  if (paths.empty()) {
-    for (const FileHeat& file : index.files()) {
-      sources.push_back({file.path, Shown(file.path, root), false});
-    }
-  } else {
-    namespace fs = std::filesystem;
-    for (const std::string& path : paths) {
-      std::error_code ec;
-      const fs::path base = fs::path(path).is_absolute() ? fs::path(path) : fs::path(root) / path;
-      if (fs::is_directory(base, ec)) {
-        std::vector<std::string> found;
-        fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied,
-                                            ec),
-            end;
-        for (; !ec && it != end; it.increment(ec)) {
-          const std::string name = it->path().filename().string();
-          if (it->is_directory(ec) && (name == ".git" || name == ".hg" || name == ".svn")) {
-            it.disable_recursion_pending();
-            continue;
-          }
-          if (it->is_regular_file(ec)) found.push_back(it->path().lexically_normal().string());
-        }
-        if (ec) {
-          std::cerr << "inprof: " << path << ": " << ec.message() << '\n';
-          error = true;
-        }
-        std::sort(found.begin(), found.end());
-        for (std::string& f : found) {
-          sources.push_back(
-              {f, fs::path(f).is_absolute() && !fs::path(path).is_absolute() ? Shown(f, root) : f,
-               true});
-        }
-      } else if (fs::exists(base, ec)) {
-        sources.push_back({base.lexically_normal().string(), path, true});
-      } else {
-        std::cerr << "inprof: " << path << ": No such file or directory\n";
-        error = true;
-      }
-    }
-  }
-
+  const std::vector<Source> sources = SourcesToSearch(paths, index, &error);
   Searcher searcher(o, index, re);
   std::ostringstream out;
   size_t unreadable = 0;
