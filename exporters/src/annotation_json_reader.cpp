@@ -242,6 +242,24 @@ bool CheckShapes(JsonCursor& c, Annotations& a, size_t end) {
   return true;
 }
 
+bool ReadEdges(JsonCursor& c, size_t text_size, std::vector<CallEdge>* edges) {
+  // An edge takes at least ~70 bytes as the writer spells it. Reserving by the bytes left
+  // spares the vector's doublings, each of which would touch (and the kernel zero) fresh
+  // pages; capacity the file does not use is never touched.
+  edges->reserve(edges->size() + (text_size - c.position()) / 64);
+  return ReadArray(c, [&] {
+    edges->emplace_back();
+    CallEdge& edge = edges->back();
+    return ReadObject(c, [&](std::string_view k) {
+      if (k == "caller") return ReadLineRef(c, &edge.caller);
+      if (k == "callee") return ReadLineRef(c, &edge.callee);
+      if (k == "inlined") return c.ReadBool(&edge.inlined);
+      if (k == "weight") return ReadWeights(c, &edge.weight);
+      return c.Skip();
+    });
+  });
+}
+
 }  // namespace
 
 Status ReadAnnotationJson(std::string_view text, const std::string& name, Annotations* out) {
@@ -299,23 +317,7 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
         return ReadFunction(c, &a.functions_without_source.back());
       });
     }
-    if (key == "edges") {
-      // An edge takes at least ~70 bytes as the writer spells it. Reserving by the bytes
-      // left spares the vector's doublings, each of which would touch (and the kernel zero)
-      // fresh pages; capacity the file does not use is never touched.
-      a.edges.reserve(a.edges.size() + (text.size() - c.position()) / 64);
-      return ReadArray(c, [&] {
-        a.edges.emplace_back();
-        CallEdge& edge = a.edges.back();
-        return ReadObject(c, [&](std::string_view k) {
-          if (k == "caller") return ReadLineRef(c, &edge.caller);
-          if (k == "callee") return ReadLineRef(c, &edge.callee);
-          if (k == "inlined") return c.ReadBool(&edge.inlined);
-          if (k == "weight") return ReadWeights(c, &edge.weight);
-          return c.Skip();
-        });
-      });
-    }
+    if (key == "edges") return ReadEdges(c, text.size(), &a.edges);
     return c.Skip();  // hottest_* are derived from the rest
   });
   if (ok && !c.AtEnd()) ok = c.Fail("expected nothing after the top-level object");

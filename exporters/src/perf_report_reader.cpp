@@ -54,6 +54,42 @@ Frame ParseReportFrame(std::string_view text) {
   return frame;
 }
 
+// The index of the event called `name`, added (counted in samples) when new.
+size_t EventIndex(Profile& profile, const std::string& name) {
+  for (size_t i = 0; i < profile.events.size(); ++i) {
+    if (profile.events[i].name == name) return i;
+  }
+  EventInfo info;
+  info.name = name;
+  info.unit = "samples";
+  info.period = 1;
+  profile.events.push_back(std::move(info));
+  return profile.events.size() - 1;
+}
+
+// One "frame;frame;..." chain with `count` samples of `event`; frames are shared by text.
+void AddStack(std::string_view stack, size_t event, int64_t count,
+              std::unordered_map<std::string, uint32_t>& frame_ids, Profile& profile) {
+  Sample sample;
+  while (!stack.empty()) {
+    const size_t semi = stack.find(';');
+    const std::string_view frame = stack.substr(0, semi);
+    auto [it, added] = frame_ids.try_emplace(std::string(frame), 0);
+    if (added) {
+      it->second = static_cast<uint32_t>(profile.frames.size());
+      profile.frames.push_back(ParseReportFrame(frame));
+    }
+    sample.frames.push_back(it->second);
+    if (semi == std::string_view::npos) break;
+    stack.remove_prefix(semi + 1);
+  }
+  sample.weights.assign(event + 1, 0);
+  sample.weights[event] = count;
+  int64_t& total = profile.events[event].total_weight;
+  if (__builtin_add_overflow(total, count, &total)) total = INT64_MAX;
+  profile.samples.push_back(std::move(sample));
+}
+
 }  // namespace
 
 Status ReadPerfReport(std::string_view text, const std::string& name, Profile* out) {
@@ -71,19 +107,7 @@ Status ReadPerfReport(std::string_view text, const std::string& name, Profile* o
       const size_t samples = line.find("# Samples:");
       const size_t of = line.find(" of event '");
       if (samples == 0 && of != std::string_view::npos && line.ends_with("'")) {
-        const std::string event_name(line.substr(of + 11, line.size() - of - 12));
-        event = SIZE_MAX;
-        for (size_t i = 0; i < profile.events.size(); ++i) {
-          if (profile.events[i].name == event_name) event = i;
-        }
-        if (event == SIZE_MAX) {
-          EventInfo info;
-          info.name = event_name;
-          info.unit = "samples";
-          info.period = 1;
-          event = profile.events.size();
-          profile.events.push_back(std::move(info));
-        }
+        event = EventIndex(profile, std::string(line.substr(of + 11, line.size() - of - 12)));
       } else if (line.find("Children") != std::string_view::npos &&
                  line.find("Self") != std::string_view::npos) {
         return fail(number,
@@ -110,25 +134,7 @@ Status ReadPerfReport(std::string_view text, const std::string& name, Profile* o
     if (event == SIZE_MAX) {
       return fail(number, "expected a '# Samples: N of event 'NAME'' header before the stacks");
     }
-    std::string_view stack = TrimSpaces(trimmed.substr(space + 1));
-    Sample sample;
-    while (!stack.empty()) {
-      const size_t semi = stack.find(';');
-      const std::string_view frame = stack.substr(0, semi);
-      auto [it, added] = frame_ids.try_emplace(std::string(frame), 0);
-      if (added) {
-        it->second = static_cast<uint32_t>(profile.frames.size());
-        profile.frames.push_back(ParseReportFrame(frame));
-      }
-      sample.frames.push_back(it->second);
-      if (semi == std::string_view::npos) break;
-      stack.remove_prefix(semi + 1);
-    }
-    sample.weights.assign(event + 1, 0);
-    sample.weights[event] = count;
-    int64_t& total = profile.events[event].total_weight;
-    if (__builtin_add_overflow(total, count, &total)) total = INT64_MAX;
-    profile.samples.push_back(std::move(sample));
+    AddStack(TrimSpaces(trimmed.substr(space + 1)), event, count, frame_ids, profile);
     return true;
   });
   if (!ok) return Status::Error(error);
