@@ -1,7 +1,7 @@
 // Folded stacks ("frame;frame;...;frame count"), the input of flamegraph.pl, inferno,
 // speedscope and Pyroscope's `format=folded`.
 //
-// What the readers require (FORMATS.md): flamegraph.pl splits with
+// What the readers require (docs/formats.md, "Folded stacks"): flamegraph.pl splits with
 // /^(.*)\s+?(\d+(?:\.\d*)?)$/, inferno takes the count after the last space; both split the
 // stack on ';'. Frames therefore never contain ';' or a newline, and the count is an integer
 // after exactly one space.

@@ -3,7 +3,8 @@
 // perfanno does not split the line on ';'. For every line it takes the count with
 // `line:match("(%d+)$")` and the frames with `line:gmatch(";?(.-:%d+)")`, i.e. each frame is
 // the shortest text that ends in ":<digits>"; then each frame is matched against
-// "^(.-)%s*(/.+):(%d+)$" (symbol, absolute path, line). See FORMATS.md. Hence:
+// "^(.-)%s*(/.+):(%d+)$" (symbol, absolute path, line). See docs/formats.md,
+// "perf.log for perfanno.nvim". Hence:
 //   - a frame without ":<digits>" is glued onto the next frame, so such frames are dropped;
 //   - a ':' followed by a digit anywhere in a symbol or path cuts the frame there;
 //   - the path starts at the first '/', so a '/' in the symbol ("operator/") moves the path;

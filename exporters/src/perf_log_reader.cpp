@@ -1,6 +1,7 @@
-// perf.log read back the way perfanno.nvim reads it (FORMATS.md): the count is the digits at
-// the end of the line; each frame is the shortest text ending in ":<digits>" (the line is
-// not split on ';'), matched as "symbol /absolute/path:line".
+// perf.log read back the way perfanno.nvim reads it (docs/formats.md, "perf.log for
+// perfanno.nvim"): the count is the digits at the end of the line; each frame is the
+// shortest text ending in ":<digits>" (the line is not split on ';'), matched as
+// "symbol /absolute/path:line".
 #include <cctype>
 #include <string>
 #include <string_view>

@@ -1,4 +1,5 @@
-// `perf script` output read into a Profile (FORMATS.md "perf script / perf report input").
+// `perf script` output read into a Profile (docs/formats.md, "`perf script` and
+// `perf report` input").
 //
 // One sample is a header line that starts in column 0:
 //   comm pid/tid [cpu] time: [period] event: [ip sym+off (dso)]

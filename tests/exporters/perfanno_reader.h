@@ -5,7 +5,7 @@
 // split on ';' -- and each frame is then matched as "^(.-)%s*(/.+):(%d+)$" (symbol optional,
 // absolute path, line). This reader finds frames and counts exactly the way those patterns
 // do, so a test sees what the plugin would see, and it fails where the plugin would break or
-// silently mis-read (FORMATS.md):
+// silently mis-read (docs/formats.md, "perf.log for perfanno.nvim"):
 //   - CR, blank lines, trailing spaces, comments or any line not ending in digits (a Lua
 //     error in the plugin, nothing loads);
 //   - anything but one space between the last frame and the count;

@@ -1,12 +1,13 @@
 // A module's ELF symbols sorted by address, for addresses without DWARF.
 //
 // dwfl_module_addrinfo scans the whole symbol table on every call (44–260 µs per lookup in
-// libc, FACTS.md); a sorted copy answers in O(log n). The choice between candidates mirrors
-// dwfl_module_addrinfo so results agree with eu-addr2line: a sized symbol containing the
-// address beats a sizeless one; global/weak symbols beat locals; the closest start wins,
-// then the stronger binding, then the smaller size, then table order; a sizeless
-// (assembly) label is used only when nothing sized contains the address, it is not below
-// the end of a sized symbol, and the address is in the label's section.
+// libc: docs/platform-facts.md, "Symbolization with libdwfl"); a sorted copy answers in
+// O(log n). The choice between candidates mirrors dwfl_module_addrinfo so results agree
+// with eu-addr2line: a sized symbol containing the address beats a sizeless one;
+// global/weak symbols beat locals; the closest start wins, then the stronger binding, then
+// the smaller size, then table order; a sizeless (assembly) label is used only when nothing
+// sized contains the address, it is not below the end of a sized symbol, and the address is
+// in the label's section.
 #ifndef INPROF_SYMBOLIZE_INTERNAL_ELF_SYMBOLS_H_
 #define INPROF_SYMBOLIZE_INTERNAL_ELF_SYMBOLS_H_
 
