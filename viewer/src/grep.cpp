@@ -280,32 +280,39 @@ std::vector<Source> SourcesToSearch(const std::vector<std::string>& paths, const
   return sources;
 }
 
+// grep's own options after the shared ones. grep habits that change nothing here (-E, -P,
+// -n, -r, -H) are accepted and set *ignored.
+std::vector<OptionSpec> GrepSpecs(GrepOptions* o, bool* ignored) {
+  std::vector<OptionSpec> specs = SearchSpecs(&o->search, /*short_event=*/false);
+  const std::vector<OptionSpec> own = {
+      {{"-e", "--regexp"}, "a pattern",
+       [o](const std::string& p) { return o->patterns.push_back(p), true; }},
+      Flag({"-F", "--fixed-strings"}, &o->fixed), Flag({"-i", "--ignore-case"}, &o->icase),
+      Flag({"-w", "--word-regexp"}, &o->word),
+      // The syntax is always ECMAScript, line numbers always shown, PATHs always searched
+      // recursively, file names always shown.
+      Flag({"-E", "-P", "-n", "-r", "-H"}, ignored),
+      Count({"-A"}, "a number of lines", &o->after, 0, 999999999),
+      Count({"-B"}, "a number of lines", &o->before, 0, 999999999),
+      {{"-C"}, "a number of lines",
+       [o](const std::string& text) {
+         size_t context = 0;
+         if (!ParseCount(text, &context)) return false;
+         o->before = o->after = context;
+         return true;
+       }},
+  };
+  specs.insert(specs.end(), own.begin(), own.end());
+  return specs;
+}
+
 }  // namespace
 
 int RunGrep(const std::vector<std::string>& args) {
   GrepOptions o;
   std::vector<std::string> positional;
-  std::vector<OptionSpec> specs = SearchSpecs(&o.search, /*short_event=*/false);
   bool ignored = false;
-  size_t context = 0;
-  const std::vector<OptionSpec> own = {
-      {{"-e", "--regexp"}, "a pattern",
-       [&o](const std::string& p) { return o.patterns.push_back(p), true; }},
-      Flag({"-F", "--fixed-strings"}, &o.fixed), Flag({"-i", "--ignore-case"}, &o.icase),
-      Flag({"-w", "--word-regexp"}, &o.word),
-      // grep habits: the syntax is always ECMAScript, line numbers always shown, PATHs always
-      // searched recursively, file names always shown.
-      Flag({"-E", "-P", "-n", "-r", "-H"}, &ignored),
-      Count({"-A"}, "a number of lines", &o.after, 0, 999999999),
-      Count({"-B"}, "a number of lines", &o.before, 0, 999999999),
-      {{"-C"}, "a number of lines",
-       [&](const std::string& text) {
-         if (!ParseCount(text, &context)) return false;
-         o.before = o.after = context;
-         return true;
-       }},
-  };
-  specs.insert(specs.end(), own.begin(), own.end());
+  std::vector<OptionSpec> specs = GrepSpecs(&o, &ignored);
   bool help = false;
   std::string usage;
   if (!ParseOptions("grep", args, 1, specs, &positional, &help, &usage)) return Usage(usage);
