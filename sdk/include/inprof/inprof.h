@@ -1,31 +1,14 @@
 /* inprof — in-process sampling profiler. C API.
  *
  * Start sampling every thread of the process, dump the profile so far to files, stop.
- * The same library also starts by itself when INPROF_OUTPUT is set in the environment
- * (preloaded with LD_PRELOAD or linked), and writes its outputs at exit.
+ * The same library also starts by itself when INPROF_OUTPUT, INPROF_HTTP or INPROF_PUSH_URL
+ * is set in the environment (preloaded with LD_PRELOAD or linked), and writes its outputs at
+ * exit.
  *
  * Configuration: a string of `key=value` items separated by commas, with the same keys as
- * the INPROF_* environment variables in lower case without the prefix:
- *
- *   output     comma-separated output paths; the format comes from the name:
- *              *.folded (flame-graph folded stacks), perf.log / *.log (perfanno.nvim),
- *              *.json (annotation JSON for editors and the inprof viewer),
- *              *.svg (interactive flame graph)
- *   events     what to sample: cpu (default), wall, task-clock, cpu-clock, page-faults,
- *              context-switches, cycles, instructions, cache-misses, branch-misses;
- *              with several, *.folded, *.log and *.svg outputs are written once per event
- *              (out.cpu.folded, perf.wall.log)
- *   frequency  samples per CPU-second per thread (default 99)
- *   wall_frequency  samples per second of the wall event (default 19)
- *   engine     auto (default), timer (per-thread CPU timers) or perf (perf_event)
- *   follow_fork  1 (default): a fork()ed child profiles into <name>.<pid>.<ext>
- *   unwind     fp (frame pointers)
- *   signal     signal number or name used for sampling (default SIGPROF)
- *   quiet      1 to suppress the summary line printed on stderr at stop
- *   max_depth  frames kept per stack, 1..128 (default 128); deeper stacks get [truncated]
- *   max_memory bytes for the stack table (default 64M); past it samples go to [overflow]
- *   max_threads threads sampled at once (default 4096)
- *   path_map   OLD=NEW source-path prefix rewrites, separated by ':' (OLD=NEW:OLD2=NEW2)
+ * the INPROF_* environment variables in lower case without the prefix. Every key, its
+ * default and its accepted values are described in one place: the table under
+ * "Configuration" in README.md at the root of the source tree.
  *
  * Because output lists contain commas, an item without '=' continues the previous value:
  * "output=out.folded,perf.log,frequency=250" has two outputs.
