@@ -163,8 +163,8 @@ TEST(ShareHeat, FloorAndReference) {
 TEST(ShareHeat, LargeWeightsDoNotOverflow) {
   // Hours of CPU time in nanoseconds.
   const int64_t hour = 3'600'000'000'000;
-  const auto levels = ShareHeatLevels({40 * hour, 20 * hour}, {40 * hour, 100 * hour},
-                                      {100 * hour, 40 * hour});
+  const auto levels =
+      ShareHeatLevels({40 * hour, 20 * hour}, {40 * hour, 100 * hour}, {100 * hour, 40 * hour});
   EXPECT_EQ(levels, (std::vector<uint8_t>{5, 4}));  // 20 + min(80, 4) = 24 of 40: over half
 }
 
@@ -188,7 +188,8 @@ TEST(ShareHeat, PropertiesHoldOnRandomProfiles) {
       const std::string file = "/src/f" + std::to_string(rng() % 4) + ".cpp";
       const std::string fn = "fn" + std::to_string(rng() % 12);
       frame[static_cast<size_t>(n)] = b.Frame(fn, file, 1 + static_cast<uint32_t>(rng() % 200));
-      if (n > 0) parent[static_cast<size_t>(n)] = static_cast<int>(rng() % static_cast<uint64_t>(n));
+      if (n > 0)
+        parent[static_cast<size_t>(n)] = static_cast<int>(rng() % static_cast<uint64_t>(n));
     }
     const int samples = 1 + static_cast<int>(rng() % 60);
     for (int s = 0; s < samples; ++s) {

@@ -73,7 +73,8 @@ TEST(ParseNumbers, CountAndDecimal) {
   size_t n = 0;
   EXPECT_TRUE(ParseCount("42", &n));
   EXPECT_EQ(n, 42u);
-  for (const char* bad : {"", "-1", "4 2", "1e3", "1234567890"}) EXPECT_FALSE(ParseCount(bad, &n)) << bad;
+  for (const char* bad : {"", "-1", "4 2", "1e3", "1234567890"})
+    EXPECT_FALSE(ParseCount(bad, &n)) << bad;
   double d = 0;
   EXPECT_TRUE(ParseDecimal("0.25", &d));
   EXPECT_EQ(d, 0.25);

@@ -49,10 +49,10 @@ TEST(HeatIndex, CriteriaDecideWhatIsHot) {
   HotCriterion level4;
   level4.min_level = 4;
   HeatIndex strict(a, 0, level4, "/build/app");
-  EXPECT_TRUE(strict.Lookup("render.cpp", 10, 10).hot);       // 60: level 5
-  EXPECT_TRUE(strict.Lookup("net/util.cpp", 5, 5).hot);       // 30: half of 60, level 4
-  EXPECT_FALSE(strict.Lookup("disk/util.cpp", 12, 12).hot);   // 10: level 2
-  EXPECT_FALSE(strict.Lookup("main.cpp", 8, 8).hot);          // passes time on: level 1
+  EXPECT_TRUE(strict.Lookup("render.cpp", 10, 10).hot);      // 60: level 5
+  EXPECT_TRUE(strict.Lookup("net/util.cpp", 5, 5).hot);      // 30: half of 60, level 4
+  EXPECT_FALSE(strict.Lookup("disk/util.cpp", 12, 12).hot);  // 10: level 2
+  EXPECT_FALSE(strict.Lookup("main.cpp", 8, 8).hot);         // passes time on: level 1
   HotCriterion share;
   share.min_percent = 50;
   HeatIndex by_share(a, 0, share, "/build/app");

@@ -35,7 +35,8 @@ struct Shape {
 std::vector<Shape> Shapes() {
   const std::string loops = RealPath(INPROF_LOOPS_SOURCE);
   const std::string other = loops.substr(0, loops.rfind('/')) + "/loops_other.cpp";
-  return {{"calls", "CALLS_LOOP", loops}, {"inline", "INLINE_LOOP", loops},
+  return {{"calls", "CALLS_LOOP", loops},
+          {"inline", "INLINE_LOOP", loops},
           {"files", "FILES_LOOP", other}};
 }
 
@@ -139,11 +140,13 @@ TEST_P(HeatReal, AnnotateANamedFileShowsTheLoops) {
 
 TEST_P(HeatReal, HotKeepsExactlyTheLoopLinesOfGrepHits) {
   // grep -n's hits include the marker on a loop that never ran: a cold line.
-  const ProcessResult all = Shell("grep -Hn " + ShellQuote(shape_.marker) + " " + ShellQuote(shape_.file));
+  const ProcessResult all =
+      Shell("grep -Hn " + ShellQuote(shape_.marker) + " " + ShellQuote(shape_.file));
   ASSERT_EQ(all.exit_code, 0);
   ASSERT_EQ(HitLocations(all.out).size(), 4u) << all.out;
-  const ProcessResult r = Shell("grep -Hn " + ShellQuote(shape_.marker) + " " + ShellQuote(shape_.file) +
-                                " | \"$INPROF\" hot " + ShellQuote(profile_));
+  const ProcessResult r =
+      Shell("grep -Hn " + ShellQuote(shape_.marker) + " " + ShellQuote(shape_.file) +
+            " | \"$INPROF\" hot " + ShellQuote(profile_));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(HitLocations(r.out), LoopLocations()) << r.out;
   // The level in each tag follows the loop's share.
@@ -175,7 +178,8 @@ TEST_P(HeatReal, QueryReportsTheLoopsHotAndTheColdLineCold) {
     const bool hot = std::string(share) != "cold";
     EXPECT_EQ(r.exit_code, hot ? 0 : 1) << share << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find(hot ? "\"hot\":true" : "\"hot\":false"), std::string::npos)
-        << share << "\n" << r.out;
+        << share << "\n"
+        << r.out;
   }
 }
 
@@ -197,10 +201,11 @@ namespace {
 TEST(HeatLargeProgram, AnnotateOpensTheFileWithTheMostSelfWeight) {
   const std::string dir = MakeTempDir();
   const std::string profile = dir + "/large.json";
-  const ProcessResult run = RunProcess(
-      {INPROF_LARGE_FIXTURE, dir + "/generated.json", "0.15"},
-      {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", profile}, {"INPROF_UNWIND", "dwarf"},
-       {"INPROF_FREQUENCY", "499"}});
+  const ProcessResult run = RunProcess({INPROF_LARGE_FIXTURE, dir + "/generated.json", "0.15"},
+                                       {{"LD_PRELOAD", PreloadValue()},
+                                        {"INPROF_OUTPUT", profile},
+                                        {"INPROF_UNWIND", "dwarf"},
+                                        {"INPROF_FREQUENCY", "499"}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   Annotations a;
   const Status read = ReadAnnotationJson(ReadFile(profile), profile, &a);
@@ -243,8 +248,9 @@ TEST(HeatLargeProgram, AnnotateOpensTheFileWithTheMostSelfWeight) {
     shown_self = 0;
     for (const LineStats& line : file.lines) shown_self += line.self[0];
   }
-  EXPECT_EQ(shown_self, most_self) << "opened " << shown.first_file << ", most self weight in "
-                                   << most << "\n" << r.out.substr(0, 2000);
+  EXPECT_EQ(shown_self, most_self)
+      << "opened " << shown.first_file << ", most self weight in " << most << "\n"
+      << r.out.substr(0, 2000);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ TEST(ShortFunctionName, OperatorsKeepTheirSymbols) {
             "std::operator<<");
   EXPECT_EQ(ShortFunctionName("operator/(Ratio, Ratio)"), "operator/");
   EXPECT_EQ(ShortFunctionName("operator new(unsigned long)"), "operator new");
-  EXPECT_EQ(ShortFunctionName("Foo::operator unsigned long() const"), "Foo::operator unsigned long");
+  EXPECT_EQ(ShortFunctionName("Foo::operator unsigned long() const"),
+            "Foo::operator unsigned long");
   EXPECT_EQ(ShortFunctionName("Matrix::operator[](int)"), "Matrix::operator[]");
 }
 

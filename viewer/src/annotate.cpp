@@ -88,7 +88,8 @@ std::vector<uint32_t> FilesBySelfWeight(const Annotations& a, size_t event) {
   }
   std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
     if (weight[x].self != weight[y].self) return weight[x].self > weight[y].self;
-    if (weight[x].inclusive != weight[y].inclusive) return weight[x].inclusive > weight[y].inclusive;
+    if (weight[x].inclusive != weight[y].inclusive)
+      return weight[x].inclusive > weight[y].inclusive;
     return a.files[x].path < a.files[y].path;
   });
   return order;
@@ -202,8 +203,8 @@ class FilePrinter {
       err << "inprof: cannot read " << file.path << ": " << std::strerror(errno)
           << " (showing profiled lines only; --map OLD=NEW points at moved sources)\n";
     }
-    const uint32_t last_line = std::max<uint32_t>(
-        static_cast<uint32_t>(text.size()), file.lines.empty() ? 0 : file.lines.back().line);
+    const uint32_t last_line = std::max<uint32_t>(static_cast<uint32_t>(text.size()),
+                                                  file.lines.empty() ? 0 : file.lines.back().line);
     const Ranges ranges = RegionsToShow(o_, file, event_, last_line);
     if (o_.json) {
       out_ << (first_file ? "\n" : ",\n") << "{\"lines\":[";

@@ -296,33 +296,33 @@ void PrintJson(const CallersOptions& o, const Annotations& a, size_t event, cons
   const int64_t total = EventTotal(a, event);
   const EventInfo& info = a.events[event];
   const Target& t = r.t;
-    out << "{\"event\":" << JsonString(info.name) << ",\"relation\":\"" << command
-        << "\",\n\"rows\":[";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Row& row = rows[i];
-      out << (i ? ",\n" : "\n") << "{\"file\":" << (row.file.empty() ? "null" : JsonString(row.file))
-          << ",\"function\":" << JsonString(row.function)
-          << ",\"inlined\":" << (row.inlined ? "true" : "false");
-      if (o.lines) out << ",\"line\":" << row.line;
-      out << ",\"sites\":[";
-      bool first = true;
-      for (const auto& [f, l] : row.sites) {
-        out << (first ? "" : ",") << "{\"file\":" << JsonString(f) << ",\"line\":" << l << '}';
-        first = false;
-      }
-      out << "],\"weight\":" << JsonWeight(row.weight, total, o.absolute) << '}';
+  out << "{\"event\":" << JsonString(info.name) << ",\"relation\":\"" << command
+      << "\",\n\"rows\":[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    out << (i ? ",\n" : "\n") << "{\"file\":" << (row.file.empty() ? "null" : JsonString(row.file))
+        << ",\"function\":" << JsonString(row.function)
+        << ",\"inlined\":" << (row.inlined ? "true" : "false");
+    if (o.lines) out << ",\"line\":" << row.line;
+    out << ",\"sites\":[";
+    bool first = true;
+    for (const auto& [f, l] : row.sites) {
+      out << (first ? "" : ",") << "{\"file\":" << JsonString(f) << ",\"line\":" << l << '}';
+      first = false;
     }
-    out << "],\n\"target\":{";
-    if (t.lines) {
-      out << "\"file\":" << JsonString(t.file) << ",\"first_line\":" << t.first
-          << ",\"last_line\":" << t.last;
-    } else {
-      out << "\"inclusive\":" << JsonWeight(r.target_inclusive, total, o.absolute)
-          << ",\"name\":" << JsonString(t.name);
-    }
-    out << ",\"self\":" << JsonWeight(r.target_self, total, o.absolute) << "},\n\"total\":" << total
-        << ",\"unit\":" << JsonString(info.unit)
-        << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
+    out << "],\"weight\":" << JsonWeight(row.weight, total, o.absolute) << '}';
+  }
+  out << "],\n\"target\":{";
+  if (t.lines) {
+    out << "\"file\":" << JsonString(t.file) << ",\"first_line\":" << t.first
+        << ",\"last_line\":" << t.last;
+  } else {
+    out << "\"inclusive\":" << JsonWeight(r.target_inclusive, total, o.absolute)
+        << ",\"name\":" << JsonString(t.name);
+  }
+  out << ",\"self\":" << JsonWeight(r.target_self, total, o.absolute) << "},\n\"total\":" << total
+      << ",\"unit\":" << JsonString(info.unit)
+      << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
 }
 
 void PrintText(const CallersOptions& o, const Annotations& a, size_t event, const Resolved& r,

@@ -95,8 +95,8 @@ bool ParseOptions(std::string_view command, const std::vector<std::string>& args
 }
 
 int UsageError(std::string_view command, const std::string& message) {
-  std::cerr << "inprof: " << message << "\n(run `inprof " << command
-            << (command.empty() ? "" : " ") << "--help` for usage)\n";
+  std::cerr << "inprof: " << message << "\n(run `inprof " << command << (command.empty() ? "" : " ")
+            << "--help` for usage)\n";
   return kExitUsage;
 }
 

@@ -22,9 +22,9 @@ constexpr int kExitUsage = 2;
 // `set` returns false when the value is not acceptable; the error then reads
 // "NAME needs VALUE, not 'TEXT'".
 struct OptionSpec {
-  std::vector<std::string> names;                    // {"-n"} or {"-e", "--event"}
-  const char* value = nullptr;                       // "a positive number"; nullptr: a flag
-  std::function<bool(const std::string&)> set;       // stores the value (flags get "")
+  std::vector<std::string> names;               // {"-n"} or {"-e", "--event"}
+  const char* value = nullptr;                  // "a positive number"; nullptr: a flag
+  std::function<bool(const std::string&)> set;  // stores the value (flags get "")
   bool optional_value = false;  // only as --name=VALUE; plain --name sets "" (--color)
 };
 

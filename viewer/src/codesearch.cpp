@@ -17,7 +17,8 @@ std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event) {
       Text(short_event ? std::vector<std::string>{"-e", "--event"}
                        : std::vector<std::string>{"--event"},
            "an event name", &o->event),
-      {{"--map"}, "OLD=NEW (a profile path prefix and its local replacement)",
+      {{"--map"},
+       "OLD=NEW (a profile path prefix and its local replacement)",
        [o](const std::string& text) {
          const size_t eq = text.find('=');
          if (eq == std::string::npos || eq == 0) return false;
@@ -25,28 +26,32 @@ std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event) {
          return true;
        }},
       Text({"--root"}, "a directory", &o->root),
-      {{"--level"}, "a heat level from 1 to 5",
+      {{"--level"},
+       "a heat level from 1 to 5",
        [o](const std::string& text) {
          size_t level = 0;
          if (!ParseCount(text, &level) || level < 1 || level > 5) return false;
          o->criterion.min_level = static_cast<int>(level);
          return true;
        }},
-      {{"--min-percent"}, "a share from 0 to 100",
+      {{"--min-percent"},
+       "a share from 0 to 100",
        [o](const std::string& text) {
          double percent = 0;
          if (!ParseDecimal(text, &percent) || !(percent >= 0 && percent <= 100)) return false;
          o->criterion.min_percent = percent;
          return true;
        }},
-      {{"--heat"}, "share or perf-heatmap",
+      {{"--heat"},
+       "share or perf-heatmap",
        [o](const std::string& text) {
          HeatMethod method;
          if (!ParseHeatMethod(text, &method)) return false;
          o->heat_method = method;
          return true;
        }},
-      {{"--threshold"}, "a value in (0, 1]",
+      {{"--threshold"},
+       "a value in (0, 1]",
        [o](const std::string& text) {
          return ParseDecimal(text, &o->threshold) && o->threshold > 0 && o->threshold <= 1;
        }},

@@ -198,7 +198,8 @@ std::vector<OptionSpec> CommonSpecs(ProfileOptions* o, bool flame = false) {
   if (flame) return specs;
   specs.push_back(Flag({"--json"}, &o->json));
   specs.push_back(Flag({"--absolute"}, &o->absolute));
-  specs.push_back({{"--map"}, "OLD=NEW (a source path prefix and its replacement)",
+  specs.push_back({{"--map"},
+                   "OLD=NEW (a source path prefix and its replacement)",
                    [o](const std::string& text) {
                      const size_t eq = text.find('=');
                      if (eq == std::string::npos || eq == 0) return false;
@@ -210,14 +211,16 @@ std::vector<OptionSpec> CommonSpecs(ProfileOptions* o, bool flame = false) {
 
 std::vector<OptionSpec> HeatSpecs(HeatChoice* h) {
   return {
-      {{"--heat"}, "share or perf-heatmap",
+      {{"--heat"},
+       "share or perf-heatmap",
        [h](const std::string& text) {
          HeatMethod method;
          if (!ParseHeatMethod(text, &method)) return false;
          h->method = method;
          return true;
        }},
-      {{"--threshold"}, "a value in (0, 1]",
+      {{"--threshold"},
+       "a value in (0, 1]",
        [h](const std::string& text) {
          return ParseDecimal(text, &h->threshold) && h->threshold > 0 && h->threshold <= 1;
        }},
@@ -392,18 +395,21 @@ int FlameCommand(const std::vector<std::string>& args) {
   FlameCommandOptions o;
   std::vector<std::string> positional;
   size_t width = o.flame.width;
-  int rc = Parse(
-      args, kFlameHelp, &o,
-      {Text({"-o", "--output"}, "a file name", &o.output),
-       {{"--title"}, "a text", [&o](const std::string& text) { return (o.flame.title = text), true; }},
-       Count({"--width"}, "a number of pixels from 100 to 100000", &width, 100, 100000),
-       {{"--minwidth"}, "a number of pixels from 0 to 1000",
-        [&o](const std::string& text) {
-          return ParseDecimal(text, &o.flame.min_width) && o.flame.min_width >= 0 &&
-                 o.flame.min_width <= 1000;
-        }},
-       Flag({"--inverted"}, &o.flame.inverted), Flag({"--lines"}, &o.flame.lines)},
-      &positional, /*flame=*/true);
+  int rc = Parse(args, kFlameHelp, &o,
+                 {Text({"-o", "--output"}, "a file name", &o.output),
+                  {{"--title"},
+                   "a text",
+                   [&o](const std::string& text) { return (o.flame.title = text), true; }},
+                  Count({"--width"}, "a number of pixels from 100 to 100000", &width, 100, 100000),
+                  {{"--minwidth"},
+                   "a number of pixels from 0 to 1000",
+                   [&o](const std::string& text) {
+                     return ParseDecimal(text, &o.flame.min_width) && o.flame.min_width >= 0 &&
+                            o.flame.min_width <= 1000;
+                   }},
+                  Flag({"--inverted"}, &o.flame.inverted),
+                  Flag({"--lines"}, &o.flame.lines)},
+                 &positional, /*flame=*/true);
   if (rc < 0) rc = OneProfile(args, positional, &o);
   if (rc >= 0) return rc;
   o.flame.width = static_cast<uint32_t>(width);
@@ -447,8 +453,7 @@ const std::vector<Command>& Commands() {
        Addr2lineCommand},
       {"symbolize", "addresses of an ELF file to functions, lines and inline chains as JSON",
        SymbolizeCommand},
-      {"record", "run a program under the profiler: inprof record -- COMMAND [ARGS...]",
-       RunRecord},
+      {"record", "run a program under the profiler: inprof record -- COMMAND [ARGS...]", RunRecord},
       {"hot", "keep the hits of grep/rg/git grep/... (on stdin) that are on hot lines", RunHot},
       {"grep", "regex search over the hot lines of the profiled sources", RunGrep},
       {"query", "heat of FILE:LINE or FILE:FIRST-LAST, for editors and scripts", RunQuery},

@@ -261,8 +261,7 @@ int RunDiff(const DiffOptions& o, std::ostream& out, std::ostream& err) {
         return kBadInput;
       }
     }
-    if (Status s = WriteDifferentialFlameGraph(o, before.profile, after.profile, eb, ea);
-        !s.ok()) {
+    if (Status s = WriteDifferentialFlameGraph(o, before.profile, after.profile, eb, ea); !s.ok()) {
       err << "inprof: " << s.message() << '\n';
       return kBadInput;
     }

@@ -285,16 +285,19 @@ std::vector<Source> SourcesToSearch(const std::vector<std::string>& paths, const
 std::vector<OptionSpec> GrepSpecs(GrepOptions* o, bool* ignored) {
   std::vector<OptionSpec> specs = SearchSpecs(&o->search, /*short_event=*/false);
   const std::vector<OptionSpec> own = {
-      {{"-e", "--regexp"}, "a pattern",
+      {{"-e", "--regexp"},
+       "a pattern",
        [o](const std::string& p) { return o->patterns.push_back(p), true; }},
-      Flag({"-F", "--fixed-strings"}, &o->fixed), Flag({"-i", "--ignore-case"}, &o->icase),
+      Flag({"-F", "--fixed-strings"}, &o->fixed),
+      Flag({"-i", "--ignore-case"}, &o->icase),
       Flag({"-w", "--word-regexp"}, &o->word),
       // The syntax is always ECMAScript, line numbers always shown, PATHs always searched
       // recursively, file names always shown.
       Flag({"-E", "-P", "-n", "-r", "-H"}, ignored),
       Count({"-A"}, "a number of lines", &o->after, 0, 999999999),
       Count({"-B"}, "a number of lines", &o->before, 0, 999999999),
-      {{"-C"}, "a number of lines",
+      {{"-C"},
+       "a number of lines",
        [o](const std::string& text) {
          size_t context = 0;
          if (!ParseCount(text, &context)) return false;

@@ -120,9 +120,8 @@ class HitFilter {
     } else if (o_.json) {
       out_.Line("{\"column\":" + std::to_string(hit.column) +
                 ",\"end_line\":" + std::to_string(hit.last) + "," +
-                HeatJson(o_, index_, heat.file, *heat.line, heat.match) +
-                ",\"line\":" + std::to_string(hit.first) +
-                ",\"path\":" + JsonString(std::string(hit.path)) +
+                HeatJson(o_, index_, heat.file, *heat.line, heat.match) + ",\"line\":" +
+                std::to_string(hit.first) + ",\"path\":" + JsonString(std::string(hit.path)) +
                 ",\"text\":" + JsonString(std::string(line.substr(hit.text))) + "}");
     } else {
       std::string annotated(line.substr(0, hit.text));
@@ -186,7 +185,6 @@ bool ForEachLine(int fd, const Output& out, Process process) {
 }
 
 }  // namespace
-
 
 int RunHot(const std::vector<std::string>& args) {
   SearchOptions o;

@@ -34,7 +34,8 @@ commands:
 
 std::string CommandNames() {
   std::string names;
-  for (const Command& command : Commands()) names += (names.empty() ? "" : ", ") + std::string(command.name);
+  for (const Command& command : Commands())
+    names += (names.empty() ? "" : ", ") + std::string(command.name);
   return names;
 }
 

@@ -17,8 +17,20 @@ bool IsIdentifierChar(char c) {
 
 bool IsOperatorChar(char c) {
   switch (c) {
-    case '<': case '>': case '=': case '!': case '+': case '-': case '*': case '/': case '%':
-    case '^': case '&': case '|': case '~': case ',':
+    case '<':
+    case '>':
+    case '=':
+    case '!':
+    case '+':
+    case '-':
+    case '*':
+    case '/':
+    case '%':
+    case '^':
+    case '&':
+    case '|':
+    case '~':
+    case ',':
       return true;
     default:
       return false;
@@ -112,7 +124,8 @@ std::string ShortFunctionName(std::string_view name) {
       i = end;
       continue;
     }
-    if (c == '[' && (name.substr(i).starts_with("[abi:") || name.substr(i).starts_with("[clone "))) {
+    if (c == '[' &&
+        (name.substr(i).starts_with("[abi:") || name.substr(i).starts_with("[clone "))) {
       const size_t end = name.find(']', i);
       if (end == std::string_view::npos) return std::string(name);
       if (name[i + 1] == 'c') clones += " " + std::string(name.substr(i, end + 1 - i));

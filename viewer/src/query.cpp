@@ -80,7 +80,8 @@ void PrintAnswerJson(const SearchOptions& o, const HeatIndex& index, const Query
   const int64_t total = index.total();
   out << (first ? "\n" : ",\n") << "{\"candidates\":[";
   for (size_t i = 0; i < heat.candidates.size(); ++i) {
-    out << (i ? "," : "") << JsonString(index.files()[static_cast<size_t>(heat.candidates[i])].path);
+    out << (i ? "," : "")
+        << JsonString(index.files()[static_cast<size_t>(heat.candidates[i])].path);
   }
   out << "],\"file\":" << (heat.file >= 0 ? JsonString(a.file) : "null") << ",\"first\":" << q.first
       << ",\"hot\":" << (heat.hot ? "true" : "false") << ",\"last\":" << q.last << ",\"lines\":[";
@@ -111,8 +112,8 @@ void PrintAnswerText(const SearchOptions& o, const HeatIndex& index, const Query
     return;
   }
   out << Printable(q.text) << ": " << Printable(a.file) << " (" << MatchKindName(heat.match)
-      << " match), G=" << a.max_global << " L=" << a.max_local
-      << (heat.hot ? ", hot" : ", not hot") << '\n';
+      << " match), G=" << a.max_global << " L=" << a.max_local << (heat.hot ? ", hot" : ", not hot")
+      << '\n';
   if (a.lines.first == a.lines.second) out << "  no sampled line\n";
   for (const LineHeat* l = a.lines.first; l != a.lines.second; ++l) {
     char number[32];
@@ -174,8 +175,8 @@ int RunQuery(const std::vector<std::string>& args) {
     if (profile.annotations.heat_method == HeatMethod::kPerfHeatmap) {
       out << ",\"threshold\":" << profile.annotations.heat_threshold;
     }
-    out << ",\"total\":" << total
-        << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
+    out << ",\"total\":" << total << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"")
+        << "}\n";
   }
   std::cout << out.str();
   std::cout.flush();

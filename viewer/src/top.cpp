@@ -31,8 +31,7 @@ int RunTop(const TopOptions& o, const Annotations& a, size_t event, std::ostream
           << ",\"function\":" << JsonString(line.function)
           << ",\"global_heat\":" << LevelAt(line.global_heat, event)
           << ",\"inclusive\":" << JsonWeight(WeightAt(line.inclusive, event), total, o.absolute)
-          << ",\"line\":" << line.line
-          << ",\"local_heat\":" << LevelAt(line.local_heat, event)
+          << ",\"line\":" << line.line << ",\"local_heat\":" << LevelAt(line.local_heat, event)
           << ",\"self\":" << JsonWeight(WeightAt(line.self, event), total, o.absolute) << '}';
     }
     out << "],\n\"total\":" << total << ",\"unit\":" << JsonString(info.unit)
@@ -53,13 +52,14 @@ int RunTop(const TopOptions& o, const Annotations& a, size_t event, std::ostream
     const FileStats& file = a.files[f];
     const LineStats& line = file.lines[l];
     const int heat = LevelAt(line.global_heat, event);
-    out << HeatColor(heat, o.color) << FormatWeight(WeightAt(line.self, event), total, o.absolute, width)
-        << ' ' << FormatWeight(WeightAt(line.inclusive, event), total, o.absolute, width) << "  "
+    out << HeatColor(heat, o.color)
+        << FormatWeight(WeightAt(line.self, event), total, o.absolute, width) << ' '
+        << FormatWeight(WeightAt(line.inclusive, event), total, o.absolute, width) << "  "
         << Printable(file.path) << ':' << line.line << "  "
-        << Printable(DisplayName(line.function, o.full_names))
-        << ResetColor(o.color) << '\n';
+        << Printable(DisplayName(line.function, o.full_names)) << ResetColor(o.color) << '\n';
   }
-  if (lines.empty()) out << "  (no source lines: folded stacks need 'function (file:line)' frames)\n";
+  if (lines.empty())
+    out << "  (no source lines: folded stacks need 'function (file:line)' frames)\n";
   out << "\nHottest functions\n";
   header("function");
   for (const FunctionStats* fn : functions) {

@@ -17,8 +17,8 @@ namespace inprof::viewer {
 
 // What every command that reads one profile shares (the common options of commands.cpp).
 struct ProfileOptions {
-  std::string profile;                                   // the file to read
-  std::string event;                                     // name; empty: the first event
+  std::string profile;                                    // the file to read
+  std::string event;                                      // name; empty: the first event
   std::vector<std::pair<std::string, std::string>> maps;  // --map OLD=NEW source prefixes
   bool json = false;
   bool absolute = false;  // weights instead of percentages
@@ -53,30 +53,30 @@ struct HeatOptions : ProfileOptions {
 };
 
 struct CallersOptions : ProfileOptions {
-  std::string target;       // function, =NAME, FILE:LINE or FILE:START-END
-  bool callees = false;     // callees instead of callers
-  bool lines = false;       // one row per line of the other side
-  size_t limit = 20;        // rows
+  std::string target;    // function, =NAME, FILE:LINE or FILE:START-END
+  bool callees = false;  // callees instead of callers
+  bool lines = false;    // one row per line of the other side
+  size_t limit = 20;     // rows
   bool full_names = false;
 };
 
 struct DiffOptions : ProfileOptions {
-  std::string other;        // the second profile (`profile` is the first)
-  size_t limit = 10;        // entries per list
-  bool inclusive = false;   // sort by the change in inclusive weight
-  bool flame = false;       // write a differential flame graph to `output`
+  std::string other;       // the second profile (`profile` is the first)
+  size_t limit = 10;       // entries per list
+  bool inclusive = false;  // sort by the change in inclusive weight
+  bool flame = false;      // write a differential flame graph to `output`
   std::string output;
   FlameOptions flame_options;
 };
 
 struct ConvertOptions : ProfileOptions {
-  std::string output;       // -o OUT; its name says the format
-  bool lines = false;       // folded frames as "function (file:line)"
+  std::string output;  // -o OUT; its name says the format
+  bool lines = false;  // folded frames as "function (file:line)"
 };
 
 struct FlameCommandOptions : ProfileOptions {
-  std::string output;       // empty: standard output
-  FlameOptions flame;       // title, width, min width, inverted, lines
+  std::string output;  // empty: standard output
+  FlameOptions flame;  // title, width, min width, inverted, lines
 };
 
 enum class InputKind { kAnnotationJson, kFolded, kPerfLog, kPerfScript, kPerfReport };
@@ -109,7 +109,6 @@ void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, An
 
 // Index of the event named `name` (empty: 0); false with a message when there is none.
 bool FindEvent(const Annotations& a, const std::string& name, size_t* event, std::string* error);
-
 
 // "12.34%" or "1234" (right-aligned to `width`); empty weights print as blanks.
 std::string FormatWeight(int64_t weight, int64_t total, bool absolute, int width);
