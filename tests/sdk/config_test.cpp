@@ -25,7 +25,8 @@ class ConfigEnvTest : public ::testing::Test {
 TEST(ConfigTest, DefaultsAreTheDocumentedOnes) {
   Config c;
   EXPECT_EQ(c.frequency, 99);
-  EXPECT_EQ(c.unwind, "auto");
+  EXPECT_EQ(c.unwind, UnwindChoice::kAuto);
+  EXPECT_EQ(c.engine, EngineChoice::kAuto);
   EXPECT_EQ(c.stack_bytes, 16384u);
   EXPECT_EQ(c.signal, SIGPROF);
   EXPECT_EQ(c.max_depth, 128u);
@@ -38,9 +39,9 @@ TEST(ConfigTest, ParsesKeysAndOutputListsWithCommas) {
                           "unwind=dwarf,stack_bytes=32K,dwarf_backend=libdwfl",
                           &c)
                   .ok());
-  EXPECT_EQ(c.unwind, "dwarf");
+  EXPECT_EQ(c.unwind, UnwindChoice::kDwarf);
   EXPECT_EQ(c.stack_bytes, 32768u);
-  EXPECT_EQ(c.dwarf_backend, "libdwfl");
+  EXPECT_EQ(c.dwarf_backend, DwarfBackendChoice::kLibdwfl);
   ASSERT_EQ(c.outputs.size(), 2u);
   EXPECT_EQ(c.outputs[0], "/tmp/a.folded");
   EXPECT_EQ(c.outputs[1], "/tmp/perf.log");

@@ -90,22 +90,27 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "unwind") {
-    if (value != "fp" && value != "dwarf" && value != "auto") {
+    if (value == "fp" || value == "dwarf" || value == "auto") {
+      config->unwind = value == "fp"      ? UnwindChoice::kFp
+                       : value == "dwarf" ? UnwindChoice::kDwarf
+                                          : UnwindChoice::kAuto;
+    } else {
       return BadValue(key, value,
                       "fp (frame pointers, walked in the handler), dwarf (the stack is copied in "
                       "the handler and unwound with DWARF CFI by the collector) or auto (both: "
                       "DWARF where frame pointers do not reach the root)");
     }
-    config->unwind = value;
     return Status::Ok();
   }
   if (key == "dwarf_backend") {
-    if (value != "libunwind" && value != "libdwfl") {
+    if (value == "libunwind" || value == "libdwfl") {
+      config->dwarf_backend =
+          value == "libdwfl" ? DwarfBackendChoice::kLibdwfl : DwarfBackendChoice::kLibunwind;
+    } else {
       return BadValue(key, value,
                       "libunwind (the default) or libdwfl (elfutils; less CPU per sample here, "
                       "see docs/unwinding.md)");
     }
-    config->dwarf_backend = value;
     return Status::Ok();
   }
   if (key == "stack_bytes") {
@@ -151,12 +156,16 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "engine") {
-    if (value != "auto" && value != "perf" && value != "timer" && value != "itimer") {
+    if (value == "auto" || value == "perf" || value == "timer" || value == "itimer") {
+      config->engine = value == "perf"    ? EngineChoice::kPerf
+                       : value == "timer" ? EngineChoice::kTimer
+                       : value == "itimer" ? EngineChoice::kItimer
+                                          : EngineChoice::kAuto;
+    } else {
       return BadValue(key, value,
                       "auto (the best that works here), perf (perf_event), timer (per-thread "
                       "CPU timers) or itimer (process-wide ITIMER_PROF)");
     }
-    config->engine = value;
     return Status::Ok();
   }
   if (key == "quiet") {

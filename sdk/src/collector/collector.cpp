@@ -164,8 +164,8 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
     slot.drained_weight += weight;
   }
   // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
-  if (event < engines_.size() && engines_[event]->kind() != EngineKind::kPerf &&
-      engines_[event]->kind() != EngineKind::kNone && weight > 1) {
+  if (event < engines_.engines.size() && engines_.engines[event]->kind() != EngineKind::kPerf &&
+      engines_.engines[event]->kind() != EngineKind::kNone && weight > 1) {
     overruns_ += weight - 1;
   }
 }

@@ -103,8 +103,8 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
   profile.meta.pid = getpid();
   profile.meta.start_time_ns = start_unix_ns;
   profile.meta.duration_ns = duration_ns;
-  for (size_t e = 0; e < events_.size(); ++e) {
-    const EventSpec& spec = *events_[e];
+  for (size_t e = 0; e < engines_.events.size(); ++e) {
+    const EventSpec& spec = *engines_.events[e];
     EventInfo info;
     info.name = spec.name;
     info.unit = spec.unit;

@@ -15,13 +15,18 @@
 
 namespace inprof::internal {
 
+// Parsed once from their names (config.cpp); the engine policy decides by these.
+enum class EngineChoice : uint8_t { kAuto, kPerf, kTimer, kItimer };  // for the cpu event
+enum class UnwindChoice : uint8_t { kAuto, kFp, kDwarf };
+enum class DwarfBackendChoice : uint8_t { kLibunwind, kLibdwfl };
+
 struct Config {
   std::vector<std::string> outputs;
   double frequency = 99;  // off-round so sampling does not lock step with periodic work
-  std::string unwind = "auto";  // fp, dwarf, auto
+  UnwindChoice unwind = UnwindChoice::kAuto;
   uint32_t stack_bytes = 16384;  // stack copied per sample for DWARF unwinding
-  std::string dwarf_backend = "libunwind";  // or libdwfl
-  std::string engine = "auto";  // auto, perf, timer, itimer (for the cpu event)
+  DwarfBackendChoice dwarf_backend = DwarfBackendChoice::kLibunwind;
+  EngineChoice engine = EngineChoice::kAuto;
   std::vector<std::string> events = {"cpu"};
   double wall_frequency = 19;  // low: each wall sample interrupts blocked threads (EINTR)
   int signal = SIGPROF;

@@ -33,6 +33,7 @@
 #include "inprof/symbolize.h"
 #include "internal/config.h"
 #include "internal/engine.h"
+#include "internal/engine_policy.h"
 #include "internal/events.h"
 #include "internal/sampler.h"
 #include "internal/stack_table.h"
@@ -169,17 +170,13 @@ class Session {
   // returns whether it did. Collector thread (or Start) only.
   bool RefreshCodeRanges(bool force);
   Health CurrentHealth();
-  Status SetUpEngines();
   int DrainIntervalMs() const;
 
   Config config_;
   Sampler sampler_;
   // Per event, in config order. Engines and the perf fd table outlive registry_ (declared
   // before it).
-  std::vector<const EventSpec*> events_;
-  std::vector<std::unique_ptr<Engine>> engines_;
-  std::vector<std::string> engine_reasons_;
-  std::unique_ptr<std::atomic<uint64_t>[]> fd_tokens_;
+  EngineSet engines_;
   std::vector<std::string> warnings_;  // from Start, shown in every summary
   std::unique_ptr<ThreadRegistry> registry_;
 

@@ -74,8 +74,8 @@ void Session::SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> v
   lua_vm_ranges_ = std::move(vm_ranges);
   lua_latest_.clear();
   lua_event_ = -1;
-  for (size_t e = 0; e < events_.size(); ++e) {
-    if (events_[e]->source == EventSource::kLua) lua_event_ = static_cast<int>(e);
+  for (size_t e = 0; e < engines_.events.size(); ++e) {
+    if (engines_.events[e]->source == EventSource::kLua) lua_event_ = static_cast<int>(e);
   }
 }
 

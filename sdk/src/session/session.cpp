@@ -65,30 +65,21 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   start_monotonic_ns_ = Now(CLOCK_MONOTONIC);
   start_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
 
-  Status chosen = SetUpEngines();
+  // Engines first, then the unwinder: their warnings are listed in that order.
+  Status chosen = ChooseEngines(config_, LuaIntervalMs(), &sampler_, &engines_);
+  if (chosen.ok()) {
+    warnings_ = engines_.warnings;
+    UnwinderChoice unwinder;
+    chosen = ChooseUnwinder(config_, &unwinder, &warnings_);
+    sampler_.unwind = unwinder.mode;
+    dwarf_ = std::move(unwinder.dwarf);
+  }
   if (!chosen.ok()) {
     stopped_ = true;
     return chosen;
   }
-  if (config_.unwind != "fp") {
-    std::string error;
-    dwarf_ = DwarfUnwinder::Create(
-        config_.dwarf_backend == "libdwfl" ? DwarfBackend::kLibdwfl : DwarfBackend::kLibunwind,
-        &error);
-    if (!dwarf_) {
-      if (config_.unwind == "dwarf") {
-        stopped_ = true;
-        return Status::Error("unwind=dwarf: " + error);
-      }
-      warnings_.push_back("DWARF unwinding is not available here (" + error +
-                          "): stacks are walked with frame pointers only");
-    }
-  }
-  sampler_.unwind = !dwarf_                     ? UnwindMode::kFp
-                    : config_.unwind == "dwarf" ? UnwindMode::kDwarf
-                                                : UnwindMode::kAuto;
   std::vector<Engine*> engines;
-  for (const auto& engine : engines_) engines.push_back(engine.get());
+  for (const auto& engine : engines_.engines) engines.push_back(engine.get());
   drain_interval_ms_ = DrainIntervalMs();
   registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::move(engines), config_.frequency,
                                                config_.max_threads);
@@ -136,7 +127,7 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
 void Session::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
-  for (const auto& engine : engines_) engine->StopAll();
+  for (const auto& engine : engines_.engines) engine->StopAll();
   registry_->RetireAll();
   UninstallSamplingHandler(&sampler_);
   if (collector_running_) {
@@ -223,143 +214,6 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
-// Which engine samples each event, and why, in words the user can act on. For the cpu event
-// the timer engine is the more truthful default: unprivileged perf_event must exclude the
-// kernel, so every sample that lands in a syscall is dropped and I/O-heavy code looks idle,
-// while CPU timers charge syscall time to the user stack that made the call. perf is chosen
-// by `auto` only when the timers cannot deliver the requested rate (above the kernel tick).
-Status Session::SetUpEngines() {
-  constexpr std::string_view kUsingTimers = ": using per-thread CPU timers";
-  const long cpu_period_ns = std::max(1L, static_cast<long>(1e9 / config_.frequency));
-  const double tick = KernelTickHz();
-  char tick_text[64];
-  std::snprintf(tick_text, sizeof tick_text, "%g Hz", tick);
-  auto ensure_fd_table = [this] {
-    if (fd_tokens_) return;
-    fd_tokens_.reset(new std::atomic<uint64_t>[kMaxPerfFds]);
-    for (uint32_t i = 0; i < kMaxPerfFds; ++i) fd_tokens_[i].store(0, std::memory_order_relaxed);
-    sampler_.fd_tokens = fd_tokens_.get();
-    sampler_.fd_token_count = kMaxPerfFds;
-  };
-  sampler_.event_count = static_cast<uint32_t>(config_.events.size());
-  for (size_t e = 0; e < config_.events.size(); ++e) {
-    const EventSpec* spec = FindEvent(config_.events[e]);
-    if (spec == nullptr) return Status::Error("unknown event '" + config_.events[e] + "'");
-    events_.push_back(spec);
-    std::string reason;
-    std::unique_ptr<Engine> engine;
-    if (spec->source == EventSource::kLua) {
-      engine = MakeNullEngine();
-      reason = "lua: LuaJIT's profiler, every " + std::to_string(LuaIntervalMs()) +
-               " ms at VM safe points (inprof/luajit.h)";
-      sampler_.event_weights[e] = 1;
-    } else if (spec->source == EventSource::kWallTime) {
-      if (const int error = ProbeThreadTimer(); error != 0) {
-        return Status::Error("event wall needs per-thread timers: " + TimerErrorAdvice(error));
-      }
-      const long period = std::max(1L, static_cast<long>(1e9 / config_.wall_frequency));
-      engine = MakeTimerEngine(config_.signal, period, /*wall=*/true);
-      reason = "wall: per-thread CLOCK_MONOTONIC timers at " +
-               std::to_string(static_cast<long>(config_.wall_frequency)) +
-               " Hz (blocked threads are sampled too; their nanosleep/poll/epoll_wait may "
-               "return EINTR)";
-      sampler_.event_weights[e] = 1;
-    } else if (spec->source == EventSource::kPerf) {
-      const int error = ProbePerfEvent(spec->perf_type, spec->perf_config, spec->kernel_side);
-      if (error != 0) {
-        std::string message = std::string("event ") + spec->name + " needs perf_event: " +
-                              PerfErrorAdvice(error);
-        if (spec->kernel_side && (error == EACCES || error == EPERM)) {
-          message += "; it happens inside the kernel, so it needs kernel sampling: "
-                     "perf_event_paranoid 1 or less, or CAP_PERFMON";
-        }
-        return Status::Error(message);
-      }
-      ensure_fd_table();
-      const uint64_t period = spec->time_based ? static_cast<uint64_t>(cpu_period_ns) : spec->count_period;
-      engine = MakePerfEngine(&sampler_, config_.signal, spec->perf_type, spec->perf_config, period,
-                              spec->kernel_side);
-      reason = std::string(spec->name) + ": perf_event per thread, one sample every " +
-               std::to_string(period) + (spec->time_based ? " ns" : " events");
-      sampler_.event_weights[e] = spec->time_based ? 1u : static_cast<uint32_t>(period);
-    } else {
-      // cpu
-      const bool above_tick = config_.frequency > tick * 1.001;
-      if (config_.engine == "perf" || (config_.engine == "auto" && above_tick)) {
-        const int error = ProbePerfEvent(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
-        if (error == 0) {
-          ensure_fd_table();
-          engine = MakePerfEngine(&sampler_, config_.signal, PERF_TYPE_SOFTWARE,
-                                  PERF_COUNT_SW_TASK_CLOCK, static_cast<uint64_t>(cpu_period_ns));
-          reason = config_.engine == "perf"
-                       ? "perf_event task-clock per thread, as asked (engine=perf)"
-                       : std::string("requested rate is above the kernel tick (") + tick_text +
-                             "): perf_event task-clock per thread, accurate at that rate";
-        } else if (config_.engine == "perf") {
-          return Status::Error("engine=perf: " + PerfErrorAdvice(error) +
-                               "; use engine=timer (or auto) to sample with CPU timers");
-        } else {
-          reason = PerfErrorAdvice(error) + std::string(kUsingTimers);
-        }
-      } else if (config_.engine == "timer") {
-        reason = "per-thread CPU-time timers, as asked (engine=timer)";
-      } else if (config_.engine == "auto") {
-        reason =
-            "per-thread CPU-time timers: they charge time in syscalls to the code that made them "
-            "(unprivileged perf_event would drop those samples)";
-      }
-      const int timer_error = engine || config_.engine == "itimer" ? 0 : ProbeThreadTimer();
-      if (!engine && (config_.engine == "itimer" || timer_error != 0)) {
-        if (config_.engine == "timer") {
-          return Status::Error("engine=timer: " + TimerErrorAdvice(timer_error) +
-                               "; use engine=itimer (or auto) to sample with ITIMER_PROF");
-        }
-        if (config_.signal != SIGPROF) {
-          return Status::Error(
-              (timer_error != 0 ? TimerErrorAdvice(timer_error) + "; " : std::string()) +
-              "the itimer engine can only signal with SIGPROF, not signal " +
-              std::to_string(config_.signal));
-        }
-        if (config_.engine == "itimer") {
-          reason = "process-wide ITIMER_PROF, as asked (engine=itimer)";
-        } else {
-          // The perf reason (if any) stays: it says why perf was not used either.
-          reason = (reason.ends_with(kUsingTimers)
-                        ? reason.substr(0, reason.size() - kUsingTimers.size()) + "; "
-                        : std::string()) +
-                   TimerErrorAdvice(timer_error) +
-                   ": using the process-wide ITIMER_PROF timer (the last resort: at most one "
-                   "signal per tick, and the program may take it over)";
-        }
-        if (above_tick) {
-          warnings_.push_back(
-              std::string("requested ") + std::to_string(static_cast<long>(config_.frequency)) +
-              " Hz is above the kernel tick (" + tick_text +
-              "): ITIMER_PROF delivers at most one signal per tick, so each sample stands for "
-              "several periods (weighted by the thread's CPU time between its samples)");
-        }
-        engine = MakeItimerEngine(&sampler_, static_cast<uint32_t>(e), cpu_period_ns,
-                                  config_.max_threads);
-      }
-      if (!engine) {
-        if (above_tick) {
-          warnings_.push_back(
-              std::string("requested ") + std::to_string(static_cast<long>(config_.frequency)) +
-              " Hz is above the kernel tick (" + tick_text +
-              "): CPU timers deliver at most one signal per tick; each sample is weighted by its "
-              "timer overruns so totals stay exact");
-        }
-        engine = MakeTimerEngine(config_.signal, cpu_period_ns);
-      }
-      sampler_.event_weights[e] = 1;
-    }
-    if (config_.events.size() > 1 && spec->source == EventSource::kCpuTime) reason = "cpu: " + reason;
-    engine_reasons_.push_back(reason);
-    engines_.push_back(std::move(engine));
-  }
-  return Status::Ok();
-}
-
 // The highest rate at which one thread can fill its ring, from the engines in use: timers
 // deliver at most one signal per kernel tick; perf time events follow the frequency; count
 // events have no bound, so they get the shortest interval.
@@ -369,9 +223,9 @@ int Session::DrainIntervalMs() const {
       sampler_.unwind == UnwindMode::kFp ? 8 : kStackCopiesPerThread / 4.0;
   const double tick = KernelTickHz();
   double rate = 0;
-  for (size_t e = 0; e < events_.size(); ++e) {
-    const EventSpec& spec = *events_[e];
-    const bool perf = engines_[e]->kind() == EngineKind::kPerf;
+  for (size_t e = 0; e < engines_.events.size(); ++e) {
+    const EventSpec& spec = *engines_.events[e];
+    const bool perf = engines_.engines[e]->kind() == EngineKind::kPerf;
     if (spec.source == EventSource::kLua) {
       continue;  // never through the rings
     } else if (spec.source == EventSource::kWallTime) {
@@ -392,8 +246,8 @@ Health Session::CurrentHealth() {
   Health h;
   // The engine of the first event names the session ("engine=timer"); every event's reason
   // is listed.
-  h.engine = engines_.empty() ? "none" : EngineName(engines_.front()->kind());
-  for (const std::string& reason : engine_reasons_) {
+  h.engine = engines_.engines.empty() ? "none" : EngineName(engines_.engines.front()->kind());
+  for (const std::string& reason : engines_.reasons) {
     if (!h.engine_reason.empty()) h.engine_reason += "; ";
     h.engine_reason += reason;
   }
@@ -418,7 +272,7 @@ Health Session::CurrentHealth() {
   if (registry_) {
     // What each thread's CPU time promised: only a CPU-time first event has a rate per
     // CPU-second (wall samples follow real time, count events their counts).
-    const EventSpec* first = events_.empty() ? nullptr : events_.front();
+    const EventSpec* first = engines_.events.empty() ? nullptr : engines_.events.front();
     const bool cpu_time = first != nullptr && (first->source == EventSource::kCpuTime ||
                                                (first->source == EventSource::kPerf &&
                                                 first->time_based));
@@ -441,7 +295,7 @@ Health Session::CurrentHealth() {
       h.warnings.push_back(std::to_string(n) + " threads were not sampled (max_threads)");
     }
   }
-  for (const auto& engine : engines_) {
+  for (const auto& engine : engines_.engines) {
     for (std::string& w : engine->Warnings()) h.warnings.push_back(std::move(w));
   }
   h.warnings.insert(h.warnings.begin(), warnings_.begin(), warnings_.end());
