@@ -112,6 +112,20 @@ std::vector<uint8_t> ShareHeatLevels(const std::vector<int64_t>& self,
   return levels;
 }
 
+std::vector<uint8_t> ShareLocalHeatLevels(const std::vector<int64_t>& self,
+                                          const std::vector<int64_t>& inclusive,
+                                          const HeatScale& scale) {
+  const size_t n = self.size();
+  std::vector<uint8_t> levels(n, 0);
+  int64_t reference = 0;
+  for (size_t i = 0; i < n; ++i) reference = std::max(reference, At(inclusive, i));
+  for (size_t i = 0; i < n; ++i) {
+    if (!AboveFloor(HeatWeight10(self[i], At(inclusive, i), scale), scale)) continue;
+    levels[i] = LevelOf(std::max(At(inclusive, i), self[i]), reference);
+  }
+  return levels;
+}
+
 std::vector<uint8_t> PerfHeatmapLevels(const std::vector<int64_t>& values,
                                        const std::vector<uint32_t>& lines, double threshold) {
   std::vector<uint8_t> levels(values.size(), 0);
@@ -180,9 +194,10 @@ void AssignHeat(Annotations& annotations, HeatMethod method, double threshold) {
         inclusive.push_back(At(p->inclusive, event));
         lines.push_back(p->line);
       }
-      const std::vector<uint8_t> levels = method == HeatMethod::kPerfHeatmap
-                                              ? PerfHeatmapLevels(inclusive, lines, threshold)
-                                              : ShareHeatLevels(self, inclusive, scale);
+      const std::vector<uint8_t> levels =
+          method == HeatMethod::kPerfHeatmap ? PerfHeatmapLevels(inclusive, lines, threshold)
+          : local                            ? ShareLocalHeatLevels(self, inclusive, scale)
+                                             : ShareHeatLevels(self, inclusive, scale);
       for (size_t i = 0; i < points.size(); ++i) {
         (local ? points[i]->local_heat : points[i]->global_heat)[event] = levels[i];
       }

@@ -240,15 +240,19 @@ TEST(ShareHeat, PropertiesHoldOnRandomProfiles) {
         if (l->self[0] >= m->self[0] && l->inclusive[0] >= m->inclusive[0]) {
           EXPECT_GE(l->global_heat[0], m->global_heat[0]) << "round " << round;
         }
-        // Locally too, within the lines one function owns in one file.
-        if (l->function == m->function && file_of[l] == file_of[m]) {
-          if (w > v) {
+        // Locally, within the lines one function owns in one file, levels follow inclusive
+        // weight (where the function's time goes, callees included).
+        if (l->function == m->function && file_of[l] == file_of[m] && l->global_heat[0] > 0 &&
+            m->global_heat[0] > 0) {
+          if (l->inclusive[0] > m->inclusive[0]) {
             EXPECT_GE(l->local_heat[0], m->local_heat[0]) << "round " << round;
           }
-          if (w == v) {
+          if (l->inclusive[0] == m->inclusive[0]) {
             EXPECT_EQ(l->local_heat[0], m->local_heat[0]) << "round " << round;
           }
         }
+        // Cold is cold in both scopes.
+        EXPECT_EQ(l->local_heat[0] == 0, l->global_heat[0] == 0) << "round " << round;
       }
     }
     EXPECT_NE(hottest, nullptr);

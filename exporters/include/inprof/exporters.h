@@ -269,11 +269,17 @@ struct HeatScale {
   int64_t total = 0;
   int64_t max_self = 0;
 };
-// Share-method levels of one group of lines (the whole profile, or one function's lines:
-// level 5 goes to the group's line with the most self weight), one per line in input order.
+// Share-method global levels of the profile's lines (level 5 goes to the line with the most
+// self weight), one per line in input order.
 std::vector<uint8_t> ShareHeatLevels(const std::vector<int64_t>& self,
                                      const std::vector<int64_t>& inclusive,
                                      const HeatScale& scale);
+// Share-method local levels of one function's lines: where the function's time goes, callees
+// included, so they follow inclusive weight (level 5 for the function's line with the most,
+// one level down per halving); a line under the global floor is 0 here too.
+std::vector<uint8_t> ShareLocalHeatLevels(const std::vector<int64_t>& self,
+                                          const std::vector<int64_t>& inclusive,
+                                          const HeatScale& scale);
 
 // perf-heatmap's levels. `values[i]` is the inclusive weight of the point on source line
 // `lines[i]`; returns one level (0-5) per point, in input order. Points are ranked by value
