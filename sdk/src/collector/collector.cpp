@@ -43,7 +43,7 @@ void Session::CollectorMain() {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         const int64_t now = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-        if (now >= next_window_monotonic_ns_) RotateWindowLocked(now);
+        if (window_.Due(now)) RotateWindowLocked(now);
       }
     }
     // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
@@ -57,8 +57,6 @@ void Session::CollectorMain() {
 std::atomic<int> g_dlclose_in_progress{0};
 
 void Session::DrainLocked(bool before_dlclose) {
-  // Room for kMaxFrames, a [truncated] marker and the thread marker.
-  if (scratch_.size() < kMaxFrames + 2) scratch_.resize(kMaxFrames + 2);
   bool modules_checked = false;
   for (uint32_t i = 0; i < sampler_.slot_count; ++i) {
     ThreadSlot& slot = sampler_.slots[i];
@@ -66,9 +64,11 @@ void Session::DrainLocked(bool before_dlclose) {
     if (state == SlotState::kFree) continue;
     SampleRing* ring = slot.ring;
     while (SampleRecord* record = ring->peek()) {
-      const uint32_t n = AdjustedFrames(record->frames, record->depth, record->stop);
+      stack_.clear();
+      AdjustFrames({record->frames, std::min<uint32_t>(record->depth, kMaxFrames)}, record->stop,
+                   &stack_);
       if (record->recovered_leaf_caller) ++recovered_leaf_callers_;
-      AddSample(slot, n, record->weight, record->event);
+      AddSample(slot, stack_, record->weight, record->event);
       ring->pop();
     }
     // Stack copies wait while a library is being unloaded: their unwind tables may be gone
@@ -86,21 +86,22 @@ void Session::DrainLocked(bool before_dlclose) {
         std::string error;
         if (dwarf_->ModulesChanged()) dwarf_->RefreshModules(&error);
       }
-      AddSample(slot, UnwindCopy(*copy, bytes), copy->weight, copy->event);
+      stack_.clear();
+      UnwindCopy(*copy, bytes, &stack_);
+      AddSample(slot, stack_, copy->weight, copy->event);
       slot.copies->Pop();
     }
   }
 }
 
-uint32_t Session::AdjustedFrames(const uintptr_t* frames, uint32_t depth, WalkStop stop) {
-  depth = std::min<uint32_t>(depth, kMaxFrames);
+void Session::AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out) {
+  frames = frames.first(std::min<size_t>(frames.size(), kMaxFrames));
   // Return addresses point after the call: look them up at -1 so the line is the call's,
   // not the next statement's. frames[0] is the interrupted pc itself.
-  uint32_t n = 0;
-  for (uint32_t f = 0; f < depth; ++f) scratch_[n++] = f == 0 ? frames[0] : frames[f] - 1;
+  for (size_t f = 0; f < frames.size(); ++f) out->push(f == 0 ? frames[0] : frames[f] - 1);
   switch (stop) {
     case WalkStop::kDepthLimit:
-      scratch_[n++] = kTruncatedMarker;
+      out->push(kTruncatedMarker);
       ++truncated_;
       break;
     case WalkStop::kNotIncreasing:
@@ -113,10 +114,9 @@ uint32_t Session::AdjustedFrames(const uintptr_t* frames, uint32_t depth, WalkSt
     default:
       break;
   }
-  return n;
 }
 
-uint32_t Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes) {
+void Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out) {
   if (dwarf_pcs_.size() < kMaxFrames) dwarf_pcs_.resize(kMaxFrames);
   const UnwindResult u = dwarf_->Unwind(copy.copy, bytes, dwarf_pcs_.data(), sampler_.max_depth);
   // auto: DWARF knows every frame of code without frame pointers (libc's qsort between an
@@ -126,20 +126,21 @@ uint32_t Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes) {
   const bool use_dwarf = copy.fp_depth == 0 || u.stop == UnwindStop::kRoot || u.depth >= copy.fp_depth;
   if (!use_dwarf) {
     ++fp_chains_;
-    return AdjustedFrames(copy.fp_frames, copy.fp_depth, copy.fp_stop);
+    AdjustFrames({copy.fp_frames, std::min<uint32_t>(copy.fp_depth, kMaxFrames)}, copy.fp_stop,
+                 out);
+    return;
   }
   ++dwarf_chains_;
   const uint32_t depth = std::min<uint32_t>(u.depth, kMaxFrames);
-  uint32_t n = 0;
-  for (uint32_t f = 0; f < depth; ++f) scratch_[n++] = f == 0 ? dwarf_pcs_[0] : dwarf_pcs_[f] - 1;
+  for (uint32_t f = 0; f < depth; ++f) out->push(f == 0 ? dwarf_pcs_[0] : dwarf_pcs_[f] - 1);
   switch (u.stop) {
     case UnwindStop::kTruncated:
       // The root side is missing, as at the depth limit: mark it the same way.
-      scratch_[n++] = kTruncatedMarker;
+      out->push(kTruncatedMarker);
       ++copy_truncated_;
       break;
     case UnwindStop::kDepthLimit:
-      scratch_[n++] = kTruncatedMarker;
+      out->push(kTruncatedMarker);
       ++truncated_;
       break;
     case UnwindStop::kNoUnwindInfo:
@@ -152,7 +153,6 @@ uint32_t Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes) {
     default:
       break;
   }
-  return n;
 }
 
 void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
@@ -170,20 +170,22 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
   }
 }
 
-void Session::AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event) {
+void Session::AddSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
   // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
-  if (lua_mixed_ && tid == lua_tid_ && tid > 0 && !SpliceLuaLocked(&n, weight, event)) {
+  if (lua_.Splices(tid) &&
+      lua_.Defer(stack.frames(), weight, event, sampler_.code.load(std::memory_order_acquire))) {
     CountSample(slot, weight, event);
     return;
   }
-  if (tid > 0) scratch_[n++] = kThreadMarker | static_cast<uintptr_t>(tid);
-  table_.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
-  for (Tap& tap : taps_) {
-    tap.table.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, event);
-    ++tap.samples;
-  }
+  if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
+  AggregateLocked(stack.frames(), weight, event);
   CountSample(slot, weight, event);
+}
+
+void Session::AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event) {
+  table_.Add(stack, weight, event);
+  taps_.Add(stack, weight, event);
 }
 
 void Session::BeforeDlclose() {

@@ -31,55 +31,41 @@ Profile Session::Snapshot() {
   // A copy of the table (compact arrays), so symbolization runs without data_mu_.
   StackTable copy(0, 0);
   Health health;
+  // The span: the current window's in continuous mode, the whole run's otherwise.
+  int64_t start_unix_ns = start_realtime_ns_;
+  int64_t start_monotonic_ns = start_monotonic_ns_;
   {
     std::lock_guard<std::mutex> lock(data_mu_);
     DrainLocked();
     copy = table_;
     health = CurrentHealth();
     if (config_.window > 0) {
-      health.samples -= window_base_samples_;
-      health.truncated -= window_base_truncated_;
-      health.broken -= window_base_broken_;
+      window_.SinceStart(&health);
+      start_unix_ns = window_.start_unix_ns();
+      start_monotonic_ns = window_.start_monotonic_ns();
     }
   }
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t end =
       stopped_ ? stop_monotonic_ns_ : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-  if (config_.window > 0) {
-    return BuildProfile(copy, std::move(health), window_start_unix_ns_,
-                        end - window_start_monotonic_ns_);
-  }
-  return BuildProfile(copy, std::move(health), start_realtime_ns_, end - start_monotonic_ns_);
+  return BuildProfile(copy, std::move(health), start_unix_ns, end - start_monotonic_ns);
 }
 
 uint64_t Session::AddTap() {
   std::lock_guard<std::mutex> lock(data_mu_);
-  if (taps_.size() >= kMaxTaps || !started_ || stopped_) return 0;
+  if (!started_ || stopped_) return 0;
   DrainLocked();  // what came before the tap is not its business
-  Tap tap{++next_tap_, StackTable(TapBudget(), config_.events.size())};
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  tap.start_unix_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  tap.start_monotonic_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  taps_.push_back(std::move(tap));
-  return taps_.back().id;
+  return taps_.Open(TapBudget(), config_.events.size());
 }
 
 std::optional<Window> Session::TakeTap(uint64_t id) {
-  std::optional<Tap> tap;
+  std::optional<Taps::Tap> tap;
   Health health;
   {
     std::lock_guard<std::mutex> lock(data_mu_);
     if (!stopped_) DrainLocked();
-    for (auto it = taps_.begin(); it != taps_.end(); ++it) {
-      if (it->id == id) {
-        tap = std::move(*it);
-        taps_.erase(it);
-        break;
-      }
-    }
+    tap = taps_.Take(id);
     if (!tap) return std::nullopt;
     health = CurrentHealth();
   }
@@ -128,10 +114,8 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
     if (it != chains.end()) return it->second;
     std::vector<uint32_t> chain;
     if (IsLuaFrameMarker(address)) {
-      std::lock_guard<std::mutex> lock(lua_frames_mu_);
-      const size_t index = address & ((uintptr_t{1} << 48) - 1);
       chain.push_back(static_cast<uint32_t>(profile.frames.size()));
-      profile.frames.push_back(index < lua_frames_.size() ? lua_frames_[index] : SyntheticFrame("[lua]"));
+      profile.frames.push_back(lua_.FrameOf(address));
     } else if (address == kTruncatedMarker || address == kOverflowMarker) {
       chain.push_back(static_cast<uint32_t>(profile.frames.size()));
       profile.frames.push_back(

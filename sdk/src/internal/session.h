@@ -34,27 +34,16 @@
 #include "internal/config.h"
 #include "internal/engine.h"
 #include "internal/engine_policy.h"
+#include "internal/export_pipeline.h"
+#include "internal/lua_splicer.h"
+#include "internal/stack_buffer.h"
+#include "internal/taps.h"
 #include "internal/events.h"
 #include "internal/sampler.h"
 #include "internal/stack_table.h"
 #include "internal/thread_registry.h"
 
 namespace inprof::internal {
-
-// Raw profile: stacks of adjusted addresses with weights, before symbolization.
-struct RawStack {
-  std::vector<uintptr_t> frames;  // leaf first
-  std::vector<uint64_t> weights;
-};
-
-// A profile over [start_unix_ns, end_unix_ns), symbolized: one window of continuous mode, or
-// what a tap collected.
-struct Window {
-  Profile profile;
-  int64_t start_unix_ns = 0;
-  int64_t end_unix_ns = 0;
-  uint64_t sequence = 0;  // 0, 1, 2, ... per session (taps: 0)
-};
 
 class Session {
  public:
@@ -104,7 +93,7 @@ class Session {
   // returns the symbolized profile of its span (nullopt for an unknown id). At most kMaxTaps
   // are open at once: AddTap returns 0 beyond that. Works with and without windows.
   // Not async-signal-safe.
-  static constexpr size_t kMaxTaps = 4;
+  static constexpr size_t kMaxTaps = Taps::kMaxTaps;
   uint64_t AddTap();
   std::optional<Window> TakeTap(uint64_t tap);
   // The LuaJIT bridge (lua_bridge.cpp). SetLuaVm names the thread running the VM and the code
@@ -122,25 +111,9 @@ class Session {
   int LuaIntervalMs() const;
 
   // Windows exported so far, and dropped because the exporter fell two windows behind.
-  uint64_t windows_exported() const { return windows_exported_.load(std::memory_order_relaxed); }
+  uint64_t windows_exported() const { return pipeline_.windows_exported(); }
 
  private:
-  // A closed window on its way to the exporter thread.
-  struct RawWindow {
-    StackTable table;
-    Health health;
-    int64_t start_unix_ns = 0;
-    int64_t end_unix_ns = 0;
-    int64_t duration_ns = 0;
-    uint64_t sequence = 0;
-  };
-  struct Tap {
-    uint64_t id = 0;
-    StackTable table;
-    int64_t start_unix_ns = 0;
-    int64_t start_monotonic_ns = 0;
-    uint64_t samples = 0;
-  };
   // The symbolized profile of `table`. Takes symbolize_mu_; the caller owns `table` (no other
   // thread may change it meanwhile).
   Profile BuildProfile(const StackTable& table, Health health, int64_t start_unix_ns,
@@ -148,9 +121,6 @@ class Session {
   // Closes the current window: moves the stack table to the export queue and starts the next.
   // Caller holds data_mu_.
   void RotateWindowLocked(int64_t now_monotonic_ns);
-  static void* ExporterEntry(void* self);
-  void ExporterMain();
-  void ExportWindow(RawWindow& window);
   // Bytes of the stack table for the current window (or the whole run) and for each tap.
   size_t TableBudget() const;
   size_t TapBudget() const;
@@ -160,12 +130,15 @@ class Session {
   // Drains every ring into the stack table, unwinding stack copies unless a dlclose is in
   // progress (`before_dlclose`: the hook's own drain, just before its unload).
   void DrainLocked(bool before_dlclose = false);
-  // Drain helpers: write a sample's frames (adjusted, with stop markers) into scratch_ and
-  // return how many; then account for it. Caller holds data_mu_.
-  uint32_t AdjustedFrames(const uintptr_t* frames, uint32_t depth, WalkStop stop);
-  uint32_t UnwindCopy(const CopyRecord& copy, const uint8_t* bytes);
-  void AddSample(ThreadSlot& slot, uint32_t n, uint32_t weight, uint16_t event);
+  // Drain helpers: a sample's frames (adjusted, with stop markers) into `out`; then its
+  // accounting and aggregation (`stack` leaf first, without the thread marker, which
+  // AddSample appends). Caller holds data_mu_.
+  void AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out);
+  void UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out);
+  void AddSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event);
   void CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event);
+  // Into the session's table and every tap. Caller holds data_mu_.
+  void AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event);
   // Publishes new code ranges to the handler when the module list changed (or `force`);
   // returns whether it did. Collector thread (or Start) only.
   bool RefreshCodeRanges(bool force);
@@ -182,7 +155,7 @@ class Session {
 
   std::mutex data_mu_;
   StackTable table_;
-  std::vector<uintptr_t> scratch_;
+  StackBuffer stack_;  // the sample being drained (collector thread, under data_mu_)
   uint64_t samples_ = 0;
   uint64_t weight_ = 0;
   uint64_t first_event_weight_ = 0;
@@ -213,59 +186,14 @@ class Session {
   void ReclaimCodeRanges();
   unsigned long long modules_stamp_ = ~0ull;
 
-  // Continuous mode: the current window (table_ holds its stacks), the export queue and its
-  // thread, the files written per output (for keep), the listeners.
-  int64_t window_start_unix_ns_ = 0;
-  int64_t window_start_monotonic_ns_ = 0;
-  int64_t next_window_monotonic_ns_ = 0;
-  uint64_t window_sequence_ = 0;
-  uint64_t window_base_samples_ = 0;  // counters at the window's start
-  uint64_t window_base_dropped_ = 0;
-  uint64_t window_base_truncated_ = 0;
-  uint64_t window_base_broken_ = 0;
-  std::mutex export_mu_;
-  std::condition_variable export_cv_;
-  std::deque<RawWindow> export_queue_;
-  bool export_stop_ = false;
-  pthread_t exporter_{};
-  bool exporter_running_ = false;
-  std::atomic<uint64_t> windows_exported_{0};
-  std::atomic<uint64_t> windows_dropped_{0};
-  std::map<std::string, std::deque<std::string>> window_files_;  // exporter thread only
-  std::string last_window_stamp_;                               // exporter thread only
-  std::string window_error_;                                     // exporter: first write error
-  uint64_t window_errors_ = 0;
-  std::vector<std::string> last_window_files_;
-  std::vector<std::function<void(const Window&)>> listeners_;
-  std::vector<Tap> taps_;  // under data_mu_
-
-  // LuaJIT bridge, under data_mu_. Lua frames are not addresses: each distinct (function,
-  // file, line) is interned as kLuaFrameMarker | index into lua_frames_.
-  uintptr_t InternLuaFrame(std::string_view name, std::string_view location);
-  bool SpliceLuaLocked(uint32_t* n, uint32_t weight, uint16_t event);
-  // Inside the LuaJIT library, or in machine code it compiled (no module has it).
-  bool InLuaVm(uintptr_t address) const;
+  Taps taps_;       // under data_mu_
+  LuaSplicer lua_;  // under data_mu_ (its frames under its own lock)
   void SpliceLuaPendingLocked();
-  struct LuaPending {
-    std::vector<uintptr_t> frames;  // leaf first, no thread marker
-    uint32_t weight;
-    uint16_t event;
-  };
-  static constexpr size_t kMaxLuaPending = 16384;
-  std::vector<LuaPending> lua_pending_;
-  int lua_event_ = -1;
-  pid_t lua_tid_ = 0;
-  bool lua_mixed_ = false;
-  std::vector<std::pair<uintptr_t, uintptr_t>> lua_vm_ranges_;
-  std::vector<uintptr_t> lua_latest_;  // leaf first
-  std::vector<uintptr_t> lua_scratch_;
-  std::unordered_map<std::string, uintptr_t> lua_frame_ids_;
-  std::unordered_map<std::string, std::string> lua_paths_;  // chunk name -> canonical path
-  mutable std::mutex lua_frames_mu_;  // lua_frames_ (also read by BuildProfile)
-  std::deque<Frame> lua_frames_;
-  uint64_t lua_spliced_ = 0;
-  uint64_t lua_unspliced_ = 0;
-  uint64_t next_tap_ = 0;
+  // Continuous mode: the current window (table_ holds its stacks), under data_mu_, and the
+  // pipeline that exports closed windows (it symbolizes through BuildProfile, so it is
+  // declared after everything it uses).
+  WindowClock window_;
+  ExportPipeline pipeline_;
 
   int wake_fd_ = -1;
   int drain_interval_ms_ = 10;

@@ -35,31 +35,6 @@ namespace {
 
 constexpr int kMaxLuaFrames = 100;
 
-const char* VmStateFrame(char vmstate) {
-  switch (vmstate) {
-    case 'N': return "[lua compiled]";
-    case 'I': return "[lua interpreted]";
-    case 'C': return "[lua C code]";
-    case 'G': return "[lua GC]";
-    case 'J': return "[lua JIT compiler]";
-    default: return "[lua]";
-  }
-}
-
-// "path:line" -> {path, line}; false when it is not one (C functions dump as "@0x55d0...").
-bool SplitLocation(std::string_view location, std::string_view* path, uint32_t* line) {
-  const size_t colon = location.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= location.size()) return false;
-  uint32_t value = 0;
-  for (char c : location.substr(colon + 1)) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<uint32_t>(c - '0');
-  }
-  *path = location.substr(0, colon);
-  *line = value;
-  return !path->empty() && path->front() != '@' && path->front() != '=' && path->front() != '[';
-}
-
 }  // namespace
 
 int Session::LuaIntervalMs() const {
@@ -69,168 +44,52 @@ int Session::LuaIntervalMs() const {
 void Session::SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
                        bool mixed) {
   std::lock_guard<std::mutex> lock(data_mu_);
-  lua_tid_ = tid;
-  lua_mixed_ = mixed;
-  lua_vm_ranges_ = std::move(vm_ranges);
-  lua_latest_.clear();
-  lua_event_ = -1;
+  int event = -1;
   for (size_t e = 0; e < engines_.events.size(); ++e) {
-    if (engines_.events[e]->source == EventSource::kLua) lua_event_ = static_cast<int>(e);
+    if (engines_.events[e]->source == EventSource::kLua) event = static_cast<int>(e);
   }
+  lua_.Attach(tid, std::move(vm_ranges), mixed, event);
 }
 
 void Session::ClearLuaVm() {
   std::lock_guard<std::mutex> lock(data_mu_);
   DrainLocked();  // native samples taken while the VM ran get its last stack
   SpliceLuaPendingLocked();
-  lua_tid_ = 0;
-  lua_mixed_ = false;
-  lua_latest_.clear();
+  lua_.Detach();
 }
 
-uintptr_t Session::InternLuaFrame(std::string_view name, std::string_view location) {
-  std::string key(name);
-  key += '\x01';
-  key += location;
-  auto it = lua_frame_ids_.find(key);
-  if (it != lua_frame_ids_.end()) return it->second;
-  Frame frame;
-  std::string_view path;
-  uint32_t line = 0;
-  if (location.empty()) {
-    frame.function = std::string(name);
-    frame.kind = FrameKind::kSynthetic;
-  } else if (SplitLocation(location, &path, &line)) {
-    // Chunk names are as the script was loaded ("t.lua", "./lib/x.lua"): perfanno and
-    // editors need the canonical absolute path.
-    std::string chunk(path);
-    auto p = lua_paths_.find(chunk);
-    if (p == lua_paths_.end()) {
-      char resolved[PATH_MAX];
-      std::string canonical = realpath(chunk.c_str(), resolved) != nullptr ? resolved : chunk;
-      p = lua_paths_.emplace(chunk, std::move(canonical)).first;
-    }
-    frame.file = p->second;
-    frame.line = line;
-    // Nameless functions dump as "chunk:firstline": a name that cannot break perf.log's
-    // parser (no '/', no ':<digit>').
-    std::string_view fn_path;
-    uint32_t first_line = 0;
-    if (name.empty() || SplitLocation(name, &fn_path, &first_line)) {
-      frame.function = first_line == 0 ? "(main chunk)" : "(anonymous L" + std::to_string(first_line) + ")";
-    } else {
-      frame.function = std::string(name);
-    }
-    frame.module = "[lua]";
-  } else {
-    return 0;  // a C function: not a Lua frame
-  }
-  std::lock_guard<std::mutex> lock(lua_frames_mu_);
-  const uintptr_t id = kLuaFrameMarker | lua_frames_.size();
-  lua_frames_.push_back(std::move(frame));
-  lua_frame_ids_.emplace(std::move(key), id);
-  return id;
+void Session::SpliceLuaPendingLocked() {
+  lua_.SplicePending(sampler_.code.load(std::memory_order_acquire),
+                     [this](std::span<const uintptr_t> stack, uint32_t weight, uint16_t event) {
+                       AggregateLocked(stack, weight, event);
+                     });
 }
 
 void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
   std::lock_guard<std::mutex> lock(data_mu_);
-  if (lua_tid_ == 0) return;
-  // Root first in the dump; stacks are leaf first here.
-  lua_scratch_.clear();
-  while (!dump.empty()) {
-    const size_t eol = dump.find('\n');
-    std::string_view entry = dump.substr(0, eol);
-    dump = eol == std::string_view::npos ? std::string_view() : dump.substr(eol + 1);
-    const size_t sep = entry.find('\x01');
-    if (sep == std::string_view::npos) continue;
-    const uintptr_t id = InternLuaFrame(entry.substr(0, sep), entry.substr(sep + 1));
-    if (id != 0) lua_scratch_.push_back(id);
-  }
-  std::reverse(lua_scratch_.begin(), lua_scratch_.end());
-  if (lua_mixed_) {
+  if (lua_.tid() == 0) return;
+  std::span<const uintptr_t> lua_stack = lua_.Parse(dump);
+  if (lua_.mixed()) {
     // Everything this thread sampled before this safe point is in its ring now (the handler
     // runs on this thread): drain it, so those samples get this stack, not a later one.
     DrainLocked();
-    lua_latest_ = lua_scratch_;
+    lua_.SetLatest(lua_stack);
     SpliceLuaPendingLocked();
     return;
   }
-  if (lua_event_ < 0 || weight == 0) return;
-  if (scratch_.size() < kMaxFrames + 2) scratch_.resize(kMaxFrames + 2);
-  uint32_t n = 0;
-  for (uintptr_t id : lua_scratch_) {
-    if (n == kMaxFrames) break;
-    scratch_[n++] = id;
+  if (lua_.event() < 0 || weight == 0) return;
+  StackBuffer stack;
+  for (uintptr_t id : lua_stack.first(std::min<size_t>(lua_stack.size(), kMaxFrames))) {
+    stack.push(id);
   }
-  scratch_[n++] = InternLuaFrame(VmStateFrame(vmstate), {});
+  stack.push(lua_.VmStateFrame(vmstate));
   // The VM's thread: its slot is not at hand here; the marker is added directly.
-  scratch_[n++] = kThreadMarker | static_cast<uintptr_t>(lua_tid_);
-  table_.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, static_cast<size_t>(lua_event_));
-  for (Tap& tap : taps_) {
-    tap.table.Add(std::span<const uintptr_t>(scratch_.data(), n), weight, static_cast<size_t>(lua_event_));
-    ++tap.samples;
-  }
+  stack.push(kThreadMarker | static_cast<uintptr_t>(lua_.tid()));
+  const auto event = static_cast<uint16_t>(lua_.event());
+  AggregateLocked(stack.frames(), weight, event);
   ++samples_;
   weight_ += weight;
-  if (lua_event_ == 0) first_event_weight_ += weight;
-}
-
-// Mixed mode, for a native sample of the VM's thread in scratch_[0, *n) (leaf first, thread
-// marker not yet added). Returns false when the sample waits for the VM's next Lua stack
-// (it was taken inside the VM or in code LuaJIT compiled); then it is spliced by
-// AddLuaStack. The next stack, not the latest: a native function called from Lua does not
-// return to the VM before it is done, and the first safe point after it is in the Lua
-// function that called it, at the line of the call.
-bool Session::InLuaVm(uintptr_t address) const {
-  for (const auto& [lo, hi] : lua_vm_ranges_) {
-    if (address >= lo && address < hi) return true;
-  }
-  // Machine code LuaJIT compiled lives in no module.
-  const CodeRanges* code = sampler_.code.load(std::memory_order_acquire);
-  return code != nullptr && !code->Contains(address) && address > 4096 &&
-         !IsLuaFrameMarker(address) && address != kTruncatedMarker;
-}
-
-bool Session::SpliceLuaLocked(uint32_t* n, uint32_t weight, uint16_t event) {
-  bool any = false;
-  for (uint32_t i = 0; i < *n && !any; ++i) any = InLuaVm(scratch_[i]);
-  if (!any) return true;  // not running Lua now: an ordinary native sample
-  if (lua_pending_.size() >= kMaxLuaPending) {
-    // A native call that has run for minutes: splice with what is known rather than grow.
-    ++lua_unspliced_;
-    return true;
-  }
-  lua_pending_.push_back(LuaPending{{scratch_.begin(), scratch_.begin() + *n}, weight, event});
-  return false;
-}
-
-void Session::SpliceLuaPendingLocked() {
-  for (LuaPending& p : lua_pending_) {
-    const uint32_t n = static_cast<uint32_t>(p.frames.size());
-    uint32_t first = n, last = n;  // first and last frame (from the leaf) inside the VM
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!InLuaVm(p.frames[i])) continue;
-      if (first == n) first = i;
-      last = i;
-    }
-    // leaf .. first-1 (native code Lua called), the Lua frames, last+1 .. root (the host)
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < first && m < kMaxFrames; ++i) scratch_[m++] = p.frames[i];
-    for (uintptr_t id : lua_latest_) {
-      if (m >= kMaxFrames) break;
-      scratch_[m++] = id;
-    }
-    for (uint32_t i = last + 1; i < n && m < kMaxFrames; ++i) scratch_[m++] = p.frames[i];
-    if (lua_latest_.empty()) ++lua_unspliced_;
-    else ++lua_spliced_;
-    scratch_[m++] = kThreadMarker | static_cast<uintptr_t>(lua_tid_);
-    table_.Add(std::span<const uintptr_t>(scratch_.data(), m), p.weight, p.event);
-    for (Tap& tap : taps_) {
-      tap.table.Add(std::span<const uintptr_t>(scratch_.data(), m), p.weight, p.event);
-      ++tap.samples;
-    }
-  }
-  lua_pending_.clear();
+  if (event == 0) first_event_weight_ += weight;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,7 +44,11 @@ SymbolizerOptions MakeSymbolizerOptions(const Config& config) {
 Session::Session(Config config)
     : config_(std::move(config)),
       table_(TableBudget(), config_.events.size()),
-      symbolizer_(MakeSymbolizerOptions(config_)) {
+      symbolizer_(MakeSymbolizerOptions(config_)),
+      pipeline_(config_, [this](const StackTable& table, Health health, int64_t start_unix_ns,
+                                int64_t duration_ns) {
+        return BuildProfile(table, std::move(health), start_unix_ns, duration_ns);
+      }) {
   sampler_.signal = config_.signal;
   sampler_.max_depth = config_.max_depth;
 }
@@ -106,13 +110,9 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   collector_running_ = true;
 
   if (config_.window > 0) {
-    window_start_unix_ns_ = start_realtime_ns_;
-    window_start_monotonic_ns_ = start_monotonic_ns_;
-    next_window_monotonic_ns_ = start_monotonic_ns_ + static_cast<int64_t>(config_.window * 1e9);
-    const pid_t exporter = StartInternalThread(&exporter_, &Session::ExporterEntry, this);
-    if (exporter != 0) {
+    window_.Start(start_realtime_ns_, start_monotonic_ns_, config_.window);
+    if (const pid_t exporter = pipeline_.Start(); exporter != 0) {
       registry_->Exclude(exporter);
-      exporter_running_ = true;
     } else {
       warnings_.push_back(std::string("cannot start the window exporter thread (") +
                           std::strerror(errno) + "): windows are written only at exit");
@@ -144,40 +144,17 @@ void Session::Stop() {
     DrainLocked();
     registry_->ReleaseRetired();
     // Mixed Lua mode: samples still waiting for a Lua stack get the last one.
-    if (!lua_pending_.empty()) SpliceLuaPendingLocked();
+    if (lua_.has_pending()) SpliceLuaPendingLocked();
     // Continuous mode: the last, partial window.
     if (config_.window > 0) RotateWindowLocked(stop_monotonic_ns_);
   }
-  if (config_.window > 0) {
-    // The exporter finishes the queue (the listeners hear of every window) and ends.
-    if (exporter_running_) {
-      {
-        std::lock_guard<std::mutex> lock(export_mu_);
-        export_stop_ = true;
-      }
-      export_cv_.notify_all();
-      pthread_join(exporter_, nullptr);
-      exporter_running_ = false;
-    } else {
-      ExporterMain();  // no thread: export here
-    }
-  }
+  // Continuous mode: the exporter finishes the queue (the listeners hear of every window)
+  // and ends.
+  if (config_.window > 0) pipeline_.Finish();
 }
 
 std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string& path) const {
-  // Folded stacks and perf.log hold one event: with several events each gets its own file
-  // (out.cpu.folded, perf.wall.log). The annotation JSON and pprof carry every event in one file.
-  std::optional<Format> format = FormatFromPath(path);
-  const bool all_events =
-      format && (*format == Format::kAnnotationJson || *format == Format::kPprof);
-  if (config_.events.size() <= 1 || all_events) {
-    return {{path, 0}};
-  }
-  std::vector<std::pair<std::string, size_t>> files;
-  for (size_t e = 0; e < config_.events.size(); ++e) {
-    files.emplace_back(PathForEvent(path, config_.events[e]), e);
-  }
-  return files;
+  return internal::FilesFor(config_, path);
 }
 
 Status Session::Dump(const std::vector<std::string>& outputs) {
@@ -185,33 +162,14 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
   Profile profile = Snapshot();
   const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
   profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
-  // Annotation JSON is written last so that its health block can report how long the other
-  // outputs took (everything but its own write).
-  std::vector<std::string> ordered;
-  for (int json = 0; json < 2; ++json) {
-    for (const std::string& path : outputs) {
-      if ((FormatFromPath(path) == Format::kAnnotationJson) == (json == 1)) ordered.push_back(path);
-    }
-  }
-  std::string failures;
-  for (const std::string& path : ordered) {
-    std::optional<Format> format = FormatFromPath(path);
-    for (const auto& [file, event] : FilesFor(path)) {
-      ExportOptions options;
-      options.event = event;
-      profile.health.write_seconds =
-          static_cast<double>(Now(CLOCK_MONOTONIC) - symbolized_ns) / 1e9;
-      Status s = format ? WriteProfileFile(profile, *format, file, options)
-                        : Status::Error("unknown output format for '" + file + "'");
-      if (!s.ok()) {
-        if (!failures.empty()) failures += "; ";
-        failures += s.message();
-      }
-    }
-  }
+  Status s = WriteOutputs(profile, config_, outputs, symbolized_ns,
+                          [&profile](const std::string& file, Format format,
+                                     const ExportOptions& options) {
+                            return WriteProfileFile(profile, format, file, options);
+                          });
   dump_symbolize_ns_.store(symbolized_ns - begin_ns, std::memory_order_relaxed);
   dump_write_ns_.store(Now(CLOCK_MONOTONIC) - symbolized_ns, std::memory_order_relaxed);
-  return failures.empty() ? Status::Ok() : Status::Error(failures);
+  return s;
 }
 
 // The highest rate at which one thread can fill its ring, from the engines in use: timers
@@ -314,8 +272,8 @@ Health Session::CurrentHealth() {
                          " samples came while all of their thread's stack copies were in use: "
                          "they kept only the frame-pointer walk");
   }
-  if (lua_unspliced_ != 0) {
-    h.warnings.push_back(std::to_string(lua_unspliced_) +
+  if (lua_.unspliced() != 0) {
+    h.warnings.push_back(std::to_string(lua_.unspliced()) +
                          " native samples inside the LuaJIT VM came before its first Lua stack: "
                          "they have no Lua frames");
   }
@@ -359,18 +317,12 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     line += text;
   }
   if (config_.window > 0) {
-    std::lock_guard<std::mutex> lock(export_mu_);
-    line += "\ninprof: windows: " + std::to_string(windows_exported()) + " of " +
-            std::to_string(window_sequence_) + " written (" +
-            std::to_string(windows_dropped_.load(std::memory_order_relaxed)) +
-            " dropped), the newest " + std::to_string(config_.keep) + " kept per output";
-    if (!last_window_files_.empty()) {
-      line += "; last: ";
-      for (size_t i = 0; i < last_window_files_.size(); ++i) line += (i ? "," : "") + last_window_files_[i];
+    uint64_t closed;
+    {
+      std::lock_guard<std::mutex> lock(data_mu_);
+      closed = window_.closed();
     }
-    if (window_errors_ != 0) {
-      line += "\ninprof: error: " + std::to_string(window_errors_) + " window files not written; first: " + window_error_;
-    }
+    line += "\n" + pipeline_.SummaryLines(closed);
   }
   line += "\ninprof: engine: " + h.engine_reason;
   double expected = 0, cpu_s = 0;
@@ -403,160 +355,17 @@ size_t Session::TableBudget() const {
 size_t Session::TapBudget() const { return config_.max_memory / (4 * kMaxTaps); }
 
 void Session::AddWindowListener(std::function<void(const Window&)> listener) {
-  listeners_.push_back(std::move(listener));
+  pipeline_.AddListener(std::move(listener));
 }
 
 void Session::RotateWindowLocked(int64_t now_monotonic_ns) {
-  const int64_t now_unix_ns = Now(CLOCK_REALTIME);
-  RawWindow window{StackTable(TableBudget(), config_.events.size())};
+  RawWindow window;
+  window.table = StackTable(TableBudget(), config_.events.size());
   Health health = CurrentHealth();
-  // Per-window counts: what happened since the window opened.
-  const uint64_t dropped = health.dropped;
-  health.samples -= window_base_samples_;
-  health.dropped -= window_base_dropped_;
-  health.truncated -= window_base_truncated_;
-  health.broken -= window_base_broken_;
-  window_base_samples_ += health.samples;
-  window_base_dropped_ = dropped;
-  window_base_truncated_ += health.truncated;
-  window_base_broken_ += health.broken;
+  window_.Close(now_monotonic_ns, Now(CLOCK_REALTIME), &health, &window);
   window.health = std::move(health);
   std::swap(window.table, table_);  // table_ is now the next window's, empty
-  window.start_unix_ns = window_start_unix_ns_;
-  window.end_unix_ns = now_unix_ns;
-  window.duration_ns = now_monotonic_ns - window_start_monotonic_ns_;
-  window.sequence = window_sequence_++;
-  window_start_unix_ns_ = now_unix_ns;
-  window_start_monotonic_ns_ = now_monotonic_ns;
-  const int64_t length = static_cast<int64_t>(config_.window * 1e9);
-  next_window_monotonic_ns_ += length;
-  // Behind by more than a window (a stopped process, a starved collector): restart the grid.
-  if (next_window_monotonic_ns_ <= now_monotonic_ns) next_window_monotonic_ns_ = now_monotonic_ns + length;
-  {
-    std::lock_guard<std::mutex> lock(export_mu_);
-    // Two windows waiting means the exporter cannot keep up (symbolizing and writing take
-    // longer than a window): drop the oldest waiting one, counted, rather than grow.
-    while (export_queue_.size() >= 2) {
-      export_queue_.pop_front();
-      windows_dropped_.fetch_add(1, std::memory_order_relaxed);
-    }
-    export_queue_.push_back(std::move(window));
-  }
-  export_cv_.notify_one();
-}
-
-void* Session::ExporterEntry(void* self) {
-  pthread_setname_np(pthread_self(), "inprof-export");
-  static_cast<Session*>(self)->ExporterMain();
-  return nullptr;
-}
-
-void Session::ExporterMain() {
-  ProfilerWorkScope work;
-  for (;;) {
-    RawWindow window{StackTable(0, 0)};
-    {
-      std::unique_lock<std::mutex> lock(export_mu_);
-      export_cv_.wait(lock, [this] { return export_stop_ || !export_queue_.empty(); });
-      if (export_queue_.empty()) return;  // stopping, nothing left
-      window = std::move(export_queue_.front());
-      export_queue_.pop_front();
-    }
-    ExportWindow(window);
-  }
-}
-
-namespace {
-
-// 20261122T031500Z
-std::string UtcStamp(int64_t unix_ns) {
-  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
-  struct tm tm;
-  gmtime_r(&seconds, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &tm);
-  return text;
-}
-
-}  // namespace
-
-void Session::ExportWindow(RawWindow& raw) {
-  Window window;
-  window.start_unix_ns = raw.start_unix_ns;
-  window.end_unix_ns = raw.end_unix_ns;
-  window.sequence = raw.sequence;
-  if (const uint64_t dropped = windows_dropped_.load(std::memory_order_relaxed)) {
-    raw.health.warnings.push_back(std::to_string(dropped) +
-                                  " windows were dropped so far: writing them took longer than "
-                                  "the window; raise INPROF_WINDOW or use fewer outputs");
-  }
-  const int64_t begin_ns = Now(CLOCK_MONOTONIC);
-  window.profile = BuildProfile(raw.table, std::move(raw.health), raw.start_unix_ns, raw.duration_ns);
-  const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
-  window.profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
-  raw.table = StackTable(0, 0);  // its memory back before writing
-  // As in Dump: the annotation JSON last, so its health block has the other writes' time.
-  std::vector<std::string> ordered;
-  for (int json = 0; json < 2; ++json) {
-    for (const std::string& path : config_.outputs) {
-      if ((FormatFromPath(path) == Format::kAnnotationJson) == (json == 1)) ordered.push_back(path);
-    }
-  }
-
-  // out.folded -> out.20261122T031500Z.folded; windows shorter than a second can start in the
-  // same second, so they carry their sequence number too (out.20261122T031500Z-17.folded).
-  // So does a window that starts in the same second as the one before: when the collector
-  // rotated late, the window after it is short (the cadence stays on the schedule).
-  std::string stamp = UtcStamp(window.start_unix_ns);
-  const bool same_second = stamp == last_window_stamp_;
-  last_window_stamp_ = stamp;
-  if (config_.window < 1 || same_second) stamp += "-" + std::to_string(window.sequence);
-  std::vector<std::string> written;
-  for (const std::string& path : ordered) {
-    std::optional<Format> format = FormatFromPath(path);
-    if (!format) continue;
-    for (const auto& [file, event] : FilesFor(path)) {
-      ExportOptions options;
-      options.event = event;
-      window.profile.health.write_seconds =
-          static_cast<double>(Now(CLOCK_MONOTONIC) - symbolized_ns) / 1e9;
-      // Never replace an existing file: in a shared directory it may be another process's.
-      options.replace = false;
-      std::string name = PathForWindow(file, stamp);
-      Status s = WriteProfileFile(window.profile, *format, name, options);
-      if (s.code() == StatusCode::kAlreadyExists) {
-        name = PathForWindow(file, stamp + "." + std::to_string(getpid()));
-        s = WriteProfileFile(window.profile, *format, name, options);
-      }
-      if (!s.ok()) {
-        if (window_errors_++ == 0) {
-          window_error_ = s.message();
-          if (!config_.quiet) std::fprintf(stderr, "inprof: window %" PRIu64 ": %s\n", window.sequence, s.message().c_str());
-        }
-        continue;
-      }
-      written.push_back(name);
-      // Keep the newest `keep` files of this output; only files this process wrote are removed.
-      std::deque<std::string>& files = window_files_[file];
-      files.push_back(name);
-      while (files.size() > config_.keep) {
-        unlink(files.front().c_str());
-        files.pop_front();
-      }
-    }
-  }
-  {
-    std::lock_guard<std::mutex> lock(export_mu_);
-    last_window_files_ = std::move(written);
-  }
-  windows_exported_.fetch_add(1, std::memory_order_relaxed);
-  for (const auto& listener : listeners_) {
-    try {
-      listener(window);
-    } catch (...) {
-      // A listener's failure (out of memory while encoding) must not end the exporter.
-    }
-  }
+  pipeline_.Push(std::move(window));
 }
 
 }  // namespace inprof::internal

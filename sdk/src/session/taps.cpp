@@ -1,0 +1,44 @@
+// Taps (see taps.h). Control path.
+#include "internal/taps.h"
+
+#include <time.h>
+
+namespace inprof::internal {
+namespace {
+
+int64_t Now(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+uint64_t Taps::Open(size_t budget, size_t events) {
+  if (taps_.size() >= kMaxTaps) return 0;
+  Tap tap{++next_id_, StackTable(budget, events)};
+  tap.start_unix_ns = Now(CLOCK_REALTIME);
+  tap.start_monotonic_ns = Now(CLOCK_MONOTONIC);
+  taps_.push_back(std::move(tap));
+  return taps_.back().id;
+}
+
+std::optional<Taps::Tap> Taps::Take(uint64_t id) {
+  for (auto it = taps_.begin(); it != taps_.end(); ++it) {
+    if (it->id == id) {
+      std::optional<Tap> tap = std::move(*it);
+      taps_.erase(it);
+      return tap;
+    }
+  }
+  return std::nullopt;
+}
+
+void Taps::Add(std::span<const uintptr_t> stack, uint32_t weight, size_t event) {
+  for (Tap& tap : taps_) {
+    tap.table.Add(stack, weight, event);
+    ++tap.samples;
+  }
+}
+
+}  // namespace inprof::internal
