@@ -1,6 +1,9 @@
 // Frame-pointer walk for aarch64 (AAPCS64): x29 points at a frame record
 //   [x29]     caller's x29
 //   [x29 + 8] return address (x30), possibly signed with pointer authentication
+// The walk itself is shared (internal/fp_walk_loop.h); this file supplies the CPU details:
+// the registers, pointer-authentication stripping, a frameless leaf's caller recovered from
+// lr, and the frame record the kernel pushes with a signal frame.
 // Signal path: this file includes only signal-safe headers and calls nothing.
 #include <ucontext.h>
 
@@ -8,12 +11,13 @@
 #include <cstdint>
 
 #include "inprof/unwind.h"
+#include "internal/fp_walk_loop.h"
 
 namespace inprof {
 namespace {
 
-constexpr uintptr_t kWord = sizeof(uintptr_t);
-constexpr uintptr_t kRecord = 2 * kWord;
+constexpr uintptr_t kWord = internal::kFpWord;
+constexpr uintptr_t kRecord = internal::kFpRecord;
 // A frameless leaf's caller is trusted only when the pc is at most this far into the function
 // its call targeted.
 constexpr uintptr_t kMaxLeafSize = 4096;
@@ -96,11 +100,12 @@ __attribute__((no_sanitize("address"))) uintptr_t LeafReturn(uintptr_t pc, uintp
 // record it would report the interrupted x30, often stale, in place of the interrupted pc.
 // Returns the ucontext when the record at `record` is such a frame: the ucontext right below
 // holds the same x29 and x30, and its register save area starts with the FP/SIMD record.
-// Not recognised (the walk goes on as before) when the frame carries extra context past the
-// ucontext (SVE vectors longer than 512 bits, SME state). Async-signal-safe.
-__attribute__((no_sanitize("address"))) const ucontext_t* SignalContextAt(uintptr_t record,
-                                                                          uintptr_t lo,
-                                                                          uintptr_t hi) {
+// Not recognised (the record is followed like any other) when the frame carries extra
+// context past the ucontext (SVE vectors longer than 512 bits, SME state).
+// Async-signal-safe.
+__attribute__((no_sanitize("address"))) const ucontext_t* KernelSignalContext(uintptr_t record,
+                                                                              uintptr_t lo,
+                                                                              uintptr_t hi) {
   static_assert(sizeof(ucontext_t) % 16 == 0, "the kernel's frame record follows 16-aligned");
   if (record < lo + sizeof(ucontext_t)) return nullptr;
   const uintptr_t at = record - sizeof(ucontext_t);
@@ -118,6 +123,21 @@ __attribute__((no_sanitize("address"))) const ucontext_t* SignalContextAt(uintpt
   return uc;
 }
 
+// The CPU details of the shared walk (internal/fp_walk_loop.h). Async-signal-safe.
+struct Aarch64 {
+  static uintptr_t ReturnAddress(uintptr_t saved) { return StripPac(saved); }
+
+  static uintptr_t LeafCaller(const ucontext_t& regs, StackBounds bounds,
+                              const CodeRanges& code) {
+    return LeafReturn(ContextPc(&regs), ContextSp(&regs), ContextFp(&regs),
+                      regs.uc_mcontext.regs[30], bounds, code);
+  }
+
+  static const ucontext_t* SignalContextAt(uintptr_t record, uintptr_t lo, uintptr_t hi) {
+    return KernelSignalContext(record, lo, hi);
+  }
+};
+
 }  // namespace
 
 uintptr_t ContextPc(const ucontext_t* context) {
@@ -130,96 +150,9 @@ uintptr_t ContextFp(const ucontext_t* context) {
   return static_cast<uintptr_t>(context->uc_mcontext.regs[29]);
 }
 
-// No ASan instrumentation: the walk deliberately reads other frames' stack slots (saved
-// registers, signal frames) which the sanitizer may consider poisoned red zones.
-__attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* context,
-                                                          StackBounds bounds,
-                                                          const CodeRanges* code, uintptr_t* out,
-                                                          uint32_t max_depth) {
-  WalkResult result;
-  if (max_depth == 0) {
-    result.stop = WalkStop::kDepthLimit;
-    return result;
-  }
-  const uintptr_t pc = ContextPc(context);
-  const uintptr_t sp = ContextSp(context);
-  uintptr_t fp = ContextFp(context);
-  out[result.depth++] = pc;
-  if (bounds.hi == 0 || sp < bounds.lo || sp >= bounds.hi) {
-    // Unknown bounds, or the code runs on another stack (sigaltstack, a coroutine): nothing
-    // above sp can be validated.
-    result.stop = WalkStop::kNoBounds;
-    return result;
-  }
-  if (code != nullptr && result.depth < max_depth) {
-    const uintptr_t lr = LeafReturn(pc, sp, fp, context->uc_mcontext.regs[30], bounds, *code);
-    if (lr != 0) {
-      out[result.depth++] = lr;
-      result.recovered_leaf_caller = true;
-    }
-  }
-  uintptr_t lo = sp;
-  while (true) {
-    if (fp == 0) {
-      result.stop = WalkStop::kRoot;
-      break;
-    }
-    if ((fp & (kWord - 1)) != 0) {
-      result.stop = WalkStop::kMisaligned;
-      break;
-    }
-    if (fp < lo || fp > bounds.hi - kRecord) {
-      result.stop = WalkStop::kLeftStack;
-      break;
-    }
-    const auto* frame = reinterpret_cast<const uintptr_t*>(fp);
-    const uintptr_t next = frame[0];
-    const uintptr_t ret = StripPac(frame[1]);
-    if (ret == 0) {
-      result.stop = WalkStop::kRoot;
-      break;
-    }
-    if (result.depth >= max_depth) {
-      result.stop = WalkStop::kDepthLimit;
-      break;
-    }
-    out[result.depth++] = ret;
-    if (next == 0) {
-      result.stop = WalkStop::kRoot;
-      break;
-    }
-    if (next <= fp) {
-      result.stop = WalkStop::kNotIncreasing;
-      break;
-    }
-    lo = fp + kRecord;
-    const ucontext_t* interrupted = SignalContextAt(next, lo, bounds.hi);
-    if (interrupted == nullptr) {
-      fp = next;
-      continue;
-    }
-    // `ret` was the sigreturn trampoline: go on from the interrupted registers, as at the
-    // start of the walk.
-    const mcontext_t& m = interrupted->uc_mcontext;
-    if (result.depth >= max_depth) {
-      result.stop = WalkStop::kDepthLimit;
-      break;
-    }
-    // pc + 1: later frames are looked up at (return address - 1), which lands back on the
-    // interrupted instruction itself, not on the one before it (possibly another line, or at
-    // a function's first instruction, another function).
-    out[result.depth++] = static_cast<uintptr_t>(m.pc) + 1;
-    if (code != nullptr && result.depth < max_depth) {
-      const uintptr_t lr = LeafReturn(m.pc, m.sp, m.regs[29], m.regs[30], bounds, *code);
-      if (lr != 0) {
-        out[result.depth++] = lr;
-        result.recovered_leaf_caller = true;
-      }
-    }
-    lo = next + kRecord;
-    fp = static_cast<uintptr_t>(m.regs[29]);
-  }
-  return result;
+WalkResult FpWalk(const ucontext_t* context, StackBounds bounds, const CodeRanges* code,
+                  uintptr_t* out, uint32_t max_depth) {
+  return internal::WalkFramePointers<Aarch64>(context, bounds, code, out, max_depth);
 }
 
 }  // namespace inprof

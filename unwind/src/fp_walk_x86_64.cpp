@@ -1,6 +1,8 @@
 // Frame-pointer walk for x86-64 (System V): every frame starts with
 //   [rbp]     saved rbp of the caller
 //   [rbp + 8] return address into the caller
+// The walk itself is shared (internal/fp_walk_loop.h); this file supplies the CPU details:
+// the registers, and how a frameless leaf's caller is recovered from the word at sp.
 // Signal path: this file includes only signal-safe headers and calls nothing.
 #include <ucontext.h>
 
@@ -8,11 +10,12 @@
 #include <cstdint>
 
 #include "inprof/unwind.h"
+#include "internal/fp_walk_loop.h"
 
 namespace inprof {
 namespace {
 
-constexpr uintptr_t kWord = sizeof(uintptr_t);
+constexpr uintptr_t kWord = internal::kFpWord;
 
 // The bytes before a return address that show it follows `call rel32` (E8 xx xx xx xx),
 // and the call's target. Async-signal-safe.
@@ -48,6 +51,42 @@ uintptr_t ThroughPlt(uintptr_t target, const CodeRanges& code) {
   return code.Contains(resolved) ? resolved : target;
 }
 
+// The CPU details of the shared walk (internal/fp_walk_loop.h). Async-signal-safe.
+struct X86_64 {
+  static uintptr_t ReturnAddress(uintptr_t saved) { return saved; }
+
+  // Frameless leaf: rbp still holds the caller's frame, so the first return address read
+  // from it belongs to the caller's caller and the caller itself would vanish. If the word
+  // at sp is a return address right after a direct call (or a call through the PLT) to a
+  // function that starts shortly before pc, it is the leaf's own return address. This is
+  // the common case of a call into a library built without frame pointers (Debian's libc).
+  // Returns 0 when the word at sp is not trusted.
+  __attribute__((no_sanitize("address"))) static uintptr_t LeafCaller(const ucontext_t& regs,
+                                                                      StackBounds bounds,
+                                                                      const CodeRanges& code) {
+    const uintptr_t pc = ContextPc(&regs);
+    const uintptr_t sp = ContextSp(&regs);
+    const uintptr_t fp = ContextFp(&regs);
+    if ((sp & (kWord - 1)) != 0 || sp + kWord > bounds.hi) return 0;
+    const uintptr_t candidate = *reinterpret_cast<const uintptr_t*>(sp);
+    constexpr uintptr_t kMaxLeafSize = 4096;
+    // The newest frame record already holds this return address: the leaf has its frame.
+    const bool fp_frame_is_leafs = fp >= sp && fp + 2 * kWord <= bounds.hi &&
+                                   (fp & (kWord - 1)) == 0 &&
+                                   reinterpret_cast<const uintptr_t*>(fp)[1] == candidate;
+    if (fp_frame_is_leafs) return 0;
+    uintptr_t target = 0;
+    if (!DirectCallTarget(candidate, code, &target)) return 0;
+    target = ThroughPlt(target, code);
+    if (target != 0 && target <= pc && pc - target < kMaxLeafSize) return candidate;
+    return 0;
+  }
+
+  // Signal frames are not recognised on x86-64: the record the walk reaches above one is
+  // followed like any other.
+  static const ucontext_t* SignalContextAt(uintptr_t, uintptr_t, uintptr_t) { return nullptr; }
+};
+
 }  // namespace
 
 uintptr_t ContextPc(const ucontext_t* context) {
@@ -60,90 +99,9 @@ uintptr_t ContextFp(const ucontext_t* context) {
   return static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RBP]);
 }
 
-// No ASan instrumentation: the walk deliberately reads other frames' stack slots (saved
-// registers, the word at sp) which the sanitizer may consider poisoned red zones.
-__attribute__((no_sanitize("address"))) WalkResult FpWalk(const ucontext_t* context,
-                                                          StackBounds bounds,
-                                                          const CodeRanges* code, uintptr_t* out,
-                                                          uint32_t max_depth) {
-  WalkResult result;
-  if (max_depth == 0) {
-    result.stop = WalkStop::kDepthLimit;
-    return result;
-  }
-  const uintptr_t pc = ContextPc(context);
-  const uintptr_t sp = ContextSp(context);
-  uintptr_t fp = ContextFp(context);
-  out[result.depth++] = pc;
-
-  if (bounds.hi == 0 || sp < bounds.lo || sp >= bounds.hi) {
-    // Unknown bounds, or the code runs on another stack (sigaltstack, a coroutine): nothing
-    // above sp can be validated.
-    result.stop = WalkStop::kNoBounds;
-    return result;
-  }
-
-  // Frameless leaf: rbp still holds the caller's frame, so the first return address read
-  // from it belongs to the caller's caller and the caller itself would vanish. If the word
-  // at sp is a return address right after a direct call (or a call through the PLT) to a
-  // function that starts shortly before pc, it is the leaf's own return address. This is
-  // the common case of a call into a library built without frame pointers (Debian's libc).
-  if (code != nullptr && (sp & (kWord - 1)) == 0 && sp + kWord <= bounds.hi) {
-    const uintptr_t candidate = *reinterpret_cast<const uintptr_t*>(sp);
-    uintptr_t target = 0;
-    constexpr uintptr_t kMaxLeafSize = 4096;
-    const bool fp_frame_is_leafs = fp >= sp && fp + 2 * kWord <= bounds.hi &&
-                                   (fp & (kWord - 1)) == 0 &&
-                                   reinterpret_cast<const uintptr_t*>(fp)[1] == candidate;
-    if (!fp_frame_is_leafs && DirectCallTarget(candidate, *code, &target)) {
-      target = ThroughPlt(target, *code);
-    }
-    if (!fp_frame_is_leafs && target != 0 && target <= pc && pc - target < kMaxLeafSize) {
-      if (result.depth < max_depth) {
-        out[result.depth++] = candidate;
-        result.recovered_leaf_caller = true;
-      }
-    }
-  }
-
-  uintptr_t lo = sp;
-  while (true) {
-    if (fp == 0) {
-      result.stop = WalkStop::kRoot;
-      break;
-    }
-    if ((fp & (kWord - 1)) != 0) {
-      result.stop = WalkStop::kMisaligned;
-      break;
-    }
-    if (fp < lo || fp > bounds.hi - 2 * kWord) {
-      result.stop = WalkStop::kLeftStack;
-      break;
-    }
-    const auto* frame = reinterpret_cast<const uintptr_t*>(fp);
-    const uintptr_t next = frame[0];
-    const uintptr_t ret = frame[1];
-    if (ret == 0) {
-      result.stop = WalkStop::kRoot;
-      break;
-    }
-    if (result.depth >= max_depth) {
-      result.stop = WalkStop::kDepthLimit;
-      break;
-    }
-    out[result.depth++] = ret;
-    if (next == 0) {
-      result.stop = WalkStop::kRoot;
-      break;
-    }
-    if (next <= fp) {
-      result.stop = WalkStop::kNotIncreasing;
-      break;
-    }
-    lo = fp + 2 * kWord;
-    fp = next;
-  }
-  return result;
+WalkResult FpWalk(const ucontext_t* context, StackBounds bounds, const CodeRanges* code,
+                  uintptr_t* out, uint32_t max_depth) {
+  return internal::WalkFramePointers<X86_64>(context, bounds, code, out, max_depth);
 }
 
 }  // namespace inprof
