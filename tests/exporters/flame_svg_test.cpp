@@ -15,31 +15,10 @@
 #include "flame_xml.h"
 #include "inprof/exporters.h"
 #include "test_profiles.h"
+#include "test_support.h"
 
 namespace inprof::test {
 namespace {
-
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
-
-void CheckGolden(const std::string& relative, const std::string& actual) {
-  const std::string path = SourceDir() + "/tests/data/" + relative;
-  const char* bless = std::getenv("INPROF_BLESS");
-  if (bless && std::string(bless) == "1") {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with INPROF_BLESS=1 to create it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "output differs from " << path
-                                    << " (INPROF_BLESS=1 rewrites it if the change is intended)";
-}
 
 std::string Svg(const Profile& profile, const FlameOptions& options = {}) {
   std::string svg;

@@ -11,42 +11,10 @@
 #include "inprof/exporters.h"
 #include "perfanno_reader.h"
 #include "test_profiles.h"
+#include "test_support.h"
 
 namespace inprof::test {
 namespace {
-
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-#ifdef INPROF_TEST_SOURCE_DIR
-  return INPROF_TEST_SOURCE_DIR;
-#else
-  return {};
-#endif
-}
-
-bool Blessing() {
-  const char* bless = std::getenv("INPROF_BLESS");
-  return bless && std::string(bless) == "1";
-}
-
-// Compares `actual` with tests/data/<relative>, or rewrites that file when blessing.
-void CheckGolden(const std::string& relative, const std::string& actual) {
-  const std::string source_dir = SourceDir();
-  ASSERT_FALSE(source_dir.empty()) << "set INPROF_SOURCE_DIR to the repository root";
-  const std::string path = source_dir + "/tests/data/" + relative;
-  if (Blessing()) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with INPROF_BLESS=1 to create it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "output differs from " << path
-                                    << " (INPROF_BLESS=1 rewrites it if the change is intended)";
-}
 
 std::string Render(bool perf_log, size_t event, bool lines = false) {
   ExportOptions options;

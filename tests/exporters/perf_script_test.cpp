@@ -11,14 +11,10 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "test_support.h"
 
 namespace inprof::test {
 namespace {
-
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
 
 std::string Fixture(const std::string& name) {
   std::ifstream in(SourceDir() + "/tests/data/perf_script/" + name, std::ios::binary);

@@ -14,15 +14,11 @@
 #include "inprof/exporters.h"
 #include "pprof_reader.h"
 #include "test_profiles.h"
+#include "test_support.h"
 #include "test_util.h"
 
 namespace inprof::test {
 namespace {
-
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
 
 PprofProfile Decode(const std::string& bytes) {
   PprofProfile p;
@@ -59,17 +55,7 @@ Profile FullProfile() {
 
 TEST(PprofGolden, DecodedMessage) {
   const std::string actual = DumpPprof(Decode(EncodePprof(FullProfile())));
-  const std::string path = SourceDir() + "/tests/data/pprof/golden.txt";
-  const char* bless = std::getenv("INPROF_BLESS");
-  if (bless && std::string(bless) == "1") {
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing " << path << " (INPROF_BLESS=1 creates it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "differs from " << path << " (INPROF_BLESS=1 rewrites it)";
+  CheckGolden("pprof/golden.txt", actual);
 }
 
 TEST(Pprof, InlineFramesShareTheLocationOfTheirNativeFrame) {

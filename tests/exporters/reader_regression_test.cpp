@@ -13,14 +13,10 @@
 
 #include "inprof/exporters.h"
 #include "reader_checks.h"
+#include "test_support.h"
 
 namespace inprof::test {
 namespace {
-
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
 
 std::vector<std::string> FilesIn(const std::string& dir) {
   std::vector<std::string> files;
