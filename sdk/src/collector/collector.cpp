@@ -1,7 +1,10 @@
-// The collector thread: drains every thread's ring into the stack table, rescans threads,
-// and keeps the handler's code ranges current. Control path.
+// The collector thread: drains every thread's ring, rescans threads, and keeps the
+// handler's code ranges current (see collector.h). Control path.
+#include "internal/collector.h"
+
 #include <link.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,37 +21,59 @@ constexpr int kRescanIntervalMs = 100;
 
 }  // namespace
 
-void* Session::CollectorEntry(void* self) {
-  static_cast<Session*>(self)->CollectorMain();
+Collector::Collector(Sampler* sampler, std::mutex* mu, SampleSink* sink,
+                     std::unique_ptr<DwarfUnwinder> dwarf)
+    : sampler_(sampler), mu_(mu), sink_(sink), dwarf_(std::move(dwarf)) {}
+
+Collector::~Collector() {
+  Stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+pid_t Collector::Start(ThreadRegistry* registry, int drain_ms) {
+  registry_ = registry;
+  drain_ms_ = drain_ms;
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return 0;
+  const pid_t tid = StartInternalThread(&thread_, &Collector::Entry, this);
+  running_ = tid != 0;
+  return tid;
+}
+
+void Collector::Stop() {
+  if (!running_) return;
+  stop_requested_.store(true, std::memory_order_release);
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+  pthread_join(thread_, nullptr);
+  running_ = false;
+}
+
+void* Collector::Entry(void* self) {
+  static_cast<Collector*>(self)->Main();
   return nullptr;
 }
 
-void Session::CollectorMain() {
+void Collector::Main() {
   ProfilerWorkScope work;
   pthread_setname_np(pthread_self(), "inprof-collect");
   // Wake often enough that a ring (31 records) is never more than a quarter full between
   // drains, and no more often: each wakeup preempts a busy thread on a loaded machine.
-  const int drain_ms = drain_interval_ms_;
-  const int rescan_every = std::max(1, kRescanIntervalMs / drain_ms);
+  const int rescan_every = std::max(1, kRescanIntervalMs / drain_ms_);
   int tick = 0;
   while (!stop_requested_.load(std::memory_order_acquire)) {
     struct pollfd pfd = {wake_fd_, POLLIN, 0};
-    poll(&pfd, 1, drain_ms);
+    poll(&pfd, 1, drain_ms_);
     if (stop_requested_.load(std::memory_order_acquire)) break;
     {
-      std::lock_guard<std::mutex> lock(data_mu_);
+      std::lock_guard<std::mutex> lock(*mu_);
       DrainLocked();
       registry_->ReleaseRetired();
-      if (config_.window > 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        const int64_t now = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-        if (window_.Due(now)) RotateWindowLocked(now);
-      }
+      sink_->OnDrained();
     }
     // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
     // library that is loaded, sampled and unloaded between two dumps is still known.
-    if (RefreshCodeRanges(false)) NoteModules();
+    if (RefreshCodeRanges(false)) sink_->OnModulesChanged();
     ReclaimCodeRanges();
     if (++tick % rescan_every == 0) registry_->Rescan();
   }
@@ -56,10 +81,10 @@ void Session::CollectorMain() {
 
 std::atomic<int> g_dlclose_in_progress{0};
 
-void Session::DrainLocked(bool before_dlclose) {
+void Collector::DrainLocked(bool before_dlclose) {
   bool modules_checked = false;
-  for (uint32_t i = 0; i < sampler_.slot_count; ++i) {
-    ThreadSlot& slot = sampler_.slots[i];
+  for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
+    ThreadSlot& slot = sampler_->slots[i];
     const SlotState state = slot.state.load(std::memory_order_acquire);
     if (state == SlotState::kFree) continue;
     SampleRing* ring = slot.ring;
@@ -67,8 +92,8 @@ void Session::DrainLocked(bool before_dlclose) {
       stack_.clear();
       AdjustFrames({record->frames, std::min<uint32_t>(record->depth, kMaxFrames)}, record->stop,
                    &stack_);
-      if (record->recovered_leaf_caller) ++recovered_leaf_callers_;
-      AddSample(slot, stack_, record->weight, record->event);
+      if (record->recovered_leaf_caller) ++counts_.recovered_leaf_callers;
+      sink_->OnSample(slot, stack_, record->weight, record->event);
       ring->pop();
     }
     // Stack copies wait while a library is being unloaded: their unwind tables may be gone
@@ -88,13 +113,13 @@ void Session::DrainLocked(bool before_dlclose) {
       }
       stack_.clear();
       UnwindCopy(*copy, bytes, &stack_);
-      AddSample(slot, stack_, copy->weight, copy->event);
+      sink_->OnSample(slot, stack_, copy->weight, copy->event);
       slot.copies->Pop();
     }
   }
 }
 
-void Session::AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out) {
+void Collector::AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out) {
   frames = frames.first(std::min<size_t>(frames.size(), kMaxFrames));
   // Return addresses point after the call: look them up at -1 so the line is the call's,
   // not the next statement's. frames[0] is the interrupted pc itself.
@@ -102,107 +127,60 @@ void Session::AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, Sta
   switch (stop) {
     case WalkStop::kDepthLimit:
       out->push(kTruncatedMarker);
-      ++truncated_;
+      ++counts_.truncated;
       break;
     case WalkStop::kNotIncreasing:
     case WalkStop::kMisaligned:
-      ++broken_;
+      ++counts_.broken;
       break;
     case WalkStop::kNoBounds:
-      ++leaf_only_;
+      ++counts_.leaf_only;
       break;
     default:
       break;
   }
 }
 
-void Session::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out) {
+void Collector::UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out) {
   if (dwarf_pcs_.size() < kMaxFrames) dwarf_pcs_.resize(kMaxFrames);
-  const UnwindResult u = dwarf_->Unwind(copy.copy, bytes, dwarf_pcs_.data(), sampler_.max_depth);
+  const UnwindResult u = dwarf_->Unwind(copy.copy, bytes, dwarf_pcs_.data(), sampler_->max_depth);
   // auto: DWARF knows every frame of code without frame pointers (libc's qsort between an
   // application comparator and its caller), where an fp walk can reach the root while
   // silently skipping frames; the fp chain wins only where DWARF stopped early and fp went
   // further (code without unwind tables, e.g. JIT code).
   const bool use_dwarf = copy.fp_depth == 0 || u.stop == UnwindStop::kRoot || u.depth >= copy.fp_depth;
   if (!use_dwarf) {
-    ++fp_chains_;
+    ++counts_.fp_chains;
     AdjustFrames({copy.fp_frames, std::min<uint32_t>(copy.fp_depth, kMaxFrames)}, copy.fp_stop,
                  out);
     return;
   }
-  ++dwarf_chains_;
+  ++counts_.dwarf_chains;
   const uint32_t depth = std::min<uint32_t>(u.depth, kMaxFrames);
   for (uint32_t f = 0; f < depth; ++f) out->push(f == 0 ? dwarf_pcs_[0] : dwarf_pcs_[f] - 1);
   switch (u.stop) {
     case UnwindStop::kTruncated:
       // The root side is missing, as at the depth limit: mark it the same way.
       out->push(kTruncatedMarker);
-      ++copy_truncated_;
+      ++counts_.copy_truncated;
       break;
     case UnwindStop::kDepthLimit:
       out->push(kTruncatedMarker);
-      ++truncated_;
+      ++counts_.truncated;
       break;
     case UnwindStop::kNoUnwindInfo:
     case UnwindStop::kError:
-      ++broken_;
+      ++counts_.broken;
       break;
     case UnwindStop::kNoStack:
-      ++leaf_only_;
+      ++counts_.leaf_only;
       break;
     default:
       break;
   }
 }
 
-void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
-  ++samples_;
-  weight_ += weight;
-  if (event == 0) {
-    first_event_weight_ += weight;
-    ++slot.drained_samples;
-    slot.drained_weight += weight;
-  }
-  // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
-  if (event < engines_.engines.size() && engines_.engines[event]->kind() != EngineKind::kPerf &&
-      engines_.engines[event]->kind() != EngineKind::kNone && weight > 1) {
-    overruns_ += weight - 1;
-  }
-}
-
-void Session::AddSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event) {
-  const pid_t tid = slot.tid.load(std::memory_order_relaxed);
-  // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
-  if (lua_.Splices(tid) &&
-      lua_.Defer(stack.frames(), weight, event, sampler_.code.load(std::memory_order_acquire))) {
-    CountSample(slot, weight, event);
-    return;
-  }
-  if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
-  AggregateLocked(stack.frames(), weight, event);
-  CountSample(slot, weight, event);
-}
-
-void Session::AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event) {
-  table_.Add(stack, weight, event);
-  taps_.Add(stack, weight, event);
-}
-
-void Session::BeforeDlclose() {
-  {
-    std::lock_guard<std::mutex> lock(data_mu_);
-    // Only when no other dlclose is under way: that one may be unmapping right now.
-    if (g_dlclose_in_progress.load(std::memory_order_acquire) == 1) DrainLocked(true);
-  }
-  NoteModules();
-}
-
-void Session::NoteModules() {
-  std::lock_guard<std::mutex> lock(symbolize_mu_);
-  symbolizer_.RefreshModules();
-}
-
-void Session::ReclaimCodeRanges() {
+void Collector::ReclaimCodeRanges() {
   if (code_retired_.empty()) return;
   // Every handler that could have loaded a retired table incremented the counter before
   // loading it and decrements it only when done: zero now means none is still reading one.
@@ -212,7 +190,7 @@ void Session::ReclaimCodeRanges() {
   code_retired_.clear();
 }
 
-bool Session::RefreshCodeRanges(bool force) {
+bool Collector::RefreshCodeRanges(bool force) {
   // dl_iterate_phdr's adds/subs counters change whenever a module is loaded or unloaded.
   unsigned long long stamp = 0;
   dl_iterate_phdr(
@@ -252,7 +230,7 @@ bool Session::RefreshCodeRanges(bool force) {
   // g_handlers_in_flight: a handler that still sees the old table is counted in flight when
   // ReclaimCodeRanges looks (a Dekker-style pairing; acquire/release alone would not order
   // the store before the later load of the counter).
-  sampler_.code.store(&table->view, std::memory_order_seq_cst);
+  sampler_->code.store(&table->view, std::memory_order_seq_cst);
   if (code_current_) code_retired_.push_back(std::move(code_current_));
   code_current_ = std::move(table);  // the old one goes at the next ReclaimCodeRanges
   return true;

@@ -1,12 +1,14 @@
-// From raw address stacks to the symbolized Profile the exporters write. Control path.
+// From raw address stacks to the symbolized Profile the exporters write (see
+// profile_builder.h). Control path.
+#include "internal/profile_builder.h"
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
-
-#include "internal/session.h"
 
 namespace inprof::internal {
 namespace {
@@ -27,61 +29,26 @@ Frame SyntheticFrame(const char* name) {
 
 }  // namespace
 
-Profile Session::Snapshot() {
-  // A copy of the table (compact arrays), so symbolization runs without data_mu_.
-  StackTable copy(0, 0);
-  Health health;
-  // The span: the current window's in continuous mode, the whole run's otherwise.
-  int64_t start_unix_ns = start_realtime_ns_;
-  int64_t start_monotonic_ns = start_monotonic_ns_;
-  {
-    std::lock_guard<std::mutex> lock(data_mu_);
-    DrainLocked();
-    copy = table_;
-    health = CurrentHealth();
-    if (config_.window > 0) {
-      window_.SinceStart(&health);
-      start_unix_ns = window_.start_unix_ns();
-      start_monotonic_ns = window_.start_monotonic_ns();
-    }
-  }
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t end =
-      stopped_ ? stop_monotonic_ns_ : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-  return BuildProfile(copy, std::move(health), start_unix_ns, end - start_monotonic_ns);
+int LuaIntervalMs(const Config& config) {
+  return std::max(1, static_cast<int>(1000.0 / config.frequency + 0.5));
 }
 
-uint64_t Session::AddTap() {
-  std::lock_guard<std::mutex> lock(data_mu_);
-  if (!started_ || stopped_) return 0;
-  DrainLocked();  // what came before the tap is not its business
-  return taps_.Open(TapBudget(), config_.events.size());
+ProfileBuilder::ProfileBuilder(const Config& config, const std::vector<const EventSpec*>* events,
+                               const LuaSplicer* lua)
+    : config_(config), events_(events), lua_(lua), symbolizer_([&config] {
+        SymbolizerOptions options;
+        options.path_map = config.path_map;
+        return options;
+      }()) {}
+
+void ProfileBuilder::NoteModules() {
+  std::lock_guard<std::mutex> lock(mu_);
+  symbolizer_.RefreshModules();
 }
 
-std::optional<Window> Session::TakeTap(uint64_t id) {
-  std::optional<Taps::Tap> tap;
-  Health health;
-  {
-    std::lock_guard<std::mutex> lock(data_mu_);
-    if (!stopped_) DrainLocked();
-    tap = taps_.Take(id);
-    if (!tap) return std::nullopt;
-    health = CurrentHealth();
-  }
-  health.overflow = tap->table.overflow_samples();
-  health.samples = tap->samples;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const int64_t duration = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec - tap->start_monotonic_ns;
-  Window window;
-  window.start_unix_ns = tap->start_unix_ns;
-  window.end_unix_ns = tap->start_unix_ns + duration;
-  window.profile = BuildProfile(tap->table, std::move(health), tap->start_unix_ns, duration);
-  return window;
-}
-
-Profile Session::BuildProfile(const StackTable& table, Health health, int64_t start_unix_ns,
+// One piece: the frame table, the samples and the modules share the address -> chain cache
+// and the symbolizer lock; split, each part would need both passed around.
+Profile ProfileBuilder::Build(const StackTable& table, Health health, int64_t start_unix_ns,
                               int64_t duration_ns) {
   Profile profile;
   profile.health = std::move(health);
@@ -89,13 +56,13 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
   profile.meta.pid = getpid();
   profile.meta.start_time_ns = start_unix_ns;
   profile.meta.duration_ns = duration_ns;
-  for (size_t e = 0; e < engines_.events.size(); ++e) {
-    const EventSpec& spec = *engines_.events[e];
+  for (size_t e = 0; e < events_->size(); ++e) {
+    const EventSpec& spec = *(*events_)[e];
     EventInfo info;
     info.name = spec.name;
     info.unit = spec.unit;
     const double hz = spec.source == EventSource::kWallTime ? config_.wall_frequency
-                      : spec.source == EventSource::kLua    ? 1000.0 / LuaIntervalMs()
+                      : spec.source == EventSource::kLua    ? 1000.0 / LuaIntervalMs(config_)
                                                             : config_.frequency;
     if (spec.time_based) {
       info.period = static_cast<uint64_t>(1e9 / hz);
@@ -115,7 +82,7 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
     std::vector<uint32_t> chain;
     if (IsLuaFrameMarker(address)) {
       chain.push_back(static_cast<uint32_t>(profile.frames.size()));
-      profile.frames.push_back(lua_.FrameOf(address));
+      profile.frames.push_back(lua_->FrameOf(address));
     } else if (address == kTruncatedMarker || address == kOverflowMarker) {
       chain.push_back(static_cast<uint32_t>(profile.frames.size()));
       profile.frames.push_back(
@@ -140,7 +107,7 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
   };
 
   {
-    std::lock_guard<std::mutex> lock(symbolize_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     symbolizer_.RefreshModules();
     profile.samples.reserve(table.size());
     table.ForEach([&](std::span<const uintptr_t> frames, std::span<const uint64_t> weights) {
@@ -168,7 +135,7 @@ Profile Session::BuildProfile(const StackTable& table, Health health, int64_t st
     for (const Frame& f : profile.frames) {
       if (!f.module.empty()) used.insert(f.module);
     }
-    std::lock_guard<std::mutex> lock(symbolize_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     for (Symbolizer::MappedModule& m : symbolizer_.Modules()) {
       if (used.count(m.path) == 0) continue;
       profile.modules.push_back(Module{std::move(m.path), m.start, m.limit, m.offset, std::move(m.build_id)});

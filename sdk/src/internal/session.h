@@ -1,13 +1,20 @@
-// One profiling session: from inprof_start to inprof_stop.
+// One profiling session, from inprof_start to inprof_stop: wires the parts for one run.
 //
-// Owns everything the handler reaches (Sampler, thread slots and rings), the collector
-// thread that drains rings into the stack table every 10 ms and rescans threads every
-// 100 ms, and the symbolizer used at dump time.
+// Where a sample goes, and who owns each thread:
+//   signal handler (any sampled thread)  -> its ThreadSlot ring / stack copies (threads/)
+//   Collector, thread "inprof-collect"   -> drains, unwinds, hands stacks to the session
+//   Session (this class, as SampleSink)  -> the LuaSplicer (mixed mode), the stack table of
+//                                           the run or the current window, and the Taps
+//   ExportPipeline, thread "inprof-export" -> closed windows symbolized and written
+//   ProfileBuilder (any thread)          -> symbolized profiles for Dump, windows and taps
+// Engines (engine_policy.h) and the ThreadRegistry arm each thread's signal source.
 //
 // Concurrency contract: Start/Stop are called by the runtime under its exclusive lifecycle
-// lock; Dump, OnThreadStart/OnThreadExit under its shared lock, from any thread and
-// concurrently. data_mu_ guards draining and the stack table; symbolize_mu_ the symbolizer.
-// The handler touches only sampler_ (see sampler.h).
+// lock; Dump, AddTap/TakeTap, the Lua calls and OnThreadStart/OnThreadExit under its shared
+// lock, from any thread and concurrently. data_mu_ guards the stack table, the taps, the Lua
+// splicer, the window clock and the sample counters; the collector drains under it. The
+// profile builder and the export pipeline have their own locks (see their headers). The
+// handler touches only sampler_ (see sampler.h).
 #ifndef INPROF_SDK_SESSION_H_
 #define INPROF_SDK_SESSION_H_
 
@@ -15,37 +22,34 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <utility>
+#include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "inprof/dwarf_unwind.h"
-#include "inprof/symbolize.h"
+#include "internal/collector.h"
 #include "internal/config.h"
 #include "internal/engine.h"
 #include "internal/engine_policy.h"
+#include "internal/events.h"
 #include "internal/export_pipeline.h"
 #include "internal/lua_splicer.h"
-#include "internal/stack_buffer.h"
-#include "internal/taps.h"
-#include "internal/events.h"
+#include "internal/profile_builder.h"
 #include "internal/sampler.h"
+#include "internal/stack_buffer.h"
 #include "internal/stack_table.h"
+#include "internal/taps.h"
 #include "internal/thread_registry.h"
 
 namespace inprof::internal {
 
-class Session {
+class Session : private SampleSink {
  public:
   explicit Session(Config config);
   ~Session();
@@ -108,41 +112,36 @@ class Session {
   void ClearLuaVm();
   void AddLuaStack(std::string_view dump, uint32_t weight, char vmstate);
   // The LuaJIT profiler's interval for this session's rate (at least 1 ms).
-  int LuaIntervalMs() const;
+  int LuaIntervalMs() const { return internal::LuaIntervalMs(config_); }
 
   // Windows exported so far, and dropped because the exporter fell two windows behind.
   uint64_t windows_exported() const { return pipeline_.windows_exported(); }
 
  private:
-  // The symbolized profile of `table`. Takes symbolize_mu_; the caller owns `table` (no other
-  // thread may change it meanwhile).
-  Profile BuildProfile(const StackTable& table, Health health, int64_t start_unix_ns,
-                       int64_t duration_ns);
-  // Closes the current window: moves the stack table to the export queue and starts the next.
-  // Caller holds data_mu_.
+  // SampleSink, called by the collector under data_mu_.
+  void OnSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event) override;
+  void OnDrained() override;
+  void OnModulesChanged() override { NoteModules(); }
+  // Into the session's table and every tap. Caller holds data_mu_.
+  void AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event);
+  void CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event);
+  // Mixed Lua mode: the deferred native samples, spliced. Caller holds data_mu_.
+  void SpliceLuaPendingLocked();
+  // Drains the rings now (the collector's drain). Caller holds data_mu_.
+  void DrainLocked() {
+    if (collector_) collector_->DrainLocked();
+  }
+  // Closes the current window: moves the stack table to the export pipeline and starts the
+  // next. Caller holds data_mu_.
   void RotateWindowLocked(int64_t now_monotonic_ns);
   // Bytes of the stack table for the current window (or the whole run) and for each tap.
   size_t TableBudget() const;
   size_t TapBudget() const;
-
-  static void* CollectorEntry(void* self);
-  void CollectorMain();
-  // Drains every ring into the stack table, unwinding stack copies unless a dlclose is in
-  // progress (`before_dlclose`: the hook's own drain, just before its unload).
-  void DrainLocked(bool before_dlclose = false);
-  // Drain helpers: a sample's frames (adjusted, with stop markers) into `out`; then its
-  // accounting and aggregation (`stack` leaf first, without the thread marker, which
-  // AddSample appends). Caller holds data_mu_.
-  void AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out);
-  void UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out);
-  void AddSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event);
-  void CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event);
-  // Into the session's table and every tap. Caller holds data_mu_.
-  void AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event);
-  // Publishes new code ranges to the handler when the module list changed (or `force`);
-  // returns whether it did. Collector thread (or Start) only.
-  bool RefreshCodeRanges(bool force);
+  // Start's steps after the engines are chosen: the collector, the handler, the threads.
+  Status StartSampling(const std::vector<pid_t>& excluded, std::unique_ptr<DwarfUnwinder> dwarf);
   Health CurrentHealth();
+  // The warnings of the health block: the engines', the registry's, the drain's.
+  void AddHealthWarnings(Health* h);
   int DrainIntervalMs() const;
 
   Config config_;
@@ -154,52 +153,23 @@ class Session {
   std::unique_ptr<ThreadRegistry> registry_;
 
   std::mutex data_mu_;
-  StackTable table_;
-  StackBuffer stack_;  // the sample being drained (collector thread, under data_mu_)
+  StackTable table_;  // under data_mu_
+  // Sample counters, under data_mu_.
   uint64_t samples_ = 0;
   uint64_t weight_ = 0;
   uint64_t first_event_weight_ = 0;
   uint64_t overruns_ = 0;
-  // DWARF unwinding of stack copies (unwind=dwarf or auto); null with unwind=fp.
-  std::unique_ptr<DwarfUnwinder> dwarf_;
-  std::vector<uintptr_t> dwarf_pcs_;
-  uint64_t copy_truncated_ = 0;  // the copied window was too small for the whole stack
-  uint64_t dwarf_chains_ = 0;    // samples whose chain came from DWARF
-  uint64_t fp_chains_ = 0;       // ... from the fp walk (auto, where DWARF stopped earlier)
-  uint64_t truncated_ = 0;
-  uint64_t broken_ = 0;
-  uint64_t leaf_only_ = 0;
-  uint64_t recovered_leaf_callers_ = 0;
-
-  std::mutex symbolize_mu_;
-  Symbolizer symbolizer_;
-
-  // Code ranges published to the handler (the newest is in sampler_.code) and the ones
-  // replaced since, which a handler may still be reading: freed by ReclaimCodeRanges once no
-  // handler is in flight, so dlopen/dlclose churn does not grow them. Collector only.
-  struct CodeTable {
-    std::vector<uintptr_t> bounds;
-    CodeRanges view;
-  };
-  std::unique_ptr<CodeTable> code_current_;
-  std::vector<std::unique_ptr<CodeTable>> code_retired_;
-  void ReclaimCodeRanges();
-  unsigned long long modules_stamp_ = ~0ull;
-
   Taps taps_;       // under data_mu_
   LuaSplicer lua_;  // under data_mu_ (its frames under its own lock)
-  void SpliceLuaPendingLocked();
+  ProfileBuilder builder_;
+  // Publishes the handler's code ranges: declared after registry_, destroyed before it.
+  std::unique_ptr<Collector> collector_;
   // Continuous mode: the current window (table_ holds its stacks), under data_mu_, and the
-  // pipeline that exports closed windows (it symbolizes through BuildProfile, so it is
-  // declared after everything it uses).
+  // pipeline that exports closed windows (it symbolizes through builder_, so it is declared
+  // after everything it uses).
   WindowClock window_;
   ExportPipeline pipeline_;
 
-  int wake_fd_ = -1;
-  int drain_interval_ms_ = 10;
-  pthread_t collector_{};
-  bool collector_running_ = false;
-  std::atomic<bool> stop_requested_{false};
   bool started_ = false;
   bool stopped_ = false;
   int64_t start_realtime_ns_ = 0;
@@ -212,9 +182,6 @@ class Session {
   std::atomic<int64_t> dump_symbolize_ns_{-1};
   std::atomic<int64_t> dump_write_ns_{0};
 };
-
-// Threads inside dlclose right now (dlclose_hook.cpp): stack copies are not unwound meanwhile.
-extern std::atomic<int> g_dlclose_in_progress;
 
 // pthread_create as the C library provides it, bypassing our hook. Not async-signal-safe.
 int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),

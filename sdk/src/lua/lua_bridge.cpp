@@ -37,10 +37,6 @@ constexpr int kMaxLuaFrames = 100;
 
 }  // namespace
 
-int Session::LuaIntervalMs() const {
-  return std::max(1, static_cast<int>(1000.0 / config_.frequency + 0.5));
-}
-
 void Session::SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
                        bool mixed) {
   std::lock_guard<std::mutex> lock(data_mu_);

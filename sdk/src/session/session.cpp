@@ -1,7 +1,6 @@
 #include "internal/session.h"
 
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,21 +32,15 @@ int64_t Now(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-SymbolizerOptions MakeSymbolizerOptions(const Config& config) {
-  SymbolizerOptions options;
-  options.path_map = config.path_map;
-  return options;
-}
-
 }  // namespace
 
 Session::Session(Config config)
     : config_(std::move(config)),
       table_(TableBudget(), config_.events.size()),
-      symbolizer_(MakeSymbolizerOptions(config_)),
+      builder_(config_, &engines_.events, &lua_),
       pipeline_(config_, [this](const StackTable& table, Health health, int64_t start_unix_ns,
                                 int64_t duration_ns) {
-        return BuildProfile(table, std::move(health), start_unix_ns, duration_ns);
+        return builder_.Build(table, std::move(health), start_unix_ns, duration_ns);
       }) {
   sampler_.signal = config_.signal;
   sampler_.max_depth = config_.max_depth;
@@ -55,60 +48,30 @@ Session::Session(Config config)
 
 Session::~Session() {
   Stop();
+  collector_.reset();
   registry_.reset();
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 Status Session::Start(const std::vector<pid_t>& excluded) {
   if (started_) return Status::Error("session already started");
   started_ = true;
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) return Status::Error(std::string("eventfd: ") + std::strerror(errno));
-
   start_realtime_ns_ = Now(CLOCK_REALTIME);
   start_monotonic_ns_ = Now(CLOCK_MONOTONIC);
   start_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
 
   // Engines first, then the unwinder: their warnings are listed in that order.
   Status chosen = ChooseEngines(config_, LuaIntervalMs(), &sampler_, &engines_);
+  UnwinderChoice unwinder;
   if (chosen.ok()) {
     warnings_ = engines_.warnings;
-    UnwinderChoice unwinder;
     chosen = ChooseUnwinder(config_, &unwinder, &warnings_);
     sampler_.unwind = unwinder.mode;
-    dwarf_ = std::move(unwinder.dwarf);
   }
+  if (chosen.ok()) chosen = StartSampling(excluded, std::move(unwinder.dwarf));
   if (!chosen.ok()) {
     stopped_ = true;
     return chosen;
   }
-  std::vector<Engine*> engines;
-  for (const auto& engine : engines_.engines) engines.push_back(engine.get());
-  drain_interval_ms_ = DrainIntervalMs();
-  registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::move(engines), config_.frequency,
-                                               config_.max_threads);
-  if (sampler_.unwind != UnwindMode::kFp) {
-    registry_->EnableStackCopies(kStackCopiesPerThread, config_.stack_bytes);
-  }
-  for (pid_t tid : excluded) registry_->Exclude(tid);
-  RefreshCodeRanges(true);
-  if (const int error = InstallSamplingHandler(&sampler_); error != 0) {
-    stopped_ = true;
-    return Status::Error(std::string("cannot install the handler for signal ") +
-                         std::to_string(config_.signal) + ": " + std::strerror(error));
-  }
-
-  const pid_t collector = StartInternalThread(&collector_, &Session::CollectorEntry, this);
-  if (collector == 0) {
-    const int error = errno;
-    registry_->RetireAll();
-    UninstallSamplingHandler(&sampler_);
-    stopped_ = true;
-    return Status::Error(std::string("cannot start the collector thread: ") + std::strerror(error));
-  }
-  registry_->Exclude(collector);
-  collector_running_ = true;
-
   if (config_.window > 0) {
     window_.Start(start_realtime_ns_, start_monotonic_ns_, config_.window);
     if (const pid_t exporter = pipeline_.Start(); exporter != 0) {
@@ -118,9 +81,37 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
                           std::strerror(errno) + "): windows are written only at exit");
     }
   }
-
   registry_->RegisterCurrentThread();
   registry_->Rescan();
+  return Status::Ok();
+}
+
+Status Session::StartSampling(const std::vector<pid_t>& excluded,
+                              std::unique_ptr<DwarfUnwinder> dwarf) {
+  std::vector<Engine*> engines;
+  for (const auto& engine : engines_.engines) engines.push_back(engine.get());
+  registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::move(engines), config_.frequency,
+                                               config_.max_threads);
+  if (sampler_.unwind != UnwindMode::kFp) {
+    registry_->EnableStackCopies(kStackCopiesPerThread, config_.stack_bytes);
+  }
+  for (pid_t tid : excluded) registry_->Exclude(tid);
+  collector_ = std::make_unique<Collector>(&sampler_, &data_mu_, static_cast<SampleSink*>(this),
+                                           std::move(dwarf));
+  collector_->RefreshCodeRanges(true);
+  if (const int error = InstallSamplingHandler(&sampler_); error != 0) {
+    return Status::Unavailable(std::string("cannot install the handler for signal ") +
+                               std::to_string(config_.signal) + ": " + std::strerror(error));
+  }
+  const pid_t collector = collector_->Start(registry_.get(), DrainIntervalMs());
+  if (collector == 0) {
+    const int error = errno;
+    registry_->RetireAll();
+    UninstallSamplingHandler(&sampler_);
+    return Status::Unavailable(std::string("cannot start the collector thread: ") +
+                               std::strerror(error));
+  }
+  registry_->Exclude(collector);
   return Status::Ok();
 }
 
@@ -130,13 +121,7 @@ void Session::Stop() {
   for (const auto& engine : engines_.engines) engine->StopAll();
   registry_->RetireAll();
   UninstallSamplingHandler(&sampler_);
-  if (collector_running_) {
-    stop_requested_.store(true, std::memory_order_release);
-    uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
-    pthread_join(collector_, nullptr);
-    collector_running_ = false;
-  }
+  collector_->Stop();
   stop_monotonic_ns_ = Now(CLOCK_MONOTONIC);
   stop_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
   {
@@ -219,14 +204,22 @@ Health Session::CurrentHealth() {
   h.achieved_hz =
       cpu_ns > 0 ? static_cast<double>(first_event_weight_) * 1e9 / static_cast<double>(cpu_ns) : 0;
   const SamplerCounters& c = sampler_.counters;
+  const DrainCounts drained = collector_ ? collector_->counts() : DrainCounts{};
   h.samples = samples_;
   h.dropped =
       c.ring_full.load(std::memory_order_relaxed) + c.reentered.load(std::memory_order_relaxed);
-  h.truncated = truncated_ + copy_truncated_;
-  h.broken = broken_;
+  h.truncated = drained.truncated + drained.copy_truncated;
+  h.broken = drained.broken;
   h.overflow = table_.overflow_samples();
   h.threads_seen = registry_ ? registry_->threads_seen() : 0;
   h.overruns = overruns_;
+  AddHealthWarnings(&h);
+  return h;
+}
+
+void Session::AddHealthWarnings(Health* health) {
+  Health& h = *health;
+  const DrainCounts drained = collector_ ? collector_->counts() : DrainCounts{};
   if (registry_) {
     // What each thread's CPU time promised: only a CPU-time first event has a rate per
     // CPU-second (wall samples follow real time, count events their counts).
@@ -257,12 +250,12 @@ Health Session::CurrentHealth() {
     for (std::string& w : engine->Warnings()) h.warnings.push_back(std::move(w));
   }
   h.warnings.insert(h.warnings.begin(), warnings_.begin(), warnings_.end());
-  if (leaf_only_ != 0) {
-    h.warnings.push_back(std::to_string(leaf_only_) +
+  if (drained.leaf_only != 0) {
+    h.warnings.push_back(std::to_string(drained.leaf_only) +
                          " samples have only their leaf frame (stack bounds not yet known)");
   }
-  if (copy_truncated_ != 0) {
-    h.warnings.push_back(std::to_string(copy_truncated_) +
+  if (drained.copy_truncated != 0) {
+    h.warnings.push_back(std::to_string(drained.copy_truncated) +
                          " stacks were deeper than the copied window (stack_bytes=" +
                          std::to_string(config_.stack_bytes) +
                          "): their outer frames are cut at [truncated]; raise INPROF_STACK_BYTES");
@@ -281,7 +274,6 @@ Health Session::CurrentHealth() {
     h.warnings.push_back(std::to_string(h.overflow) +
                          " samples went to [overflow]: the stack table reached max_memory");
   }
-  return h;
 }
 
 std::string Session::SummaryLine(const std::vector<std::string>& written) {
@@ -346,6 +338,52 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   return line;
 }
 
+void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
+  ++samples_;
+  weight_ += weight;
+  if (event == 0) {
+    first_event_weight_ += weight;
+    ++slot.drained_samples;
+    slot.drained_weight += weight;
+  }
+  // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
+  if (event < engines_.engines.size() && engines_.engines[event]->kind() != EngineKind::kPerf &&
+      engines_.engines[event]->kind() != EngineKind::kNone && weight > 1) {
+    overruns_ += weight - 1;
+  }
+}
+
+void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event) {
+  const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
+  if (lua_.Splices(tid) &&
+      lua_.Defer(stack.frames(), weight, event, sampler_.code.load(std::memory_order_acquire))) {
+    CountSample(slot, weight, event);
+    return;
+  }
+  if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
+  AggregateLocked(stack.frames(), weight, event);
+  CountSample(slot, weight, event);
+}
+
+void Session::AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event) {
+  table_.Add(stack, weight, event);
+  taps_.Add(stack, weight, event);
+}
+
+void Session::BeforeDlclose() {
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    // Only when no other dlclose is under way: that one may be unmapping right now.
+    if (collector_ && g_dlclose_in_progress.load(std::memory_order_acquire) == 1) {
+      collector_->DrainLocked(true);
+    }
+  }
+  NoteModules();
+}
+
+void Session::NoteModules() { builder_.NoteModules(); }
+
 size_t Session::TableBudget() const {
   // Continuous mode keeps up to three tables of this size alive (the window being filled and
   // two waiting for the exporter) plus the taps': together within max_memory.
@@ -356,6 +394,12 @@ size_t Session::TapBudget() const { return config_.max_memory / (4 * kMaxTaps); 
 
 void Session::AddWindowListener(std::function<void(const Window&)> listener) {
   pipeline_.AddListener(std::move(listener));
+}
+
+void Session::OnDrained() {
+  if (config_.window <= 0) return;
+  const int64_t now = Now(CLOCK_MONOTONIC);
+  if (window_.Due(now)) RotateWindowLocked(now);
 }
 
 void Session::RotateWindowLocked(int64_t now_monotonic_ns) {

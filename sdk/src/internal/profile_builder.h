@@ -1,0 +1,47 @@
+// The profile builder: raw stacks (addresses, Lua frame ids, markers) into the symbolized
+// Profile the exporters write, with the event descriptions and the modules the frames are in.
+//
+// Concurrency contract: Build and NoteModules may run on any thread, concurrently (dumps,
+// the exporter thread, pull requests, the dlclose hook): mu_ guards the symbolizer. The
+// caller of Build owns the table it passes (no other thread changes it meanwhile).
+// Not async-signal-safe.
+#ifndef INPROF_SDK_PROFILE_BUILDER_H_
+#define INPROF_SDK_PROFILE_BUILDER_H_
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "inprof/symbolize.h"
+#include "internal/config.h"
+#include "internal/events.h"
+#include "internal/lua_splicer.h"
+#include "internal/stack_table.h"
+
+namespace inprof::internal {
+
+// The LuaJIT profiler's interval for `config`'s rate (at least 1 ms).
+int LuaIntervalMs(const Config& config);
+
+class ProfileBuilder {
+ public:
+  // `events` (the session's, in config order) and `lua` outlive the builder.
+  ProfileBuilder(const Config& config, const std::vector<const EventSpec*>* events,
+                 const LuaSplicer* lua);
+  Profile Build(const StackTable& table, Health health, int64_t start_unix_ns,
+                int64_t duration_ns);
+  // Records the modules loaded now, which the symbolizer keeps after they are unloaded.
+  void NoteModules();
+
+ private:
+  const Config& config_;
+  const std::vector<const EventSpec*>* events_;
+  const LuaSplicer* lua_;
+  std::mutex mu_;
+  Symbolizer symbolizer_;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_PROFILE_BUILDER_H_

@@ -1,0 +1,62 @@
+// What a session hands out while it runs: the profile so far and taps. Control path.
+#include <time.h>
+
+#include "internal/session.h"
+
+namespace inprof::internal {
+
+Profile Session::Snapshot() {
+  // A copy of the table (compact arrays), so symbolization runs without data_mu_.
+  StackTable copy(0, 0);
+  Health health;
+  // The span: the current window's in continuous mode, the whole run's otherwise.
+  int64_t start_unix_ns = start_realtime_ns_;
+  int64_t start_monotonic_ns = start_monotonic_ns_;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    DrainLocked();
+    copy = table_;
+    health = CurrentHealth();
+    if (config_.window > 0) {
+      window_.SinceStart(&health);
+      start_unix_ns = window_.start_unix_ns();
+      start_monotonic_ns = window_.start_monotonic_ns();
+    }
+  }
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t end =
+      stopped_ ? stop_monotonic_ns_ : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+  return builder_.Build(copy, std::move(health), start_unix_ns, end - start_monotonic_ns);
+}
+
+uint64_t Session::AddTap() {
+  std::lock_guard<std::mutex> lock(data_mu_);
+  if (!started_ || stopped_) return 0;
+  DrainLocked();  // what came before the tap is not its business
+  return taps_.Open(TapBudget(), config_.events.size());
+}
+
+std::optional<Window> Session::TakeTap(uint64_t id) {
+  std::optional<Taps::Tap> tap;
+  Health health;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    if (!stopped_) DrainLocked();
+    tap = taps_.Take(id);
+    if (!tap) return std::nullopt;
+    health = CurrentHealth();
+  }
+  health.overflow = tap->table.overflow_samples();
+  health.samples = tap->samples;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const int64_t duration = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec - tap->start_monotonic_ns;
+  Window window;
+  window.start_unix_ns = tap->start_unix_ns;
+  window.end_unix_ns = tap->start_unix_ns + duration;
+  window.profile = builder_.Build(tap->table, std::move(health), tap->start_unix_ns, duration);
+  return window;
+}
+
+}  // namespace inprof::internal
