@@ -49,7 +49,7 @@ TEST(LuaModule, TwoFunctionsCostingThreeToOneShowOnTheirLines) {
       {INPROF_LUAJIT, script, dir + "/out.folded," + dir + "/perf.log," + dir + "/p.json", "3"},
       LuaEnv());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  // perf.log as perfanno reads it (every FORMATS.md rule), frames on the script's real path.
+  // perf.log as perfanno reads it (every rule in docs/formats.md), frames on the script's real path.
   PerfannoLog log = ReadPerfannoLog(dir + "/perf.log");
   ASSERT_TRUE(log.ok()) << log.error;
   const uint64_t hot3 = LineOf(script, "HOT3-LINE"), hot1 = LineOf(script, "HOT1-LINE");

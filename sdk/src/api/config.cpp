@@ -76,6 +76,8 @@ constexpr const char* kKnownKeys =
     "follow_fork, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
     "app_name, labels, tenant";
 
+// One piece: one short branch per key, each parsing and checking its value with the message
+// a user sees; a table of handlers would spread the same lines over twenty functions.
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
   if (key == "output") return ParseOutputs(value, &config->outputs);
   if (key == "frequency") {

@@ -1,6 +1,6 @@
 // The perf_event engine: one software task-clock event per thread, user space only, whose
 // overflow signal the kernel routes to that thread. No ring buffer is mapped: the signal
-// itself is the sample (FACTS: measured accurate at 1-4 kHz without one). Control path.
+// itself is the sample (measured accurate at 1-4 kHz without one). Control path.
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>

@@ -154,11 +154,14 @@ class Session : private SampleSink {
 
   std::mutex data_mu_;
   StackTable table_;  // under data_mu_
-  // Sample counters, under data_mu_.
-  uint64_t samples_ = 0;
-  uint64_t weight_ = 0;
-  uint64_t first_event_weight_ = 0;
-  uint64_t overruns_ = 0;
+  // Samples aggregated so far, under data_mu_.
+  struct SampleCounts {
+    uint64_t samples = 0;
+    uint64_t weight = 0;
+    uint64_t first_event_weight = 0;  // the rate in the health block is the first event's
+    uint64_t overruns = 0;            // timer expirations the kernel could not deliver
+  };
+  SampleCounts counts_;
   Taps taps_;       // under data_mu_
   LuaSplicer lua_;  // under data_mu_ (its frames under its own lock)
   ProfileBuilder builder_;
@@ -172,11 +175,15 @@ class Session : private SampleSink {
 
   bool started_ = false;
   bool stopped_ = false;
-  int64_t start_realtime_ns_ = 0;
-  int64_t start_monotonic_ns_ = 0;
-  int64_t stop_monotonic_ns_ = 0;
-  int64_t start_cpu_ns_ = 0;
-  int64_t stop_cpu_ns_ = 0;
+  // Set by Start and Stop (the runtime's exclusive lock), read by everything after.
+  struct RunTimes {
+    int64_t start_realtime_ns = 0;
+    int64_t start_monotonic_ns = 0;
+    int64_t stop_monotonic_ns = 0;
+    int64_t start_cpu_ns = 0;  // CLOCK_PROCESS_CPUTIME_ID
+    int64_t stop_cpu_ns = 0;
+  };
+  RunTimes times_;
   // The last Dump's cost (monotonic ns), for the summary line; -1 before the first.
   // Atomic: Dump may run on several threads at once (under the shared lock).
   std::atomic<int64_t> dump_symbolize_ns_{-1};

@@ -83,9 +83,9 @@ void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate) 
   stack.push(kThreadMarker | static_cast<uintptr_t>(lua_.tid()));
   const auto event = static_cast<uint16_t>(lua_.event());
   AggregateLocked(stack.frames(), weight, event);
-  ++samples_;
-  weight_ += weight;
-  if (event == 0) first_event_weight_ += weight;
+  ++counts_.samples;
+  counts_.weight += weight;
+  if (event == 0) counts_.first_event_weight += weight;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,6 +145,33 @@ std::vector<std::pair<uintptr_t, uintptr_t>> CodeRangesOf(const void* symbol) {
   return search.ranges;
 }
 
+// Takes the bridge's own key, mixed=1|0, out of `text`; `rest` is everything else.
+RuntimeResult SplitMixed(const char* config_text, bool* mixed, std::string* rest) {
+  std::string_view text = config_text != nullptr ? config_text : "";
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    std::string_view trimmed = item;
+    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
+    if (trimmed.substr(0, 6) == "mixed=") {
+      std::string_view v = trimmed.substr(6);
+      if (v == "1" || v == "true" || v == "yes" || v == "on") {
+        *mixed = true;
+      } else if (v == "0" || v == "false" || v == "no" || v == "off") {
+        *mixed = false;
+      } else {
+        return {RuntimeError::kConfig,
+                "inprof_lua_start: invalid mixed='" + std::string(v) + "': expected 1 or 0"};
+      }
+      continue;
+    }
+    if (!rest->empty()) *rest += ',';
+    *rest += item;
+  }
+  return {};
+}
+
 }  // namespace
 
 RuntimeResult LuaStart(lua_State* L, const char* config_text) {
@@ -169,27 +196,8 @@ RuntimeResult LuaStart(lua_State* L, const char* config_text) {
   // "mixed" is the bridge's own key; the rest is inprof_start's configuration.
   bool mixed = false;
   std::string rest;
-  std::string_view text = config_text != nullptr ? config_text : "";
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    std::string_view trimmed = item;
-    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
-    if (trimmed.substr(0, 6) == "mixed=") {
-      std::string_view v = trimmed.substr(6);
-      if (v == "1" || v == "true" || v == "yes" || v == "on") {
-        mixed = true;
-      } else if (v == "0" || v == "false" || v == "no" || v == "off") {
-        mixed = false;
-      } else {
-        return {RuntimeError::kConfig,
-                "inprof_lua_start: invalid mixed='" + std::string(v) + "': expected 1 or 0"};
-      }
-      continue;
-    }
-    if (!rest.empty()) rest += ',';
-    rest += item;
+  if (RuntimeResult r = SplitMixed(config_text, &mixed, &rest); r.error != RuntimeError::kOk) {
+    return r;
   }
   Config config;
   Status s = ParseConfig(rest, &config);

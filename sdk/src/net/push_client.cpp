@@ -210,6 +210,8 @@ void PushClient::Log(const std::string& message) {
   if (!options_.quiet) std::fprintf(stderr, "inprof: %s\n", message.c_str());
 }
 
+// One piece: the loop holds mu_ across its steps and lets go of it only around the request
+// and each log line; split, every part would take and hand back the same lock.
 void PushClient::Run() {
   HttpFields headers;
   if (!options_.tenant.empty()) headers.emplace_back("X-Scope-OrgID", options_.tenant);

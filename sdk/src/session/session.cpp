@@ -55,9 +55,9 @@ Session::~Session() {
 Status Session::Start(const std::vector<pid_t>& excluded) {
   if (started_) return Status::Error("session already started");
   started_ = true;
-  start_realtime_ns_ = Now(CLOCK_REALTIME);
-  start_monotonic_ns_ = Now(CLOCK_MONOTONIC);
-  start_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
+  times_.start_realtime_ns = Now(CLOCK_REALTIME);
+  times_.start_monotonic_ns = Now(CLOCK_MONOTONIC);
+  times_.start_cpu_ns = Now(CLOCK_PROCESS_CPUTIME_ID);
 
   // Engines first, then the unwinder: their warnings are listed in that order.
   Status chosen = ChooseEngines(config_, LuaIntervalMs(), &sampler_, &engines_);
@@ -73,7 +73,7 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
     return chosen;
   }
   if (config_.window > 0) {
-    window_.Start(start_realtime_ns_, start_monotonic_ns_, config_.window);
+    window_.Start(times_.start_realtime_ns, times_.start_monotonic_ns, config_.window);
     if (const pid_t exporter = pipeline_.Start(); exporter != 0) {
       registry_->Exclude(exporter);
     } else {
@@ -122,8 +122,8 @@ void Session::Stop() {
   registry_->RetireAll();
   UninstallSamplingHandler(&sampler_);
   collector_->Stop();
-  stop_monotonic_ns_ = Now(CLOCK_MONOTONIC);
-  stop_cpu_ns_ = Now(CLOCK_PROCESS_CPUTIME_ID);
+  times_.stop_monotonic_ns = Now(CLOCK_MONOTONIC);
+  times_.stop_cpu_ns = Now(CLOCK_PROCESS_CPUTIME_ID);
   {
     std::lock_guard<std::mutex> lock(data_mu_);
     DrainLocked();
@@ -131,7 +131,7 @@ void Session::Stop() {
     // Mixed Lua mode: samples still waiting for a Lua stack get the last one.
     if (lua_.has_pending()) SpliceLuaPendingLocked();
     // Continuous mode: the last, partial window.
-    if (config_.window > 0) RotateWindowLocked(stop_monotonic_ns_);
+    if (config_.window > 0) RotateWindowLocked(times_.stop_monotonic_ns);
   }
   // Continuous mode: the exporter finishes the queue (the listeners hear of every window)
   // and ends.
@@ -198,21 +198,21 @@ Health Session::CurrentHealth() {
                : sampler_.unwind == UnwindMode::kDwarf ? "dwarf"
                                                        : "auto";
   h.requested_hz = config_.frequency;
-  const int64_t cpu_ns = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
+  const int64_t cpu_ns = (stopped_ ? times_.stop_cpu_ns : Now(CLOCK_PROCESS_CPUTIME_ID)) - times_.start_cpu_ns;
   // Rate of the first event per CPU-second (meaningful for cpu; for other events it is
   // their samples per CPU-second of the process).
   h.achieved_hz =
-      cpu_ns > 0 ? static_cast<double>(first_event_weight_) * 1e9 / static_cast<double>(cpu_ns) : 0;
+      cpu_ns > 0 ? static_cast<double>(counts_.first_event_weight) * 1e9 / static_cast<double>(cpu_ns) : 0;
   const SamplerCounters& c = sampler_.counters;
   const DrainCounts drained = collector_ ? collector_->counts() : DrainCounts{};
-  h.samples = samples_;
+  h.samples = counts_.samples;
   h.dropped =
       c.ring_full.load(std::memory_order_relaxed) + c.reentered.load(std::memory_order_relaxed);
   h.truncated = drained.truncated + drained.copy_truncated;
   h.broken = drained.broken;
   h.overflow = table_.overflow_samples();
   h.threads_seen = registry_ ? registry_->threads_seen() : 0;
-  h.overruns = overruns_;
+  h.overruns = counts_.overruns;
   AddHealthWarnings(&h);
   return h;
 }
@@ -282,8 +282,8 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     std::lock_guard<std::mutex> lock(data_mu_);
     h = CurrentHealth();
   }
-  const int64_t end = stopped_ ? stop_monotonic_ns_ : Now(CLOCK_MONOTONIC);
-  const int64_t cpu = (stopped_ ? stop_cpu_ns_ : Now(CLOCK_PROCESS_CPUTIME_ID)) - start_cpu_ns_;
+  const int64_t end = stopped_ ? times_.stop_monotonic_ns : Now(CLOCK_MONOTONIC);
+  const int64_t cpu = (stopped_ ? times_.stop_cpu_ns : Now(CLOCK_PROCESS_CPUTIME_ID)) - times_.start_cpu_ns;
   char buf[768];
   std::snprintf(buf, sizeof buf,
                 "inprof: engine=%s unwinder=%s frequency=%gHz samples=%" PRIu64 " dropped=%" PRIu64
@@ -291,7 +291,7 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
                 " duration=%.2fs cpu=%.2fs rate=%.1fHz",
                 h.engine.c_str(), h.unwinder.c_str(), h.requested_hz, h.samples, h.dropped,
                 h.truncated, h.overflow, h.threads_seen,
-                static_cast<double>(end - start_monotonic_ns_) / 1e9,
+                static_cast<double>(end - times_.start_monotonic_ns) / 1e9,
                 static_cast<double>(cpu) / 1e9, h.achieved_hz);
   std::string line = buf;
   if (!written.empty()) {
@@ -339,17 +339,17 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
 }
 
 void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
-  ++samples_;
-  weight_ += weight;
+  ++counts_.samples;
+  counts_.weight += weight;
   if (event == 0) {
-    first_event_weight_ += weight;
+    counts_.first_event_weight += weight;
     ++slot.drained_samples;
     slot.drained_weight += weight;
   }
   // A timer sample's weight beyond 1 is expirations the kernel could not deliver.
   if (event < engines_.engines.size() && engines_.engines[event]->kind() != EngineKind::kPerf &&
       engines_.engines[event]->kind() != EngineKind::kNone && weight > 1) {
-    overruns_ += weight - 1;
+    counts_.overruns += weight - 1;
   }
 }
 

@@ -10,8 +10,8 @@ Profile Session::Snapshot() {
   StackTable copy(0, 0);
   Health health;
   // The span: the current window's in continuous mode, the whole run's otherwise.
-  int64_t start_unix_ns = start_realtime_ns_;
-  int64_t start_monotonic_ns = start_monotonic_ns_;
+  int64_t start_unix_ns = times_.start_realtime_ns;
+  int64_t start_monotonic_ns = times_.start_monotonic_ns;
   {
     std::lock_guard<std::mutex> lock(data_mu_);
     DrainLocked();
@@ -26,7 +26,7 @@ Profile Session::Snapshot() {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t end =
-      stopped_ ? stop_monotonic_ns_ : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+      stopped_ ? times_.stop_monotonic_ns : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
   return builder_.Build(copy, std::move(health), start_unix_ns, end - start_monotonic_ns);
 }
 
