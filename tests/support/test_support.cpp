@@ -14,6 +14,14 @@ std::string SourceDir() {
   return INPROF_TEST_SOURCE_DIR;
 }
 
+std::string Data(const std::string& relative) { return SourceDir() + "/tests/data/" + relative; }
+
+std::string Portable(std::string text) {
+  const std::string dir = SourceDir();
+  for (size_t at; (at = text.find(dir)) != std::string::npos;) text.replace(at, dir.size(), "<src>");
+  return text;
+}
+
 bool Blessing() {
   const char* bless = std::getenv("INPROF_BLESS");
   return bless && std::string(bless) == "1";

@@ -14,6 +14,13 @@ namespace inprof::test {
 // directory the tests were configured from, so a test binary also runs by hand.
 std::string SourceDir();
 
+// The files under tests/data/: SourceDir() + "/tests/data/" + relative.
+std::string Data(const std::string& relative);
+
+// `text` with every occurrence of the source tree's path replaced by "<src>", so goldens of
+// output that names source files do not depend on where the checkout lives.
+std::string Portable(std::string text);
+
 // True when INPROF_BLESS=1: golden checks rewrite their files instead of comparing.
 bool Blessing();
 

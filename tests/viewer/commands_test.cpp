@@ -12,55 +12,23 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "test_support.h"
 #include "test_util.h"
 
 namespace inprof::test {
 namespace {
-
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
-
-std::string Data(const std::string& relative) { return SourceDir() + "/tests/data/" + relative; }
-
-bool Blessing() {
-  const char* bless = std::getenv("INPROF_BLESS");
-  return bless && std::string(bless) == "1";
-}
 
 ProcessResult Viewer(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
   args.insert(args.begin(), INPROF_VIEWER);
   return RunProcess(args, env);
 }
 
-std::string Portable(std::string text) {
-  const std::string dir = SourceDir();
-  for (size_t at; (at = text.find(dir)) != std::string::npos;)
-    text.replace(at, dir.size(), "<src>");
-  return text;
-}
-
-void CheckText(const std::string& relative, const std::string& actual) {
-  const std::string path = Data(relative);
-  if (Blessing()) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with INPROF_BLESS=1 to create it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "output differs from " << path
-                                    << " (INPROF_BLESS=1 rewrites it if the change is intended)";
-}
+using ::inprof::test::CheckGolden;  // tests/support: compares text with a golden file
 
 void CheckGolden(const std::string& name, const ProcessResult& r) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  CheckText("viewer/" + name, Portable(r.out));
+  CheckGolden("viewer/" + name, Portable(r.out));
 }
 
 const std::string kJson = Data("annotation_json/basic.json");
@@ -189,17 +157,17 @@ std::string Convert(const std::string& in, const std::string& out_name,
 }
 
 TEST(ViewerConvert, PerfScriptToFolded) {
-  CheckText("perf_script/fp.folded", Convert(PerfScript("fp.perf-script"), "out.folded"));
-  CheckText("perf_script/srcline_inline_lines.folded",
-            Convert(PerfScript("srcline_inline.perf-script"), "out.folded", {"--lines"}));
-  CheckText("perf_script/multi_event_task_clock.folded",
-            Convert(PerfScript("multi_event.perf-script"), "x.folded", {"-e", "task-clock"}));
-  CheckText("perf_script/report.folded", Convert(PerfScript("report_folded.txt"), "r.folded"));
+  CheckGolden("perf_script/fp.folded", Convert(PerfScript("fp.perf-script"), "out.folded"));
+  CheckGolden("perf_script/srcline_inline_lines.folded",
+              Convert(PerfScript("srcline_inline.perf-script"), "out.folded", {"--lines"}));
+  CheckGolden("perf_script/multi_event_task_clock.folded",
+              Convert(PerfScript("multi_event.perf-script"), "x.folded", {"-e", "task-clock"}));
+  CheckGolden("perf_script/report.folded", Convert(PerfScript("report_folded.txt"), "r.folded"));
 }
 
 TEST(ViewerConvert, PerfScriptToPerfLogAndJson) {
-  CheckText("perf_script/srcline_full_path.log",
-            Convert(PerfScript("srcline_full_path.perf-script"), "perf.log"));
+  CheckGolden("perf_script/srcline_full_path.log",
+              Convert(PerfScript("srcline_full_path.perf-script"), "perf.log"));
   // perf prints file names only unless --full-source-path: perfanno could place none.
   const ProcessResult r = Viewer(
       {"convert", PerfScript("srcline_inline.perf-script"), "-o", MakeTempDir() + "/perf.log"});

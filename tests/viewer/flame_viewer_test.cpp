@@ -14,41 +14,24 @@
 #include <vector>
 
 #include "flame_xml.h"
+#include "test_support.h"
 #include "test_util.h"
 
 namespace inprof::test {
 namespace {
-
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
-
-std::string Data(const std::string& relative) { return SourceDir() + "/tests/data/" + relative; }
 
 ProcessResult Viewer(std::vector<std::string> args) {
   args.insert(args.begin(), INPROF_VIEWER);
   return RunProcess(args, {});
 }
 
+using ::inprof::test::CheckGolden;  // tests/support: compares text with a golden file
+
 void CheckGolden(const std::string& name, const ProcessResult& r) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(XmlWellFormedError(r.out), "");
-  const std::string path = Data("flame/" + name);
-  const char* bless = std::getenv("INPROF_BLESS");
-  if (bless && std::string(bless) == "1") {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << r.out;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with INPROF_BLESS=1 to create it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(r.out, expected.str()) << "output differs from " << path
-                                   << " (INPROF_BLESS=1 rewrites it if the change is intended)";
+  CheckGolden("flame/" + name, r.out);
 }
 
 // Samples under boxes named `name` (they never nest here: no recursion in the workload).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hot_test.h"
+#include "test_support.h"
 
 namespace inprof::test {
 
@@ -46,49 +47,23 @@ std::set<std::string> HitLocations(const std::string& output) {
 
 namespace {
 
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
-std::string Data(const std::string& relative) {
+std::string CodeSearchData(const std::string& relative) {
   return SourceDir() + "/tests/data/codesearch/" + relative;
 }
-const std::string kProfile = Data("profile.folded");
+const std::string kProfile = CodeSearchData("profile.folded");
 // The goldens and level tables below were made with perf-heatmap's levels (the option that
-// reproduces gogrep's); the default method has tests of its own (hot_share_test.cpp).
+// reproduces gogrep's); the default method has tests of its own (heat_real_test.cpp).
 const std::string kRank = "--heat perf-heatmap ";
-const std::string kSrc = Data("src");
-const std::string kMap = "--map=/build/app/src=" + Data("src");
+const std::string kSrc = CodeSearchData("src");
+const std::string kMap = "--map=/build/app/src=" + CodeSearchData("src");
 
-bool Blessing() {
-  const char* bless = std::getenv("INPROF_BLESS");
-  return bless && std::string(bless) == "1";
-}
+using ::inprof::test::CheckGolden;  // tests/support: compares text with a golden file
 
-std::string Portable(std::string text) {
-  const std::string dir = SourceDir();
-  for (size_t at; (at = text.find(dir)) != std::string::npos;)
-    text.replace(at, dir.size(), "<src>");
-  return text;
-}
-
+// Output against tests/data/codesearch/NAME: the command succeeded, a pipe got no colour.
 void CheckGolden(const std::string& name, const ProcessResult& r) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string actual = Portable(r.out);
-  EXPECT_EQ(actual.find('\033'), std::string::npos) << "colour on a pipe";
-  const std::string path = Data(name);
-  if (Blessing()) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with INPROF_BLESS=1 to create it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "output differs from " << path
-                                    << " (INPROF_BLESS=1 rewrites it if the change is intended)";
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << "colour on a pipe";
+  CheckGolden("codesearch/" + name, Portable(r.out));
 }
 
 // `inprof hot ARGS` in `dir` with `input` on stdin.
@@ -100,7 +75,7 @@ ProcessResult Hot(const std::string& input, const std::string& args,
 }
 ProcessResult HotFile(const std::string& args) {
   return Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" hot " + args + " < " +
-               ShellQuote(Data("hits.txt")));
+               ShellQuote(CodeSearchData("hits.txt")));
 }
 
 // Hits "render.cpp:N:x" for N in [first, last].
@@ -127,21 +102,21 @@ TEST(HotGolden, AnnotatesHotHitsOfEveryInputForm) {
   CheckGolden("hot.txt", HotFile(kRank + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, JsonLinesAbsolute) {
-  CheckGolden("hot.jsonl",
-              HotFile(kRank + "--json --absolute " + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
+  CheckGolden("hot.jsonl", HotFile(kRank + "--json --absolute " + ShellQuote(kMap) + " " +
+                                   ShellQuote(kProfile)));
 }
 TEST(HotGolden, LocalLevelsAtThresholdOne) {
   CheckGolden("hot_local.txt", HotFile("--local --threshold 1 --level 3 " + ShellQuote(kMap) + " " +
                                        ShellQuote(kProfile)));
 }
 TEST(HotGolden, Grep) {
-  CheckGolden("grep.txt", Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep to_string " + kRank +
-                                ShellQuote(kMap) + " " + ShellQuote(kProfile)));
+  CheckGolden("grep.txt", Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep to_string " +
+                                kRank + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
 }
 TEST(HotGolden, GrepContextAndJson) {
   CheckGolden("grep_context.txt",
-              Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep -C 1 --level 4 'std::\\w+' " + kRank +
-                    ShellQuote(kMap) + " " + ShellQuote(kProfile)));
+              Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep -C 1 --level 4 'std::\\w+' " +
+                    kRank + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
   CheckGolden("grep.jsonl",
               Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep --json -w " + kRank +
                     "-e header -e lines " + ShellQuote(kMap) + " " + ShellQuote(kProfile)));
@@ -182,9 +157,8 @@ TEST(HotLevels, DefaultThresholdLevelsTheTopHalf) {
   // Half of 10 points get a level, one each: 5,4,3,2,1; half of 7 (3 points, fewer than 5):
   // 5,4,3.
   for (int level = 1; level <= 5; ++level) {
-    ProcessResult r = Hot(RenderHits(10, 19),
-                          kRank + "--local --level " + std::to_string(level) + " " +
-                              ShellQuote(kProfile));
+    ProcessResult r = Hot(RenderHits(10, 19), kRank + "--local --level " + std::to_string(level) +
+                                                  " " + ShellQuote(kProfile));
     EXPECT_EQ(HitLocations(r.out), Lines("render.cpp", Range(10, 6 - level))) << r.out;
     r = Hot(RenderHits(32, 38),
             kRank + "--local --level " + std::to_string(level) + " " + ShellQuote(kProfile));
@@ -251,7 +225,8 @@ TEST(HotPaths, RelativePathsResolveAgainstRoot) {
   r = Hot("render.cpp:10:x\n", "--json " + ShellQuote(kMap) + " " + ShellQuote(kProfile));
   EXPECT_EQ(JsonMatch(r), "exact") << r.out;
   // A map to a relative directory is relative to the root as well.
-  r = Hot("src/render.cpp:10:x\n", "--json --map /build/app=. " + ShellQuote(kProfile), Data(""));
+  r = Hot("src/render.cpp:10:x\n", "--json --map /build/app=. " + ShellQuote(kProfile),
+          CodeSearchData(""));
   EXPECT_EQ(JsonMatch(r), "exact") << r.out;
 }
 
@@ -345,8 +320,8 @@ class HotTools : public ::testing::Test {
     std::filesystem::copy(kSrc, dir_, std::filesystem::copy_options::recursive);
   }
   ProcessResult Pipe(const std::string& tool) {
-    return Shell("cd " + ShellQuote(dir_) + " && " + tool + " | \"$INPROF\" hot " + kRank + "--map " +
-                 ShellQuote("/build/app/src=" + dir_) + " " + ShellQuote(kProfile));
+    return Shell("cd " + ShellQuote(dir_) + " && " + tool + " | \"$INPROF\" hot " + kRank +
+                 "--map " + ShellQuote("/build/app/src=" + dir_) + " " + ShellQuote(kProfile));
   }
   // Default: global level >= 1 at threshold 0.5 (see hot.txt): render 10-17, the two
   // hot functions' header lines.
@@ -398,8 +373,8 @@ TEST_F(HotTools, InprofGrepMatchesGrepPipedIntoHot) {
 // grep options.
 
 ProcessResult Grep(const std::string& args) {
-  return Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep " + kRank + args + " " + ShellQuote(kMap) +
-               " " + ShellQuote(kProfile));
+  return Shell("cd " + ShellQuote(kSrc) + " && \"$INPROF\" grep " + kRank + args + " " +
+               ShellQuote(kMap) + " " + ShellQuote(kProfile));
 }
 
 TEST(InprofGrep, RegexOptions) {

@@ -12,21 +12,19 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "test_support.h"
 #include "test_util.h"
 
 namespace inprof::test {
 namespace {
 
-std::string SourceDir() {
-  if (const char* dir = std::getenv("INPROF_SOURCE_DIR"); dir && *dir) return dir;
-  return INPROF_TEST_SOURCE_DIR;
-}
+using ::inprof::test::CheckGolden;  // tests/support: compares text with a golden file
 
-std::string Data(const std::string& relative) { return SourceDir() + "/tests/data/" + relative; }
-
-bool Blessing() {
-  const char* bless = std::getenv("INPROF_BLESS");
-  return bless && std::string(bless) == "1";
+// A command's output against tests/data/viewer/NAME: it succeeded, and a pipe got no colour.
+void CheckGolden(const std::string& name, const ProcessResult& r) {
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << "colour on a pipe";
+  CheckGolden("viewer/" + name, Portable(r.out));
 }
 
 // Runs the viewer; NO_COLOR is left unset so a test also sees that a pipe gets no colour.
@@ -35,40 +33,17 @@ ProcessResult Viewer(std::vector<std::string> args) {
   return RunProcess(args, {});
 }
 
-// Output with the checkout's path replaced, so goldens do not depend on where it lives.
-std::string Portable(std::string text) {
-  const std::string dir = SourceDir();
-  for (size_t at; (at = text.find(dir)) != std::string::npos;) text.replace(at, dir.size(), "<src>");
-  return text;
-}
-
-void CheckGolden(const std::string& name, const ProcessResult& r) {
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string actual = Portable(r.out);
-  EXPECT_EQ(actual.find('\033'), std::string::npos) << "colour on a pipe";
-  const std::string path = Data("viewer/" + name);
-  if (Blessing()) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << actual;
-    ASSERT_TRUE(out.good()) << "cannot write " << path;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with INPROF_BLESS=1 to create it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "output differs from " << path
-                                    << " (INPROF_BLESS=1 rewrites it if the change is intended)";
-}
-
 const std::string kJson = Data("annotation_json/basic.json");
 std::string MapToSources() { return "--map=/src/app=" + Data("viewer/src"); }
 
 TEST(ViewerGolden, Top) { CheckGolden("top.txt", Viewer({"top", kJson})); }
 TEST(ViewerGolden, TopSecondEventAbsoluteInclusive) {
-  CheckGolden("top_wall.txt", Viewer({"top", "-e", "wall", "--absolute", "--inclusive", "-n", "4", kJson}));
+  CheckGolden("top_wall.txt",
+              Viewer({"top", "-e", "wall", "--absolute", "--inclusive", "-n", "4", kJson}));
 }
-TEST(ViewerGolden, TopJson) { CheckGolden("top.json", Viewer({"top", "--json", "-n", "5", kJson})); }
+TEST(ViewerGolden, TopJson) {
+  CheckGolden("top.json", Viewer({"top", "--json", "-n", "5", kJson}));
+}
 TEST(ViewerGolden, TopFromPerfLog) {
   CheckGolden("top_perf_log.txt", Viewer({"top", "-n", "5", Data("perf_log/perf.log")}));
 }
@@ -131,10 +106,15 @@ TEST(Viewer, BadInputNamesFileAndLine) {
 }
 
 TEST(Viewer, UsageErrorsExitTwo) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {}, {"frobnicate"}, {"top"}, {"top", "--bogus", kJson}, {"top", "-n", "0", kJson},
-           {"heat", "--threshold", "1.5", kJson}, {"top", "--map", "nothing", kJson},
-           {"top", "--all", kJson}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"frobnicate"},
+                                             {"top"},
+                                             {"top", "--bogus", kJson},
+                                             {"top", "-n", "0", kJson},
+                                             {"heat", "--threshold", "1.5", kJson},
+                                             {"top", "--map", "nothing", kJson},
+                                             {"top", "--all", kJson}}) {
     const ProcessResult r = Viewer(args);
     EXPECT_EQ(r.exit_code, 2) << (args.empty() ? "" : args[0]);
     EXPECT_EQ(r.err.rfind("inprof: ", 0), 0u) << r.err;
@@ -171,9 +151,10 @@ TEST(ViewerRealProfile, HottestFunctionsAndLinesOfTheWorkload) {
   const std::string dir = MakeTempDir();
   const std::string json = dir + "/p.json";
   const ProcessResult run =
-      RunProcess({INPROF_WORKLOAD, "shares", "3"},
-                 {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", json},
-                  {"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "timer"}});
+      RunProcess({INPROF_WORKLOAD, "shares", "3"}, {{"LD_PRELOAD", PreloadValue()},
+                                                    {"INPROF_OUTPUT", json},
+                                                    {"INPROF_FREQUENCY", "997"},
+                                                    {"INPROF_ENGINE", "timer"}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string text = ReadFile(json);
   Annotations a;
@@ -217,8 +198,8 @@ TEST(ViewerRealProfile, HottestFunctionsAndLinesOfTheWorkload) {
   // The caller's loop lines are inclusive-only and have edges into the hot lines.
   bool edge_into_hot50 = false;
   for (const CallEdge& e : a.edges) {
-    edge_into_hot50 |= a.files[e.callee.file].path == source &&
-                       static_cast<int>(e.callee.line) == expected[0];
+    edge_into_hot50 |=
+        a.files[e.callee.file].path == source && static_cast<int>(e.callee.line) == expected[0];
   }
   EXPECT_TRUE(edge_into_hot50);
 
