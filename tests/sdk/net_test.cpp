@@ -20,7 +20,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../exporters/pprof_reader.h"
+#include "pprof_reader.h"
 #include "../exporters/test_profiles.h"
 #include "net_test_util.h"
 #include "internal/http.h"

@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../exporters/pprof_reader.h"
+#include "pprof_reader.h"
 #include "net_test_util.h"
 #include "test_util.h"
 
