@@ -76,6 +76,16 @@ constexpr const char* kKnownKeys =
     "follow_fork, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
     "app_name, labels, tenant";
 
+// kKnownKeys as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
+std::string KnownEnvironmentVariables() {
+  std::string out = "INPROF_";
+  for (const char* c = kKnownKeys; *c; ++c) {
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
+    if (*c == ' ') out += "INPROF_";
+  }
+  return out;
+}
+
 // One piece: one short branch per key, each parsing and checking its value with the message
 // a user sees; a table of handlers would spread the same lines over twenty functions.
 Status SetKey(const std::string& key, const std::string& value, Config* config) {
@@ -278,7 +288,8 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     }
     return Status::Ok();
   }
-  return Status::Error("unknown configuration key '" + key + "' (known keys: " + kKnownKeys + ")");
+  return Status::NotFound("unknown configuration key '" + key + "' (known keys: " + kKnownKeys +
+                          ")");
 }
 
 }  // namespace
@@ -430,12 +441,9 @@ Status ConfigFromEnvironment(Config* config) {
     Status s = SetKey(key, Trim(entry.substr(eq + 1)), config);
     if (!s.ok()) {
       std::string name(entry.substr(0, eq));
-      if (s.message().rfind("unknown configuration key", 0) == 0) {
-        return Status::Error("unknown environment variable " + name +
-                             " (known: INPROF_OUTPUT, INPROF_FREQUENCY, INPROF_ENGINE, INPROF_UNWIND, "
-                             "INPROF_SIGNAL, INPROF_QUIET, INPROF_FOLLOW_FORK, INPROF_MAX_DEPTH, INPROF_MAX_MEMORY, "
-                             "INPROF_MAX_THREADS, INPROF_PATH_MAP, INPROF_WINDOW, INPROF_KEEP, INPROF_HTTP, INPROF_PUSH_URL, INPROF_APP_NAME, "
-                             "INPROF_LABELS, INPROF_TENANT)");
+      if (s.code() == StatusCode::kNotFound) {
+        return Status::InvalidArgument("unknown environment variable " + name + " (known: " +
+                                       KnownEnvironmentVariables() + ")");
       }
       return Status::Error(name + ": " + s.message());
     }
