@@ -415,11 +415,10 @@ Status ParseConfig(std::string_view text, Config* config) {
   for (size_t i = 0; i < items.size(); ++i) {
     Status s = SetKey(items[i].first, Trim(items[i].second), config);
     if (!s.ok()) {
-      if (i > 0 && items[i - 1].first == "labels" &&
-          s.message().rfind("unknown configuration key", 0) == 0) {
-        return Status::Error(s.message() +
-                             "; in a configuration string, separate labels with ';' "
-                             "(labels=env=prod;region=eu)");
+      if (i > 0 && items[i - 1].first == "labels" && s.code() == StatusCode::kNotFound) {
+        return Status::InvalidArgument(s.message() +
+                                       "; in a configuration string, separate labels with ';' "
+                                       "(labels=env=prod;region=eu)");
       }
       return s;
     }
