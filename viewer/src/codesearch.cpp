@@ -42,23 +42,11 @@ std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event) {
          o->criterion.min_percent = percent;
          return true;
        }},
-      {{"--heat"},
-       "share or perf-heatmap",
-       [o](const std::string& text) {
-         HeatMethod method;
-         if (!ParseHeatMethod(text, &method)) return false;
-         o->heat_method = method;
-         return true;
-       }},
-      {{"--threshold"},
-       "a value in (0, 1]",
-       [o](const std::string& text) {
-         return ParseDecimal(text, &o->threshold) && o->threshold > 0 && o->threshold <= 1;
-       }},
       Flag({"--local"}, &o->criterion.local),
       Flag({"--json"}, &o->json),
       Flag({"--absolute"}, &o->absolute),
   };
+  for (OptionSpec& spec : HeatOptionSpecs(&o->heat)) specs.push_back(std::move(spec));
   OptionSpec color{{"--color", "--colour"}, "auto, always or never", [o](const std::string& v) {
                      if (v.empty() || v == "auto") return (o->color_mode = -1), true;
                      if (v == "always") return (o->color_mode = 1), true;
@@ -86,11 +74,7 @@ bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile*
     std::cerr << "inprof: " << path << ": " << error << '\n';
     return false;
   }
-  if (o.heat_method || o.threshold > 0) {
-    // A threshold only means something to perf-heatmap's ranking, so it asks for it.
-    AssignHeat(out->annotations, o.heat_method.value_or(HeatMethod::kPerfHeatmap),
-               o.threshold > 0 ? o.threshold : out->annotations.heat_threshold);
-  }
+  ApplyHeat(o.heat, out->annotations);
   out->index = std::make_unique<HeatIndex>(out->annotations, out->event, o.criterion, o.root);
   return true;
 }

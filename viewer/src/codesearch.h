@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "heat_index.h"
 #include "inprof/exporters.h"
+#include "viewer.h"
 
 namespace inprof::viewer {
 
@@ -25,15 +26,13 @@ constexpr int kSearchPassed = 0;
 constexpr int kSearchNothing = 1;
 constexpr int kSearchError = 2;
 
-
 // Options the three commands share.
 struct SearchOptions {
   std::string event;
   std::vector<std::pair<std::string, std::string>> maps;  // --map OLD=NEW (profile paths)
   std::string root;                                       // --root; default: current directory
   HotCriterion criterion;
-  double threshold = 0;  // --threshold: perf-heatmap's levels at this threshold
-  std::optional<HeatMethod> heat_method;  // --heat: recompute the levels this way
+  HeatChoice heat;  // --heat, --threshold: recompute the levels first
   bool json = false;
   bool absolute = false;
   bool color = false;

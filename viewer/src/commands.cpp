@@ -209,24 +209,6 @@ std::vector<OptionSpec> CommonSpecs(ProfileOptions* o, bool flame = false) {
   return specs;
 }
 
-std::vector<OptionSpec> HeatSpecs(HeatChoice* h) {
-  return {
-      {{"--heat"},
-       "share or perf-heatmap",
-       [h](const std::string& text) {
-         HeatMethod method;
-         if (!ParseHeatMethod(text, &method)) return false;
-         h->method = method;
-         return true;
-       }},
-      {{"--threshold"},
-       "a value in (0, 1]",
-       [h](const std::string& text) {
-         return ParseDecimal(text, &h->threshold) && h->threshold > 0 && h->threshold <= 1;
-       }},
-  };
-}
-
 // Parses `args` for `command` with the common specs plus `own`. Returns -1 to go on, or the
 // exit code (help printed: 0; a usage error: 2).
 int Parse(const std::vector<std::string>& args, const char* help, ProfileOptions* o,
@@ -283,13 +265,6 @@ int Load(const ProfileOptions& o, Input* input, size_t* event) {
   return -1;
 }
 
-void ApplyHeat(const HeatChoice& heat, Annotations& a) {
-  if (!heat.method && !(heat.threshold > 0)) return;
-  // A threshold only means something to perf-heatmap's ranking, so it asks for it.
-  AssignHeat(a, heat.method.value_or(HeatMethod::kPerfHeatmap),
-             heat.threshold > 0 ? heat.threshold : a.heat_threshold);
-}
-
 int TopCommand(const std::vector<std::string>& args) {
   TopOptions o;
   std::vector<std::string> positional;
@@ -313,7 +288,7 @@ int AnnotateCommand(const std::vector<std::string>& args) {
       Flag({"--all"}, &o.all), Text({"--function"}, "a name", &o.function),
       Count({"-C", "--context"}, "a number of lines", &context, 0, 100000),
       Count({"-n"}, "a positive number", &o.limit, 1, 999999999)};
-  for (OptionSpec& spec : HeatSpecs(&o.heat)) own.push_back(std::move(spec));
+  for (OptionSpec& spec : HeatOptionSpecs(&o.heat)) own.push_back(std::move(spec));
   int rc = Parse(args, kAnnotateHelp, &o, std::move(own), &positional);
   if (rc >= 0) return rc;
   if (positional.empty()) return UsageError(args[0], "annotate needs a PROFILE file");
@@ -330,7 +305,7 @@ int AnnotateCommand(const std::vector<std::string>& args) {
 int HeatCommand(const std::vector<std::string>& args) {
   HeatOptions o;
   std::vector<std::string> positional;
-  int rc = Parse(args, kHeatHelp, &o, HeatSpecs(&o.heat), &positional);
+  int rc = Parse(args, kHeatHelp, &o, HeatOptionSpecs(&o.heat), &positional);
   if (rc < 0) rc = OneProfile(args, positional, &o);
   if (rc >= 0) return rc;
   Input input;

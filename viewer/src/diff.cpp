@@ -154,12 +154,7 @@ struct DiffTables {
 };
 
 void PrintDiffJson(const DiffOptions& o, const DiffTables& t, std::ostream& out) {
-  const auto& fns = t.functions;
-  const auto& lns = t.lines;
-  const EventInfo& ib = t.before_event;
-  const EventInfo& ia = t.after_event;
-  const Scale& sb = t.before_scale;
-  const Scale& sa = t.after_scale;
+  const auto& [fns, lns, ib, ia, sb, sa] = t;
   const char* sort = o.inclusive ? "inclusive" : "self";
   auto side = [&](const Side& b, const Side& a, double change_self, double change_inclusive) {
     out << "\"inclusive\":{\"after\":" << JsonNumber(a.inclusive, o.absolute)
@@ -190,12 +185,7 @@ void PrintDiffJson(const DiffOptions& o, const DiffTables& t, std::ostream& out)
 }
 
 void PrintDiffText(const DiffOptions& o, const DiffTables& t, std::ostream& out) {
-  const auto& fns = t.functions;
-  const auto& lns = t.lines;
-  const EventInfo& ib = t.before_event;
-  const EventInfo& ia = t.after_event;
-  const Scale& sb = t.before_scale;
-  const Scale& sa = t.after_scale;
+  const auto& [fns, lns, ib, ia, sb, sa] = t;
   const char* sort = o.inclusive ? "inclusive" : "self";
   out << "before: " << o.profile << " (event " << ib.name << ", total " << sb.total << ")\n"
       << "after:  " << o.other << " (event " << ia.name << ", total " << sa.total << ")\n"

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -73,15 +74,46 @@ std::string Printable(const std::string& text) {
 const char* HeatColor(int level, bool color) {
   if (!color) return "";
   switch (level) {
-    case 5: return "\033[1;31m";  // bold red
-    case 4: return "\033[31m";    // red
-    case 3: return "\033[33m";    // yellow
-    case 2: return "\033[32m";    // green
-    case 1: return "\033[36m";    // cyan
-    default: return "";
+    case 5:
+      return "\033[1;31m";  // bold red
+    case 4:
+      return "\033[31m";  // red
+    case 3:
+      return "\033[33m";  // yellow
+    case 2:
+      return "\033[32m";  // green
+    case 1:
+      return "\033[36m";  // cyan
+    default:
+      return "";
   }
 }
 
 const char* ResetColor(bool color) { return color ? "\033[0m" : ""; }
+
+std::vector<OptionSpec> HeatOptionSpecs(HeatChoice* h) {
+  return {
+      {{"--heat"},
+       "share or perf-heatmap",
+       [h](const std::string& text) {
+         HeatMethod method;
+         if (!ParseHeatMethod(text, &method)) return false;
+         h->method = method;
+         return true;
+       }},
+      {{"--threshold"},
+       "a value in (0, 1]",
+       [h](const std::string& text) {
+         return ParseDecimal(text, &h->threshold) && h->threshold > 0 && h->threshold <= 1;
+       }},
+  };
+}
+
+void ApplyHeat(const HeatChoice& heat, Annotations& a) {
+  if (!heat.method && !(heat.threshold > 0)) return;
+  // A threshold only means something to perf-heatmap's ranking, so it asks for it.
+  AssignHeat(a, heat.method.value_or(HeatMethod::kPerfHeatmap),
+             heat.threshold > 0 ? heat.threshold : a.heat_threshold);
+}
 
 }  // namespace inprof::viewer

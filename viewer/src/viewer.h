@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli.h"
 #include "inprof/exporters.h"
 
 namespace inprof::viewer {
@@ -120,6 +121,12 @@ std::string Printable(const std::string& text);
 // ANSI colour for a heat level (0-5), and the reset sequence; empty when colour is off.
 const char* HeatColor(int level, bool color);
 const char* ResetColor(bool color);
+
+// --heat METHOD and --threshold T, for the commands that show levels.
+std::vector<OptionSpec> HeatOptionSpecs(HeatChoice* heat);
+// Recomputes `a`'s heat levels as `heat` asks (a threshold implies perf-heatmap); nothing asked
+// keeps the profile's own levels.
+void ApplyHeat(const HeatChoice& heat, Annotations& a);
 
 int64_t WeightAt(const std::vector<int64_t>& weights, size_t event);
 int LevelAt(const std::vector<uint8_t>& levels, size_t event);
