@@ -74,6 +74,13 @@ TEST(ViewerGolden, AnnotateNamedFileWholeJson) {
               Viewer({"annotate", "--all", "--json", MapToSources(), kJson, "ratio.h"}));
 }
 
+TEST(Viewer, AnnotateSaysWhenNoLineHasSource) {
+  // Folded stacks of function names only: nothing to annotate, and the user is told why.
+  const ProcessResult r = Viewer({"annotate", Data("folded/basic.folded")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no sampled source lines"), std::string::npos) << r.out;
+}
+
 TEST(Viewer, EverySubcommandHasHelpWithExamples) {
   for (const char* command : {"top", "annotate", "heat"}) {
     const ProcessResult r = Viewer({command, "--help"});

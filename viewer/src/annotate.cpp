@@ -269,6 +269,11 @@ int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, st
     err << "inprof: no function matching '" << o.function << "' has source lines\n";
     return 1;
   }
+  if (files.empty() && o.sources.empty() && !o.json) {
+    out << "no sampled source lines for event " << a.events[event].name
+        << " (folded stacks need frames written as 'function (file:line)')\n";
+    return status;
+  }
   const int64_t total = EventTotal(a, event);
   FilePrinter printer(o, event, total, out);
   if (o.json) out << "{\"event\":" << JsonString(a.events[event].name) << ",\n\"files\":[";
