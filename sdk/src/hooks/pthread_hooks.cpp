@@ -11,11 +11,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cerrno>
-
 #include <new>
 
+#include "internal/contained.h"
 #include "internal/runtime.h"
 #include "internal/session.h"
 
@@ -39,10 +41,21 @@ struct StartArgs {
   void* arg;
 };
 
+// The new thread's first function. Whatever happens while it is set up for sampling, the
+// program's start routine runs, once: a failure here leaves the thread unsampled, never
+// ends it (an exception leaving this function would reach glibc's start_thread, which is C:
+// std::terminate). What the start routine itself throws is not ours and is not caught, so it
+// behaves exactly as without inprof, and so does pthread_exit/pthread_cancel's forced unwind.
 void* Trampoline(void* p) {
-  StartArgs args = *static_cast<StartArgs*>(p);
+  const StartArgs args = *static_cast<StartArgs*>(p);
   delete static_cast<StartArgs*>(p);
-  RuntimeOnThreadStart();
+  try {
+    RuntimeOnThreadStart();
+  } catch (abi::__forced_unwind&) {
+    throw;  // cancelled while being set up: the unwind must go on
+  } catch (...) {
+    CountContained(ContainedAt::kThreadStart);
+  }
   return args.start(args.arg);
 }
 

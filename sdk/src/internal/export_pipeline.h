@@ -125,6 +125,8 @@ class ExportPipeline {
   static void* Entry(void* self);
   void Main();
   void Export(RawWindow& raw);
+  // A window whose export threw: counted, the first reported. Throws nothing.
+  void NoteFailedWindow(uint64_t sequence, const char* what) noexcept;
   // Writes one window file under its stamped name; keeps the newest `keep` per output.
   Status WriteWindowFile(const Profile& profile, Format format, const std::string& file,
                          const std::string& stamp, ExportOptions options,
@@ -141,10 +143,12 @@ class ExportPipeline {
   std::vector<std::string> last_files_;  // under mu_
   std::string first_error_;              // under mu_
   uint64_t errors_ = 0;                  // under mu_
+  std::string first_failure_;            // under mu_: the first window whose export threw
   pthread_t thread_{};
   bool running_ = false;
   std::atomic<uint64_t> exported_{0};
   std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> failed_{0};  // windows whose export threw (NoteFailedWindow)
 
   // The exporter thread's own.
   std::map<std::string, std::deque<std::string>> files_;  // written per output, for keep

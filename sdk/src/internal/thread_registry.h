@@ -9,6 +9,15 @@
 // Concurrency contract: all public functions are control path and take mu_. The handler
 // only reads slots (see sampler.h). Rings of retired slots are released by ReleaseRetired,
 // which the caller must run under the session's drain lock after draining.
+//
+// Failure contract: setting a thread up for sampling can fail (its ring or stack-copy
+// mapping refused under RLIMIT_AS or vm.max_map_count, timer_create or perf_event_open
+// refused with EAGAIN/EMFILE/ENOMEM). The thread then runs unsampled: a slot becomes kActive
+// only once everything it needs exists, everything taken before the failure is given back,
+// and the thread is counted with the first reason (TakeWarnings). The functions called from
+// a new or exiting thread (RegisterCurrentThread, UnregisterCurrentThread) and from the
+// collector thread (Rescan, ReleaseRetired) throw nothing: what they catch is counted
+// (ContainedAt) instead of reaching C code that cannot handle it.
 #ifndef INPROF_SDK_THREAD_REGISTRY_H_
 #define INPROF_SDK_THREAD_REGISTRY_H_
 
@@ -24,6 +33,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "internal/contained.h"
 #include "internal/engine.h"
 #include "internal/sampler.h"
 
@@ -43,14 +53,18 @@ class ThreadRegistry {
   // each, for DWARF unwinding. Call before sampling starts. Not async-signal-safe.
   void EnableStackCopies(uint32_t slots, uint32_t bytes);
 
-  // Registers the calling thread with its exact stack bounds. Not async-signal-safe.
+  // Registers the calling thread with its exact stack bounds; when that fails the thread
+  // runs unsampled (counted). Throws nothing except a cancelled thread's forced unwind.
+  // Not async-signal-safe.
   void RegisterCurrentThread();
-  // Retires the calling thread's slot (from its exit path). Not async-signal-safe.
+  // Retires the calling thread's slot (from its exit path). Throws nothing except a
+  // cancelled thread's forced unwind. Not async-signal-safe.
   void UnregisterCurrentThread();
   // Threads the scan must never sample (the profiler's own). Not async-signal-safe.
   void Exclude(pid_t tid);
   // Registers threads found in /proc/self/task, retires vanished ones, and resolves stack
-  // bounds that handlers asked for. Not async-signal-safe.
+  // bounds that handlers asked for. A thread whose setup failed is not tried again while it
+  // lives. Throws nothing. Not async-signal-safe.
   void Rescan();
   // Deletes every timer and retires every slot. Not async-signal-safe.
   void RetireAll();
@@ -58,7 +72,7 @@ class ThreadRegistry {
   // the threads that might hold it do not exist in the child). Not async-signal-safe.
   void ForgetInChild();
   // Frees the rings of retired slots whose rings are empty. Caller holds the drain lock.
-  // Not async-signal-safe.
+  // Throws nothing. Not async-signal-safe.
   void ReleaseRetired();
 
   // Every thread sampled so far (bounded: beyond kMaxThreadRecords the oldest exited
@@ -68,15 +82,46 @@ class ThreadRegistry {
   // Not async-signal-safe.
   std::vector<ThreadHealth> ThreadHealthSnapshot(double expected_per_cpu_second);
 
+  // Threads registered for sampling; threads never sampled because more than max_threads
+  // lived at once; threads never sampled because their setup failed. Each thread counts
+  // once: a thread found again by a later scan is not counted again.
   uint64_t threads_seen() const;
   uint64_t threads_unsampled() const;  // more threads than max_threads
+  uint64_t threads_failed() const;     // setup failed (TakeWarnings says why)
+  // One-time warnings since the last call, then the standing ones: threads whose setup
+  // failed, with the first reason, and exceptions contained anywhere (ContainedAt).
   std::vector<std::string> TakeWarnings();
 
  private:
+  // Why a thread is not sampled (see unsampled_).
+  enum class Unsampled : uint8_t { kNoSlot, kFailed };
+  // What failed while setting a thread up: a fixed text and an errno value, or the engine
+  // whose Create/Start returned it. No allocation: this is made when memory may be short.
+  struct SetupError {
+    const char* what = nullptr;  // "cannot map stack copies", ...
+    int error = 0;
+    const Engine* engine = nullptr;  // set: `error` came from this engine
+    bool starting = false;           // ... from its Start, not its Create
+  };
+
   void RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi, bool self);
+  // Takes a free slot's ring, stack copies and engine sources for `tid`. On failure gives
+  // back what it took and returns false with `error` set; the slot stays kFree.
+  bool PrepareSlotLocked(uint32_t index, pid_t tid, SetupError* error);
+  // Gives back everything PrepareSlotLocked took (the slot never became kActive).
+  void UnprepareSlotLocked(uint32_t index, size_t sources);
+  void GiveBackRingLocked(SampleRing* ring) noexcept;
+  void GiveBackCopiesLocked(CopyRing* copies) noexcept;
+  // Counts `tid` as unsampled for `why` unless it is already counted.
+  void NoteUnsampledLocked(pid_t tid, Unsampled why, const SetupError& error) noexcept;
+  // `tid` is sampled after all, excluded, or gone: its entry in unsampled_ goes; `uncount`
+  // also takes it out of the counts (it was sampled or excluded after all).
+  void ForgetUnsampledLocked(pid_t tid, bool uncount) noexcept;
+  static std::string DescribeSetupError(const SetupError& error);
   // `cpu_ns`: the thread's CPU clock now when the caller knows it (-1: read it, or keep
   // the last value a scan saw if the thread is gone); `name`: its name if known.
   void RetireLocked(uint32_t index, int64_t cpu_ns = -1, std::string name = {});
+  void RescanLocked(const std::vector<pid_t>& alive);  // `alive` sorted
   void ResolveBoundsLocked();
   SampleRing* TakeRingLocked();
   CopyRing* TakeCopyRingLocked();
@@ -114,8 +159,15 @@ class ThreadRegistry {
   std::mt19937_64 random_;
   bool closed_ = false;  // RetireAll ran: register nothing more
   uint64_t threads_seen_ = 0;
-  uint64_t threads_unsampled_ = 0;
-  std::vector<std::string> warnings_;
+  uint64_t threads_unsampled_ = 0;  // no free slot
+  uint64_t threads_failed_ = 0;     // setup failed
+  std::string first_failure_;       // why the first setup failed, bounded
+  // Living threads that are not sampled, and why: each is counted once, and the scan does
+  // not retry a failed setup every 100 ms. Entries go when the thread exits or vanishes from
+  // /proc, so this is bounded by the live threads.
+  std::unordered_map<pid_t, Unsampled> unsampled_;
+  std::vector<std::string> warnings_;  // at most kMaxWarnings between two TakeWarnings
+  static constexpr size_t kMaxWarnings = 8;
 };
 
 // The kernel's CPU-time clock of any thread of this process (what pthread_getcpuclockid

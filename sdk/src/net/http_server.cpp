@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "internal/contained.h"
+
 namespace inprof::internal {
 
 bool HttpServer::Context::WaitFor(std::chrono::milliseconds duration) {
@@ -92,13 +94,23 @@ void HttpServer::Stop() {
   listen_fd_ = wake_fd_ = -1;
 }
 
+// An exception leaving a thread's entry function ends the program (std::terminate): the
+// loops contain each connection's failures; these catch what is left (counted in health).
 void* HttpServer::ListenEntry(void* self) {
-  static_cast<HttpServer*>(self)->ListenLoop();
+  try {
+    static_cast<HttpServer*>(self)->ListenLoop();
+  } catch (...) {
+    CountContained(ContainedAt::kNetwork);
+  }
   return nullptr;
 }
 
 void* HttpServer::WorkerEntry(void* self) {
-  static_cast<HttpServer*>(self)->WorkerLoop();
+  try {
+    static_cast<HttpServer*>(self)->WorkerLoop();
+  } catch (...) {
+    CountContained(ContainedAt::kNetwork);
+  }
   return nullptr;
 }
 
@@ -133,12 +145,16 @@ void HttpServer::ListenLoop() {
       continue;
     }
     // Every worker is busy (captures of N seconds hold one each): refuse now, do not queue.
-    HttpResponse busy;
-    busy.status = 503;
-    busy.headers.emplace_back("Retry-After", "1");
-    busy.body = "inprof: every HTTP worker is busy (" + std::to_string(options_.workers) +
-                " requests are running); try again\n";
-    SendAll(fd, FormatHttpResponse(busy), 1000);
+    try {
+      HttpResponse busy;
+      busy.status = 503;
+      busy.headers.emplace_back("Retry-After", "1");
+      busy.body = "inprof: every HTTP worker is busy (" + std::to_string(options_.workers) +
+                  " requests are running); try again\n";
+      SendAll(fd, FormatHttpResponse(busy), 1000);
+    } catch (...) {
+      CountContained(ContainedAt::kNetwork);  // out of memory: the client sees a close
+    }
     close(fd);
   }
 }
@@ -154,7 +170,13 @@ void HttpServer::WorkerLoop() {
       pending_.pop_front();
       ++busy_;
     }
-    Serve(fd);
+    try {
+      Serve(fd);
+    } catch (...) {
+      // Serve answers the handler's own failures with 500; this is a failure to build or
+      // send that answer (out of memory): the client sees the connection close.
+      CountContained(ContainedAt::kNetwork);
+    }
     close(fd);
     std::lock_guard<std::mutex> lock(mu_);
     --busy_;

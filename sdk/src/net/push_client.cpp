@@ -9,6 +9,8 @@
 #include <memory>
 #include <sstream>
 
+#include "internal/contained.h"
+
 namespace inprof::internal {
 namespace {
 
@@ -202,7 +204,21 @@ std::string PushClient::Summary() const {
 }
 
 void* PushClient::Entry(void* self) {
-  static_cast<PushClient*>(self)->Run();
+  // An exception leaving a thread's entry function ends the program (std::terminate). Run
+  // holds its lock through a unique_lock, so after a failure (out of memory building a
+  // request) the sender ends cleanly: Stop still joins it and counts what is left as dropped.
+  auto* client = static_cast<PushClient*>(self);
+  try {
+    client->Run();
+  } catch (const std::exception& e) {
+    CountContained(ContainedAt::kNetwork);
+    try {
+      client->Log(std::string("push sender stopped: ") + e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    CountContained(ContainedAt::kNetwork);
+  }
   return nullptr;
 }
 

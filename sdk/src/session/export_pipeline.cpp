@@ -12,6 +12,7 @@
 
 #include "internal/runtime.h"
 #include "internal/session.h"
+#include "internal/thread_registry.h"
 
 namespace inprof::internal {
 namespace {
@@ -155,7 +156,13 @@ void ExportPipeline::Finish() {
 
 void* ExportPipeline::Entry(void* self) {
   pthread_setname_np(pthread_self(), "inprof-export");
-  static_cast<ExportPipeline*>(self)->Main();
+  // Main contains each window's failure; this is for the loop itself (its lock), since an
+  // exception leaving a thread's entry function ends the program.
+  try {
+    static_cast<ExportPipeline*>(self)->Main();
+  } catch (...) {
+    CountContained(ContainedAt::kExporter);
+  }
   return nullptr;
 }
 
@@ -170,7 +177,29 @@ void ExportPipeline::Main() {
       window = std::move(queue_.front());
       queue_.pop_front();
     }
-    Export(window);
+    try {
+      Export(window);
+    } catch (const std::exception& e) {
+      // Out of memory while symbolizing or encoding, most likely: this window is lost
+      // (counted and named in the summary), the next one is tried.
+      NoteFailedWindow(window.sequence, e.what());
+    } catch (...) {
+      NoteFailedWindow(window.sequence, "unknown error");
+    }
+  }
+}
+
+void ExportPipeline::NoteFailedWindow(uint64_t sequence, const char* what) noexcept {
+  CountContained(ContainedAt::kExporter);
+  failed_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!first_failure_.empty()) return;
+  try {
+    first_failure_ = std::string("window ") + std::to_string(sequence) + ": " + what;
+  } catch (...) {
+  }
+  if (!config_.quiet) {
+    std::fprintf(stderr, "inprof: window %" PRIu64 " not exported: %s\n", sequence, what);
   }
 }
 
@@ -255,8 +284,11 @@ std::string ExportPipeline::SummaryLines(uint64_t closed) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string line = "inprof: windows: " + std::to_string(windows_exported()) + " of " +
                      std::to_string(closed) + " written (" +
-                     std::to_string(dropped_.load(std::memory_order_relaxed)) +
-                     " dropped), the newest " + std::to_string(config_.keep) + " kept per output";
+                     std::to_string(dropped_.load(std::memory_order_relaxed)) + " dropped";
+  if (const uint64_t failed = failed_.load(std::memory_order_relaxed)) {
+    line += ", " + std::to_string(failed) + " failed";
+  }
+  line += "), the newest " + std::to_string(config_.keep) + " kept per output";
   if (!last_files_.empty()) {
     line += "; last: ";
     for (size_t i = 0; i < last_files_.size(); ++i) line += (i ? "," : "") + last_files_[i];
@@ -264,6 +296,10 @@ std::string ExportPipeline::SummaryLines(uint64_t closed) {
   if (errors_ != 0) {
     line += "\ninprof: error: " + std::to_string(errors_) +
             " window files not written; first: " + first_error_;
+  }
+  if (const uint64_t failed = failed_.load(std::memory_order_relaxed)) {
+    line += "\ninprof: error: " + std::to_string(failed) +
+            " windows could not be exported; first: " + first_failure_;
   }
   return line;
 }

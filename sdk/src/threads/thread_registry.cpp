@@ -8,11 +8,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "internal/itimer.h"
 
 namespace inprof::internal {
 namespace {
@@ -134,65 +138,195 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   }
   if (closed_ || excluded_.count(tid) != 0) return;
   if (free_slots_.empty()) {
-    if (threads_unsampled_++ == 0) {
-      warnings_.push_back("more than " + std::to_string(sampler_->slot_count) +
-                          " threads at once: extra threads are not sampled (raise max_threads)");
-    }
+    NoteUnsampledLocked(tid, Unsampled::kNoSlot, {});
     return;
   }
   const uint32_t index = free_slots_.back();
+  SetupError error;
+  if (!PrepareSlotLocked(index, tid, &error)) {
+    // ESRCH/EINVAL from an engine: the thread exited between the scan and now.
+    if (error.engine == nullptr || (error.error != ESRCH && error.error != EINVAL)) {
+      NoteUnsampledLocked(tid, Unsampled::kFailed, error);
+    }
+    return;
+  }
   ThreadSlot& slot = slots_[index];
-  slot.ring = TakeRingLocked();
-  slot.copies = TakeCopyRingLocked();
-  slot.tid.store(tid, std::memory_order_relaxed);
+  uint32_t record = 0;
+  try {
+    std::string name = self ? CurrentThreadName() : ThreadName(tid);
+    by_tid_.emplace(tid, index);
+    try {
+      record = NewRecordLocked(tid, std::move(name));
+    } catch (...) {
+      by_tid_.erase(tid);
+      throw;
+    }
+  } catch (...) {
+    UnprepareSlotLocked(index, engines_.size());
+    NoteUnsampledLocked(tid, Unsampled::kFailed, SetupError{"out of memory", ENOMEM});
+    return;
+  }
+  free_slots_.pop_back();
   slot.stack_lo.store(stack_lo, std::memory_order_relaxed);
   slot.stack_hi.store(stack_hi, std::memory_order_relaxed);
   slot.probe_sp.store(0, std::memory_order_relaxed);
   slot.self_registered = self;
-  const uint32_t generation = slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF;
-
-  int created = 0;
-  size_t made = 0;
-  for (; made < engines_.size(); ++made) {
-    created = engines_[made]->Create(
-        tid, TimerToken::Encode(static_cast<uint32_t>(made), index, generation),
-        &slot.sources[made]);
-    if (created != 0) break;
-  }
-  if (created != 0) {
-    for (size_t e = 0; e < made; ++e) engines_[e]->Destroy(&slot.sources[e]);
-    // ESRCH/EINVAL: the thread exited between the scan and now. Anything else is worth
-    // telling the user once.
-    if (created != ESRCH && created != EINVAL && warnings_.size() < 8) {
-      warnings_.push_back(std::string(EngineName(engines_[made]->kind())) +
-                          " engine: cannot sample thread " + std::to_string(tid) + ": " +
-                          std::strerror(created));
-    }
-    ring_pool_.push_back(slot.ring);
-    slot.ring = nullptr;
-    if (slot.copies != nullptr) copy_pool_.push_back(slot.copies);
-    slot.copies = nullptr;
-    return;
-  }
-  free_slots_.pop_back();
-  by_tid_.emplace(tid, index);
-  ++threads_seen_;
   slot.cpu_start_ns = slot.cpu_last_ns = std::max<int64_t>(0, ThreadCpuNs(tid));
   slot.drained_samples = 0;
   slot.drained_weight = 0;
-  slot.record = NewRecordLocked(tid, self ? CurrentThreadName() : ThreadName(tid));
+  slot.record = record;
+  // Complete: from here the handler may use the slot. It becomes kActive before the sources
+  // start so that the first signal is never dropped as stale.
   slot.state.store(SlotState::kActive, std::memory_order_release);
 
   // Random first expiry: a thread that lives for less than one period is still sampled in
   // proportion to its CPU time instead of never.
   std::uniform_int_distribution<long> first(1, period_ns_);
   for (size_t e = 0; e < engines_.size(); ++e) {
-    const int started = engines_[e]->Start(&slot.sources[e], first(random_));
-    if (started != 0 && warnings_.size() < 8) {
-      warnings_.push_back(std::string(EngineName(engines_[e]->kind())) +
-                          " engine: cannot start: " + std::strerror(started));
+    if (const int started = engines_[e]->Start(&slot.sources[e], first(random_)); started != 0) {
+      // Half a thread's events would make a profile whose events disagree: none at all. The
+      // slot is retired like any other (its ring may already hold samples).
+      RetireLocked(index);
+      NoteUnsampledLocked(tid, Unsampled::kFailed, SetupError{nullptr, started, engines_[e], true});
+      return;
     }
   }
+  ForgetUnsampledLocked(tid, true);  // a thread that could not be set up earlier
+  ++threads_seen_;
+}
+
+bool ThreadRegistry::PrepareSlotLocked(uint32_t index, pid_t tid, SetupError* error) {
+  ThreadSlot& slot = slots_[index];
+  try {
+    slot.ring = TakeRingLocked();
+  } catch (...) {
+    *error = SetupError{"cannot allocate a sample ring", ENOMEM};
+    return false;
+  }
+  try {
+    slot.copies = TakeCopyRingLocked();
+  } catch (...) {
+    // bad_alloc from the mapping (RLIMIT_AS, vm.max_map_count) or from new.
+    *error = SetupError{"cannot map stack copies", ENOMEM};
+    UnprepareSlotLocked(index, 0);
+    return false;
+  }
+  slot.tid.store(tid, std::memory_order_relaxed);
+  const uint32_t generation = slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF;
+  for (size_t made = 0; made < engines_.size(); ++made) {
+    const int created = engines_[made]->Create(
+        tid, TimerToken::Encode(static_cast<uint32_t>(made), index, generation),
+        &slot.sources[made]);
+    if (created != 0) {
+      *error = SetupError{nullptr, created, engines_[made], false};
+      UnprepareSlotLocked(index, made);
+      return false;
+    }
+  }
+  return true;
+}
+
+void ThreadRegistry::UnprepareSlotLocked(uint32_t index, size_t sources) {
+  ThreadSlot& slot = slots_[index];
+  for (size_t e = 0; e < sources; ++e) engines_[e]->Destroy(&slot.sources[e]);
+  // Never kActive, so no handler has touched the rings: they go back as they are.
+  if (slot.ring != nullptr) GiveBackRingLocked(slot.ring);
+  slot.ring = nullptr;
+  if (slot.copies != nullptr) GiveBackCopiesLocked(slot.copies);
+  slot.copies = nullptr;
+  slot.tid.store(0, std::memory_order_relaxed);
+}
+
+void ThreadRegistry::GiveBackRingLocked(SampleRing* ring) noexcept {
+  try {
+    ring_pool_.push_back(ring);
+  } catch (...) {
+    delete ring;  // no room to keep it: free it instead
+  }
+}
+
+void ThreadRegistry::GiveBackCopiesLocked(CopyRing* copies) noexcept {
+  try {
+    copy_pool_.push_back(copies);
+  } catch (...) {
+    delete copies;
+  }
+}
+
+void ThreadRegistry::NoteUnsampledLocked(pid_t tid, Unsampled why,
+                                         const SetupError& error) noexcept {
+  try {
+    auto [it, inserted] = unsampled_.emplace(tid, why);
+    if (!inserted) {
+      if (it->second == why) return;  // counted already
+      // No slot before, setup failed now (or the reverse): counted under the new reason.
+      if (it->second == Unsampled::kNoSlot) {
+        --threads_unsampled_;
+      } else {
+        --threads_failed_;
+      }
+      it->second = why;
+    }
+  } catch (...) {
+    // No memory to remember it: it is counted again if it is found again.
+  }
+  if (why == Unsampled::kNoSlot) {
+    if (threads_unsampled_++ == 0 && warnings_.size() < kMaxWarnings) {
+      try {
+        warnings_.push_back("more than " + std::to_string(sampler_->slot_count) +
+                            " threads at once: extra threads are not sampled (raise max_threads)");
+      } catch (...) {
+      }
+    }
+    return;
+  }
+  ++threads_failed_;
+  if (first_failure_.empty()) {
+    try {
+      first_failure_ = DescribeSetupError(error);
+    } catch (...) {
+    }
+  }
+}
+
+void ThreadRegistry::ForgetUnsampledLocked(pid_t tid, bool uncount) noexcept {
+  auto it = unsampled_.find(tid);
+  if (it == unsampled_.end()) return;
+  if (uncount) {
+    if (it->second == Unsampled::kNoSlot) {
+      --threads_unsampled_;
+    } else {
+      --threads_failed_;
+    }
+  }
+  unsampled_.erase(it);
+}
+
+std::string ThreadRegistry::DescribeSetupError(const SetupError& error) {
+  std::string text;
+  if (error.engine != nullptr) {
+    switch (error.engine->kind()) {
+      case EngineKind::kTimer:
+        text = error.starting ? "timer_settime: " + std::string(std::strerror(error.error))
+                              : TimerErrorAdvice(error.error);
+        break;
+      case EngineKind::kPerf:
+        text = error.starting ? "perf_event ioctl: " + std::string(std::strerror(error.error))
+                              : PerfErrorAdvice(error.error);
+        break;
+      default:
+        text = std::string(EngineName(error.engine->kind())) +
+               " engine: " + std::strerror(error.error);
+        break;
+    }
+  } else {
+    text = std::string(error.what != nullptr ? error.what : "unknown error") + " (" +
+           std::strerror(error.error) + ")";
+  }
+  // Bounded: the health block carries it in every profile.
+  constexpr size_t kMaxReason = 200;
+  if (text.size() > kMaxReason) text.resize(kMaxReason);
+  return text;
 }
 
 uint32_t ThreadRegistry::NewRecordLocked(pid_t tid, std::string name) {
@@ -225,56 +359,89 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
 }
 
 void ThreadRegistry::RegisterCurrentThread() {
-  uintptr_t lo = 0, hi = 0;
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void* addr = nullptr;
-    size_t size = 0;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-      lo = reinterpret_cast<uintptr_t>(addr);
-      hi = lo + size;
+  // Runs on a new thread of the program before its start routine: whatever fails here, the
+  // thread must run (unsampled) rather than die. Nothing in here is a cancellation point, but
+  // a forced unwind must never be swallowed.
+  try {
+    uintptr_t lo = 0, hi = 0;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* addr = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        lo = reinterpret_cast<uintptr_t>(addr);
+        hi = lo + size;
+      }
+      pthread_attr_destroy(&attr);
     }
-    pthread_attr_destroy(&attr);
+    std::lock_guard<std::mutex> lock(mu_);
+    const pid_t tid = CurrentTid();
+    exiting_.erase(tid);  // a new thread that reuses the id of one that just exited
+    RegisterLocked(tid, lo, hi, true);
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    CountContained(ContainedAt::kRegistry);
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  const pid_t tid = CurrentTid();
-  exiting_.erase(tid);  // a new thread that reuses the id of one that just exited
-  RegisterLocked(tid, lo, hi, true);
 }
 
 void ThreadRegistry::UnregisterCurrentThread() {
-  std::lock_guard<std::mutex> lock(mu_);
-  const pid_t tid = CurrentTid();
-  auto it = by_tid_.find(tid);
-  if (it != by_tid_.end()) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    RetireLocked(it->second, static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
-                 CurrentThreadName());
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    const pid_t tid = CurrentTid();
+    auto it = by_tid_.find(tid);
+    if (it != by_tid_.end()) {
+      struct timespec ts;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      RetireLocked(it->second, static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
+                   CurrentThreadName());
+    }
+    ForgetUnsampledLocked(tid, false);
+    exiting_.insert(tid);
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    // Out of memory for the exiting_ entry: the scan may find the thread once more while it
+    // is still listed, and retires it on the next pass.
+    CountContained(ContainedAt::kRegistry);
   }
-  exiting_.insert(tid);
 }
 
 void ThreadRegistry::Exclude(pid_t tid) {
   std::lock_guard<std::mutex> lock(mu_);
   excluded_.insert(tid);
+  ForgetUnsampledLocked(tid, true);  // not the program's: not one of its unsampled threads
   auto it = by_tid_.find(tid);
   if (it != by_tid_.end()) RetireLocked(it->second);
 }
 
 void ThreadRegistry::Rescan() {
-  std::vector<pid_t> alive;
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir)) {
-      if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-      alive.push_back(static_cast<pid_t>(std::atoi(entry->d_name)));
+  // Runs on the collector thread, whose entry function is C-called: contain everything.
+  try {
+    std::vector<pid_t> alive;
+    if (DIR* dir = opendir("/proc/self/task")) {
+      try {
+        while (dirent* entry = readdir(dir)) {
+          if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+          alive.push_back(static_cast<pid_t>(std::atoi(entry->d_name)));
+        }
+      } catch (...) {
+        closedir(dir);
+        throw;
+      }
+      closedir(dir);
+    } else {
+      return;  // /proc not mounted: only hooked threads are sampled
     }
-    closedir(dir);
-  } else {
-    return;  // /proc not mounted: only hooked threads are sampled
+    std::sort(alive.begin(), alive.end());
+    std::lock_guard<std::mutex> lock(mu_);
+    RescanLocked(alive);
+  } catch (...) {
+    CountContained(ContainedAt::kRegistry);
   }
-  std::sort(alive.begin(), alive.end());
-  std::lock_guard<std::mutex> lock(mu_);
+}
+
+void ThreadRegistry::RescanLocked(const std::vector<pid_t>& alive) {
   std::vector<uint32_t> gone;
   for (const auto& [tid, index] : by_tid_) {
     if (!std::binary_search(alive.begin(), alive.end(), tid)) gone.push_back(index);
@@ -286,10 +453,22 @@ void ThreadRegistry::Rescan() {
   for (auto it = exiting_.begin(); it != exiting_.end();) {
     it = std::binary_search(alive.begin(), alive.end(), *it) ? std::next(it) : exiting_.erase(it);
   }
+  // Unsampled threads that ended stay counted; their entries go.
+  for (auto it = unsampled_.begin(); it != unsampled_.end();) {
+    it = std::binary_search(alive.begin(), alive.end(), it->first) ? std::next(it)
+                                                                   : unsampled_.erase(it);
+  }
   for (pid_t tid : alive) {
-    if (by_tid_.count(tid) == 0 && excluded_.count(tid) == 0 && exiting_.count(tid) == 0) {
-      RegisterLocked(tid, 0, 0, false);
+    if (by_tid_.count(tid) != 0 || excluded_.count(tid) != 0 || exiting_.count(tid) != 0) {
+      continue;
     }
+    // A failed setup is not retried every 100 ms (each try may map memory, open an fd); a
+    // thread that found no free slot is, since a slot may be free now.
+    if (auto it = unsampled_.find(tid);
+        it != unsampled_.end() && it->second == Unsampled::kFailed) {
+      continue;
+    }
+    RegisterLocked(tid, 0, 0, false);
   }
   ResolveBoundsLocked();
 }
@@ -337,7 +516,7 @@ void ThreadRegistry::RetireAll() {
 }
 
 void ThreadRegistry::ReleaseRetired() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu_);  // std::mutex::lock: throws only on a broken mutex
   for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
     ThreadSlot& slot = slots_[i];
     if (slot.state.load(std::memory_order_acquire) != SlotState::kRetiring) continue;
@@ -349,12 +528,12 @@ void ThreadRegistry::ReleaseRetired() {
     slot.drained_samples = slot.drained_weight = 0;
     slot.state.store(SlotState::kFree, std::memory_order_release);
     slot.generation.fetch_add(1, std::memory_order_relaxed);
-    ring_pool_.push_back(slot.ring);
+    GiveBackRingLocked(slot.ring);
     slot.ring = nullptr;
-    if (slot.copies != nullptr) copy_pool_.push_back(slot.copies);
+    if (slot.copies != nullptr) GiveBackCopiesLocked(slot.copies);
     slot.copies = nullptr;
     slot.stack_hi.store(0, std::memory_order_relaxed);
-    free_slots_.push_back(i);
+    free_slots_.push_back(i);  // never reallocates: reserved for every slot
   }
   // Keep a few spare rings for thread churn; give the rest back.
   while (ring_pool_.size() > 16) {
@@ -420,9 +599,31 @@ uint64_t ThreadRegistry::threads_unsampled() const {
   return threads_unsampled_;
 }
 
+uint64_t ThreadRegistry::threads_failed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return threads_failed_;
+}
+
 std::vector<std::string> ThreadRegistry::TakeWarnings() {
   std::lock_guard<std::mutex> lock(mu_);
-  return std::move(warnings_);
+  std::vector<std::string> out = std::move(warnings_);
+  warnings_.clear();
+  if (threads_failed_ != 0) {
+    out.push_back(std::to_string(threads_failed_) +
+                  (threads_failed_ == 1 ? " thread" : " threads") +
+                  " could not be set up for sampling and ran unsampled: " +
+                  (first_failure_.empty() ? std::string("out of memory") : first_failure_));
+  }
+  static constexpr const char* kPlaces[] = {"a new thread's setup", "the thread registry",
+                                            "the window exporter", "the network threads"};
+  static_assert(std::size(kPlaces) == static_cast<size_t>(ContainedAt::kCount));
+  for (size_t i = 0; i < std::size(kPlaces); ++i) {
+    if (const uint64_t n = g_contained[i].load(std::memory_order_relaxed)) {
+      out.push_back(std::to_string(n) + " errors (exceptions) in " + kPlaces[i] +
+                    " were caught and contained; the work they interrupted was skipped");
+    }
+  }
+  return out;
 }
 
 }  // namespace inprof::internal
