@@ -824,7 +824,16 @@ TEST(PreloadTest, AForkedChildStillDiesOfSigterm) {
     std::smatch m;
     ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(child pid=(\d+) signal=15)")))
         << "follow=" << follow << ": " << run.process.out << run.process.err;
-    EXPECT_EQ(FileExists(run.dir + "/out." + m[1].str() + ".folded"), follow[0] == '1');
+    // A followed child that only computes has not reached a point where its profile can be
+    // written (docs/lifecycle.md): it says so and dies of the signal all the same.
+    const bool written = FileExists(run.dir + "/out." + m[1].str() + ".folded");
+    const bool explained =
+        run.process.err.find("termination signal came before") != std::string::npos;
+    if (follow[0] == '1') {
+      EXPECT_TRUE(written || explained) << run.process.err;
+    } else {
+      EXPECT_FALSE(written || explained) << run.process.err;
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -139,18 +140,31 @@ TEST(Record, DefaultDirectoryIsNamedAfterTheProgram) {
   EXPECT_NE(r.err.find("profile in " + made[0] + "/"), std::string::npos) << r.err;
 }
 
+// A shell loop busy for a few tenths of a second: long enough to be sampled.
+constexpr const char* kBusy = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
+
 // SIGTERM to inprof reaches the program, which writes its profile and dies of it.
 std::atomic<int> g_inprof_pid{0};
 void RememberPid(int pid) { g_inprof_pid = pid; }
 
-// True once `pid` runs `name` and has a handler for `signal` (the runtime's autostart
-// installs it last): from then on a signal is turned into a written profile.
+// True once `pid` runs `name`, has a handler for `signal` (the runtime's autostart installs
+// it last) and has run long enough to be sampled (a process without samples writes nothing):
+// from then on a signal is turned into a written profile.
 bool HandlesSignal(int pid, const std::string& name, int signal) {
   const std::string status = ReadFile("/proc/" + std::to_string(pid) + "/status");
   if (status.find("Name:\t" + name + "\n") == std::string::npos) return false;
   std::smatch m;
   if (!std::regex_search(status, m, std::regex(R"(SigCgt:\s+([0-9a-f]+))"))) return false;
-  return (std::stoull(m[1], nullptr, 16) >> (signal - 1)) & 1;
+  if (((std::stoull(m[1], nullptr, 16) >> (signal - 1)) & 1) == 0) return false;
+  // utime + stime (clock ticks, fields 14 and 15 of /proc/PID/stat, after the ")").
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::stol(field);
+  }
+  return ticks >= 20;
 }
 
 TEST(Record, ForwardsSigtermAndTheProfileIsStillWritten) {
@@ -164,16 +178,17 @@ TEST(Record, ForwardsSigtermAndTheProfileIsStillWritten) {
       const std::string children =
           ReadFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
       if (children.empty()) continue;
-      if (HandlesSignal(std::stoi(children), "sleep", SIGTERM)) {
+      if (HandlesSignal(std::stoi(children), "sha256sum", SIGTERM)) {
         kill(pid, SIGTERM);
         return;
       }
     }
   });
-  const ProcessResult r = Record({"-o", dir, "--", "sleep", "60"}, &RememberPid);
+  // Busy until killed: it hashes an endless input.
+  const ProcessResult r = Record({"-o", dir, "--", "sha256sum", "/dev/zero"}, &RememberPid);
   killer.join();
   EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
-  EXPECT_NE(r.err.find("sleep was killed by signal 15"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sha256sum was killed by signal 15"), std::string::npos) << r.err;
   EXPECT_TRUE(FileExists(dir + "/profile.json")) << r.err;
   EXPECT_TRUE(FileExists(dir + "/profile.pb.gz")) << r.err;
 }
@@ -230,7 +245,7 @@ TEST(Record, BadRuntimeOptionIsReportedByTheRuntime) {
 
 TEST(Record, SeveralEventsShareOnePprofFile) {
   const std::string dir = MakeTempDir();
-  const ProcessResult r = Record({"-q", "-o", dir, "--events", "cpu,wall", "--", "true"});
+  const ProcessResult r = Record({"-q", "-o", dir, "--events", "cpu,wall", "--", "sh", "-c", kBusy});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> expected = {
       "flame.cpu.svg",      "flame.wall.svg", "perf.cpu.log",  "perf.wall.log",
@@ -247,9 +262,10 @@ TEST(Record, SeveralEventsShareOnePprofFile) {
 
 TEST(Record, ForkedChildrenWriteTheirOwnFiles) {
   const std::string dir = MakeTempDir();
-  // bash forks a child that execs /bin/true, then exits through exit() (dash would _exit,
-  // which no library can intercept, so only the child would write files).
-  const ProcessResult r = Record({"-q", "-o", dir, "--", "bash", "-c", "/bin/true; exit 0"});
+  // bash runs a busy loop in a forked subshell, then one of its own (processes that take no
+  // sample write nothing).
+  const ProcessResult r = Record(
+      {"-q", "-o", dir, "--", "bash", "-c", std::string("(") + kBusy + "); " + kBusy + "; exit 0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> files = List(dir);
   EXPECT_TRUE(std::find(files.begin(), files.end(), "profile.json") != files.end()) << r.err;

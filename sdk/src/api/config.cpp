@@ -73,7 +73,7 @@ bool ParseBool(std::string_view text, bool* out) {
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
-    "follow_fork, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
+    "follow_fork, exit_timeout, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
     "app_name, labels, tenant";
 
 // kKnownKeys as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
@@ -186,6 +186,17 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
   }
   if (key == "follow_fork") {
     if (!ParseBool(value, &config->follow_fork)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "exit_timeout") {
+    char* end = nullptr;
+    errno = 0;
+    double seconds = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(seconds) || seconds < 0.1 ||
+        seconds > 3600) {
+      return BadValue(key, value, "seconds from 0.1 to 3600 that the exit-time write may take");
+    }
+    config->exit_timeout = seconds;
     return Status::Ok();
   }
   if (key == "max_depth") {

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <shared_mutex>
 
+#include "internal/bootstrap.h"
+#include "internal/fork_child.h"
 #include "internal/network_outputs.h"
 #include "internal/session.h"
 #include "internal/signal_handler.h"
@@ -28,60 +31,124 @@ struct Runtime {
   // inprof_stop still writes its profile (a script's natural order: stop, then dump).
   std::unique_ptr<Session> stopped;
   std::unique_ptr<NetworkOutputs> net;  // the session's pull endpoint and push client, if any
+  // A forked child that follows its parent's profile, before its session starts: the
+  // parent's configuration (in memory the child never frees), while the bootstrap sampler
+  // (fork_child.h) takes its samples. Set inside fork(), read without the lock.
+  std::atomic<const Config*> pending_child{nullptr};
   std::vector<pid_t> excluded;
   pthread_key_t exit_key{};
   bool has_exit_key = false;
 };
+
+// What the exit paths read without a lock (RuntimeExitWriteInfo).
+std::atomic<int> g_exit_signal{0};
+std::atomic<double> g_exit_timeout{0};
+
+Runtime* g_runtime = nullptr;  // set once GetRuntime has built it
+
+void ChildAfterFork();
 
 Runtime& GetRuntime() {
   static Runtime* runtime = [] {
     auto* r = new Runtime;
     // The key's destructor runs on each exiting thread that registered itself.
     r->has_exit_key = pthread_key_create(&r->exit_key, [](void*) {
-                        Runtime& rt = GetRuntime();
-                        std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
-                        if (rt.session != nullptr) rt.session->OnThreadExit();
+                        try {
+                          Runtime& rt = GetRuntime();
+                          std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+                          if (rt.session != nullptr) rt.session->OnThreadExit();
+                        } catch (...) {
+                          // A C callback of the thread library: nothing may escape into it.
+                        }
                       }) == 0;
-    pthread_atfork(nullptr, nullptr, [] {
-      // The child has one thread and no timers: the session (its collector thread, its
-      // locks, its timers) does not exist here. Forget it without touching it.
-      Runtime& rt = GetRuntime();
-      new (&rt.lifecycle) std::shared_mutex();
-      Session* parent = rt.session;
-      if (parent != nullptr) {
-        parent->ForgetInChild();
-        rt.abandoned = parent;  // kept reachable, never freed
-      }
-      rt.session = nullptr;
-      // A stopped session has no threads left, but its locks may be held by a parent's
-      // thread that is dumping it: abandoned as well.
-      [[maybe_unused]] Session* abandoned_stopped = rt.stopped.release();
-      // Its threads do not exist here; the objects are abandoned like the session.
-      [[maybe_unused]] NetworkOutputs* abandoned_net = rt.net.release();
-      ForgetSamplerAfterFork();
-      // Follow the fork: the child profiles into its own files (out.<pid>.folded).
-      if (parent != nullptr && parent->config().follow_fork && !parent->config().outputs.empty()) {
-        Config config = parent->config();
-        for (std::string& path : config.outputs) path = PathForProcess(path, getpid());
-        // The parent keeps the pull endpoint's port; the child pushes its own windows.
-        config.http.clear();
-        auto session = std::make_unique<Session>(std::move(config));
-        auto net = NetworkOutputs::Attach(session.get());
-        if (session->Start({}).ok()) {
-          if (net && !net->Start().ok()) net.reset();
-          rt.net = std::move(net);
-          rt.session = session.release();
-          // The child's files are written when it exits (an inherited autostart handler
-          // may get there first; then this finds nothing running).
-          std::atexit([] {
-            if (RuntimeRunning()) RuntimeStop();
-          });
-        }
-      }
-    });
+    pthread_atfork(nullptr, nullptr, &ChildAfterFork);
     return r;
   }();
+  g_runtime = runtime;
   return *runtime;
+}
+
+// Inside fork(), in the child: only stores and system calls (the child of a multithreaded
+// process may do nothing else until fork returns). The parent's session, its threads, locks
+// and timers do not exist here: forget it without touching it. A child that follows the
+// profile gets the bootstrap sampler; its own session starts at its first safe point
+// (StartPendingChild), or never, if it ends without a sample.
+void ChildAfterFork() {
+  Runtime& rt = *g_runtime;
+  new (&rt.lifecycle) std::shared_mutex();
+  Session* parent = rt.session;
+  const Config* follow = rt.pending_child.load(std::memory_order_acquire);
+  rt.pending_child.store(nullptr, std::memory_order_release);
+  if (parent != nullptr) {
+    parent->ForgetInChild();
+    rt.abandoned = parent;  // kept reachable, never freed
+    follow = parent->config().follow_fork && !parent->config().outputs.empty()
+                 ? &parent->config()
+                 : nullptr;
+  }
+  rt.session = nullptr;
+  // A stopped session has no threads left, but its locks may be held by a parent's
+  // thread that is dumping it: abandoned as well.
+  [[maybe_unused]] Session* abandoned_stopped = rt.stopped.release();
+  // Its threads do not exist here; the objects are abandoned like the session.
+  [[maybe_unused]] NetworkOutputs* abandoned_net = rt.net.release();
+  ForgetSamplerAfterFork();
+  ExitPathsAfterForkInChild();
+  if (follow != nullptr &&
+      BootstrapArm(parent != nullptr ? &parent->sampler() : nullptr, follow->signal,
+                   follow->frequency, follow->max_depth)) {
+    rt.pending_child.store(follow, std::memory_order_release);
+  }
+}
+
+void PublishExitInfo(const Config& config) {
+  g_exit_signal.store(config.signal, std::memory_order_relaxed);
+  g_exit_timeout.store(config.exit_timeout, std::memory_order_relaxed);
+}
+
+// Output paths are fixed when the profile starts: a program that changes its working
+// directory (chdir, daemon) still writes where it was asked to.
+void MakeOutputsAbsolute(Config* config) {
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return;
+  for (std::string& path : config->outputs) {
+    if (!path.empty() && path[0] != '/') path = std::string(cwd) + "/" + path;
+  }
+}
+
+// Starts a forked child's own session from its parent's configuration, with the stacks the
+// bootstrap sampler took so far. Caller holds the lifecycle lock exclusively.
+void StartPendingChildLocked(Runtime& rt) {
+  const Config* pending = rt.pending_child.exchange(nullptr, std::memory_order_acq_rel);
+  if (pending == nullptr) return;
+  BootstrapDisarm();
+  Config config = *pending;
+  for (std::string& path : config.outputs) path = PathForProcess(path, getpid());
+  // The parent keeps the pull endpoint's port; the child pushes its own windows.
+  config.http.clear();
+  if (TerminationHandlersInstalled()) {
+    if (const pid_t watcher = StartTerminationWatcher(); watcher != 0) rt.excluded.push_back(watcher);
+  }
+  auto session = std::make_unique<Session>(std::move(config));
+  auto net = NetworkOutputs::Attach(session.get());
+  if (session->Start(rt.excluded).ok()) {
+    session->ImportBootstrap(g_bootstrap.tid);
+    if (net && !net->Start().ok()) net.reset();
+    PublishExitInfo(session->config());
+    rt.net = std::move(net);
+    rt.session = session.release();
+  }
+  BootstrapRelease();
+}
+
+// At a safe point of a forked child (a normal thread, not inside fork()): its session starts
+// if it is pending, or, unless `always`, only when the bootstrap sampler took a sample.
+void StartPendingChild(bool always) {
+  Runtime& rt = GetRuntime();
+  if (rt.pending_child.load(std::memory_order_acquire) == nullptr) return;
+  if (!always && BootstrapSamples() == 0) return;
+  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  StartPendingChildLocked(rt);
 }
 
 thread_local bool t_profiler_work = false;
@@ -98,10 +165,11 @@ RuntimeResult RuntimeStart(Config config) {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
-  if (rt.session != nullptr) {
+  if (rt.session != nullptr || rt.pending_child.load(std::memory_order_acquire) != nullptr) {
     return {RuntimeError::kAlreadyStarted,
             "inprof_start: a profile is already running (call inprof_stop first)"};
   }
+  MakeOutputsAbsolute(&config);
   // The previous profile is no longer dumped once a new one starts.
   rt.stopped.reset();
   // Pushing needs windows: Pyroscope's own agents send every 10 s.
@@ -118,6 +186,8 @@ RuntimeResult RuntimeStart(Config config) {
       return {RuntimeError::kSystem, "inprof_start: " + s.message()};
     }
   }
+  PublishExitInfo(session->config());
+  ExitPathsInit();
   rt.session = session.release();
   rt.net = std::move(net);
   return {};
@@ -125,6 +195,7 @@ RuntimeResult RuntimeStart(Config config) {
 
 RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
   ProfilerWorkScope work;
+  StartPendingChild(true);
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
   // The running profile, or the one inprof_stop ended (until the next start).
@@ -143,6 +214,7 @@ RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
 
 RuntimeResult RuntimeStop() {
   ProfilerWorkScope work;
+  StartPendingChild(true);
   Runtime& rt = GetRuntime();
   std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
   if (rt.session == nullptr) {
@@ -158,8 +230,11 @@ RuntimeResult RuntimeStop() {
   if (net) net->Finish();
   RuntimeResult result;
   std::vector<std::string> written;
-  // Continuous mode wrote every window, the last one included, as it closed.
-  if (!session->config().outputs.empty() && session->config().window <= 0) {
+  // Continuous mode wrote every window, the last one included, as it closed. A profile
+  // without a sample writes nothing: no empty files from processes that never ran long
+  // enough to be sampled (a child whose exec failed, a shell's short subshells).
+  const bool sampled = session->samples() != 0;
+  if (!session->config().outputs.empty() && session->config().window <= 0 && sampled) {
     Status s = session->Dump(session->config().outputs);
     if (!s.ok()) result = {RuntimeError::kOutput, "inprof_stop: " + s.message()};
     for (const std::string& path : session->config().outputs) {
@@ -173,6 +248,9 @@ RuntimeResult RuntimeStop() {
     if (net) {
       for (const std::string& extra : net->SummaryLines()) line += "\ninprof: " + extra;
     }
+    if (!sampled && !session->config().outputs.empty() && session->config().window <= 0) {
+      line += "\ninprof: no samples: no output written";
+    }
     if (!result.message.empty()) line += "\ninprof: error: " + result.message;
     std::fprintf(stderr, "%s\n", line.c_str());
   }
@@ -185,6 +263,7 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
                                bool* started) {
   ProfilerWorkScope work;
   *started = false;
+  StartPendingChild(true);
   if (!RuntimeRunning()) {
     if (!mixed) config.events = {"lua"};
     RuntimeResult r = RuntimeStart(std::move(config));
@@ -225,6 +304,7 @@ void RuntimeLuaDetach() {
 
 bool RuntimeRunning() {
   Runtime& rt = GetRuntime();
+  if (rt.pending_child.load(std::memory_order_acquire) != nullptr) return true;
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
   return rt.session != nullptr;
 }
@@ -237,6 +317,8 @@ void RuntimeExcludeThread(pid_t tid) {
 }
 
 void RuntimeOnThreadStart() {
+  // A forked child that starts threads needs its session to sample them.
+  StartPendingChild(true);
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
   // Arm the exit hook even when no session runs now: one may start while we live.
@@ -247,9 +329,39 @@ void RuntimeOnThreadStart() {
 void RuntimeBeforeDlclose() {
   if (ProfilerWorkScope::Active()) return;
   ProfilerWorkScope work;
+  // The library's samples must resolve after it is gone: a child with samples starts now.
+  StartPendingChild(false);
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
   if (rt.session != nullptr) rt.session->BeforeDlclose();
+}
+
+ExitWriteInfo RuntimeExitWriteInfo() {
+  return {g_exit_signal.load(std::memory_order_relaxed),
+          g_exit_timeout.load(std::memory_order_relaxed)};
+}
+
+uint64_t RuntimePendingChildSamples() {
+  if (g_runtime == nullptr || g_runtime->pending_child.load(std::memory_order_acquire) == nullptr) {
+    return 0;
+  }
+  return BootstrapSamples();
+}
+
+void RuntimeWriteForExit() {
+  ProfilerWorkScope work;
+  Runtime& rt = GetRuntime();
+  if (rt.pending_child.load(std::memory_order_acquire) != nullptr) {
+    if (BootstrapSamples() == 0) {
+      // Nothing sampled: nothing to write, and nothing to start.
+      rt.pending_child.store(nullptr, std::memory_order_release);
+      BootstrapDisarm();
+      BootstrapRelease();
+      return;
+    }
+    StartPendingChild(true);
+  }
+  if (RuntimeRunning()) RuntimeStop();
 }
 
 }  // namespace inprof::internal

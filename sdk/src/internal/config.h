@@ -32,6 +32,10 @@ struct Config {
   int signal = SIGPROF;
   bool quiet = false;
   bool follow_fork = true;  // a fork()ed child profiles into its own files
+  // How long the profile's write at exit may take before the process ends without it, where
+  // that bound is enforced (docs/lifecycle.md): a write stuck on a lock the interrupted code
+  // holds must not keep a program from exiting.
+  double exit_timeout = 30;
   uint32_t max_depth = 128;
   size_t max_memory = size_t{64} << 20;
   uint32_t max_threads = 4096;

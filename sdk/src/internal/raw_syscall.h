@@ -10,6 +10,17 @@ namespace inprof::internal {
 int32_t CurrentTidRaw();
 // The process's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns, -1 on failure. Async-signal-safe.
 int64_t ThreadCpuNsRaw();
+// System call numbers the signal path uses through RawSyscall4.
+#if defined(__x86_64__)
+inline constexpr long kSysWrite = 1;
+#elif defined(__aarch64__)
+inline constexpr long kSysWrite = 64;
+#endif
+
+// A system call with up to four arguments: the result, or -errno. Async-signal-safe.
+long RawSyscall4(long number, long a0 = 0, long a1 = 0, long a2 = 0, long a3 = 0);
+// Ends the process with `status` (exit_group), as _exit does. Async-signal-safe.
+[[noreturn]] void ExitGroupRaw(int status);
 
 }  // namespace inprof::internal
 

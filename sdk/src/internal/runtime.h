@@ -59,6 +59,37 @@ void RuntimeOnThreadStart();
 // we hold our locks).
 void RuntimeBeforeDlclose();
 
+// Exit paths (exit_paths.cpp, docs/lifecycle.md).
+enum class ExitPath { kExit, kQuickExit, kUnderscoreExit, kSignal };
+// The process is ending by `path` (`status`: what _exit was given, 128 + the signal): the
+// first caller writes the profile, the others wait for it (bounded); then a termination
+// signal our handler took meanwhile ends the process. Does nothing in a process that does not
+// own the runtime's state (a vfork child). Not async-signal-safe, except that it is bounded
+// by a watchdog on the _exit path.
+void FinishForExit(ExitPath path, int status);
+// Registers the atexit and at_quick_exit handlers (once) and makes this process the owner.
+void ExitPathsInit();
+// The thread that finishes the profile on SIGTERM/SIGINT: its tid, 0 if it could not start.
+pid_t StartTerminationWatcher();
+// Our SIGTERM/SIGINT handlers, for the signals whose action is still the default.
+void InstallTerminationHandlers();
+bool TerminationHandlersInstalled();
+// In a forked child (inside fork()): forgets the parent's exit state. Async-signal-safe.
+void ExitPathsAfterForkInChild();
+// What the exit paths need of the running profile, readable without locks: the signal the
+// watchdog may use and the write's bound (INPROF_EXIT_TIMEOUT).
+struct ExitWriteInfo {
+  int signal = 0;
+  double timeout_seconds = 0;
+};
+ExitWriteInfo RuntimeExitWriteInfo();
+// The write itself: stops the running session (or starts a forked child's pending one that
+// took samples) and writes its outputs. Not async-signal-safe.
+void RuntimeWriteForExit();
+// Samples a forked child took before its session started (0 when none is pending).
+// Async-signal-safe.
+uint64_t RuntimePendingChildSamples();
+
 // Marks the calling thread as doing the profiler's own work while alive.
 class ProfilerWorkScope {
  public:

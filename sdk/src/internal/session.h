@@ -86,6 +86,15 @@ class Session : private SampleSink {
   // copies taken so far while the library is still loaded, and notes the modules.
   void BeforeDlclose();
   const Config& config() const { return config_; }
+  // The handler's state, read by the fork child handler (fork_child.h) to find the forking
+  // thread's stack. Async-signal-safe to read.
+  const Sampler& sampler() const { return sampler_; }
+  // Samples aggregated so far. Not async-signal-safe.
+  uint64_t samples();
+  // A forked child's session, just started: takes the stacks its bootstrap sampler took on
+  // thread `tid` before (fork_child.h; after BootstrapDisarm), as samples of the first event.
+  // Not async-signal-safe.
+  void ImportBootstrap(pid_t tid);
 
   // Continuous mode (config window > 0). Called on the exporter thread, after the window's
   // files are written, for every completed window including the last partial one at Stop, in

@@ -15,6 +15,8 @@
 #include <linux/perf_event.h>
 
 #include "internal/events.h"
+#include "internal/bootstrap.h"
+#include "internal/fork_child.h"
 #include "internal/itimer.h"
 #include "internal/runtime.h"
 #include "internal/signal_handler.h"
@@ -369,6 +371,39 @@ void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, ui
 void Session::AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event) {
   table_.Add(stack, weight, event);
   taps_.Add(stack, weight, event);
+}
+
+uint64_t Session::samples() {
+  std::lock_guard<std::mutex> lock(data_mu_);
+  return counts_.samples;
+}
+
+void Session::ImportBootstrap(pid_t tid) {
+  // The child's profile covers it from the fork on.
+  times_.start_realtime_ns = g_bootstrap.start_realtime_ns;
+  times_.start_monotonic_ns = g_bootstrap.start_monotonic_ns;
+  times_.start_cpu_ns = g_bootstrap.start_cpu_ns;
+  std::lock_guard<std::mutex> lock(data_mu_);
+  StackBuffer stack;
+  BootstrapForEach([&](std::span<const uintptr_t> frames, WalkStop stop, uint64_t weight) {
+    stack.clear();
+    // As the collector adjusts a ring's walk: return addresses are looked up at -1.
+    for (size_t f = 0; f < frames.size() && f < kMaxFrames; ++f) {
+      stack.push(f == 0 ? frames[0] : frames[f] - 1);
+    }
+    if (stop == WalkStop::kDepthLimit) stack.push(kTruncatedMarker);
+    if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
+    AggregateLocked(stack.frames(), static_cast<uint32_t>(weight), 0);
+  });
+  if (const uint64_t lost = BootstrapOverflowWeight(); lost != 0) {
+    static constexpr uintptr_t kOverflow[] = {kOverflowMarker};
+    AggregateLocked(kOverflow, static_cast<uint32_t>(lost), 0);
+  }
+  // The table's totals count every sample, those that found it full included.
+  const BootstrapTotals totals = BootstrapTotalsNow();
+  counts_.samples += totals.samples;
+  counts_.weight += totals.weight;
+  counts_.first_event_weight += totals.weight;
 }
 
 void Session::BeforeDlclose() {

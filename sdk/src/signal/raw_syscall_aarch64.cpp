@@ -24,4 +24,18 @@ int64_t ThreadCpuNsRaw() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+long RawSyscall4(long number, long a0, long a1, long a2, long a3) {
+  register long x8 asm("x8") = number;
+  register long x0 asm("x0") = a0;
+  register long x1 asm("x1") = a1;
+  register long x2 asm("x2") = a2;
+  register long x3 asm("x3") = a3;
+  asm volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+  return x0;
+}
+
+void ExitGroupRaw(int status) {
+  for (;;) RawSyscall4(94 /* __NR_exit_group */, status);
+}
+
 }  // namespace inprof::internal

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdint>
 
+#include "internal/bootstrap.h"
 #include "internal/sample_record.h"
 #include "internal/sampler.h"
 #include "internal/raw_syscall.h"
@@ -24,6 +25,8 @@ std::atomic<int> g_handlers_in_flight{0};
 // half-written action (it would take four updates during one handler run to reuse a slot).
 struct sigaction g_previous_actions[4];
 std::atomic<unsigned> g_previous_index{0};
+// The exit watchdog (exit_paths.cpp): the status the process ends with when it fires.
+std::atomic<int> g_exit_watchdog_status{0};
 static_assert(std::atomic<Sampler*>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 
@@ -120,12 +123,41 @@ void ChainToPrevious(int signal, siginfo_t* info, void* context) {
   // process (SIGPROF's default action is to terminate).
 }
 
+// A write of an exit path that did not finish in time (it may be stuck on a lock the
+// interrupted code holds): say so and end the process as the program asked.
+[[noreturn]] void ExitWatchdogFired() {
+  static constexpr char kText[] =
+      "inprof: the profile was not written: the exit-time write did not finish within "
+      "INPROF_EXIT_TIMEOUT\n";
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(kText),
+              sizeof kText - 1);
+  ExitGroupRaw(g_exit_watchdog_status.load(std::memory_order_relaxed));
+}
+
+// The timers of a forked child before its session starts, and the exit watchdog: not
+// TimerTokens, and they arrive whether a session runs or not. True when `info` was one.
+bool HandleProcessTimer(siginfo_t* info, void* context) {
+  if (info == nullptr || info->si_code != SI_TIMER) return false;
+  const uint64_t token = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
+  if (token == kBootstrapTimerToken) {
+    BootstrapSample(static_cast<const ucontext_t*>(context),
+                    1u + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0));
+    return true;
+  }
+  if (token == kExitWatchdogToken) ExitWatchdogFired();
+  return false;
+}
+
 }  // namespace
 
 bool InSamplingHandler() { return t_in_handler != 0; }
 
 void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  if (HandleProcessTimer(info, context)) {
+    errno = saved_errno;
+    return;
+  }
   ++t_in_handler;
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);

@@ -1,0 +1,294 @@
+// Every way a process ends is a write path (docs/lifecycle.md): return from main and exit()
+// (an atexit handler), quick_exit (at_quick_exit), _exit and _Exit (interposed here), and
+// SIGTERM/SIGINT with their default action (a handler that wakes a watcher thread, which
+// writes and then dies of the signal). One place decides who writes: the first path to get
+// here writes, every other one waits for that write to finish (bounded), and a termination
+// signal that arrived meanwhile is acted on once it has. Control path, except the signal
+// handlers and what the _exit hooks do in a process that is not ours (after vfork).
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "internal/bootstrap.h"
+#include "internal/raw_syscall.h"
+#include "internal/runtime.h"
+#include "internal/session.h"
+#include "internal/signal_handler.h"
+
+namespace inprof::internal {
+
+extern std::atomic<int> g_exit_watchdog_status;  // signal_handler.cpp
+
+namespace {
+
+enum ExitState : int { kIdle = 0, kWriting = 1, kDone = 2 };
+
+std::atomic<int> g_exit_state{kIdle};
+std::atomic<pid_t> g_exit_writer{0};
+// The process these belong to: a vfork child shares our memory and must leave them alone.
+std::atomic<pid_t> g_owner_pid{0};
+// SIGTERM/SIGINT taken by our handler: the process dies of it once the profile is written.
+std::atomic<int> g_pending_termination{0};
+
+// The termination watcher: a pipe the handler writes the signal number to, and the process
+// the watcher thread runs in (0: none in this process, e.g. a forked child before its session
+// started).
+int g_termination_pipe[2] = {-1, -1};
+std::atomic<pid_t> g_watcher_pid{0};
+std::atomic<bool> g_termination_handlers{false};
+
+pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+void FutexWake(std::atomic<int>* word) {
+  syscall(SYS_futex, reinterpret_cast<int*>(word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+          nullptr, 0);
+}
+
+// Waits until another thread's write is done, at most `seconds`. Async-signal-safe.
+void WaitForWriter(double seconds) {
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  while (g_exit_state.load(std::memory_order_acquire) == kWriting) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const double left = seconds - (static_cast<double>(now.tv_sec - start.tv_sec) +
+                                   static_cast<double>(now.tv_nsec - start.tv_nsec) / 1e9);
+    if (left <= 0) return;
+    struct timespec wait = {static_cast<time_t>(left),
+                            static_cast<long>((left - static_cast<double>(static_cast<time_t>(left))) * 1e9)};
+    syscall(SYS_futex, reinterpret_cast<int*>(&g_exit_state), FUTEX_WAIT_PRIVATE, kWriting, &wait,
+            nullptr, 0);
+  }
+}
+
+// A one-shot timer that ends the process with `status` if the write on this thread has not
+// finished after `seconds` (signal_handler.cpp: ExitWatchdogFired). Only while our handler is
+// installed for `signal`; returns the kernel timer id or -1.
+int ArmWatchdog(int signal, double seconds, int status) {
+  struct sigaction current;
+  if (signal <= 0 || seconds <= 0 || RealSigaction(signal, nullptr, &current) != 0 ||
+      (current.sa_flags & SA_SIGINFO) == 0 || current.sa_sigaction != &SamplingSignalHandler) {
+    return -1;
+  }
+  g_exit_watchdog_status.store(status, std::memory_order_relaxed);
+  struct sigevent event;
+  std::memset(&event, 0, sizeof event);
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = signal;
+  event.sigev_value.sival_ptr = reinterpret_cast<void*>(kExitWatchdogToken);
+  event._sigev_un._tid = CurrentTid();
+  int timer = -1;
+  if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &event, &timer) != 0) return -1;
+  struct itimerspec spec;
+  std::memset(&spec, 0, sizeof spec);
+  spec.it_value.tv_sec = static_cast<time_t>(seconds);
+  spec.it_value.tv_nsec =
+      static_cast<long>((seconds - static_cast<double>(spec.it_value.tv_sec)) * 1e9);
+  if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;
+  syscall(SYS_timer_settime, timer, 0, &spec, nullptr);
+  // The program may block our signal here (say, _exit from its own handler's mask).
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, signal);
+  pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+  return timer;
+}
+
+void DisarmWatchdog(int timer) {
+  if (timer >= 0) syscall(SYS_timer_delete, timer);
+}
+
+// Dies of a termination signal our handler took while the profile was being written, as the
+// program would have without us.
+void DieOfPendingTermination() {
+  const int signal = g_pending_termination.load(std::memory_order_acquire);
+  if (signal == 0) return;
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(signal, &dfl, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  raise(signal);
+}
+
+void OnExit() { FinishForExit(ExitPath::kExit, 0); }
+
+// Async-signal-safe.
+void TerminationSignalHandler(int signal) {
+  const int saved = errno;
+  g_pending_termination.store(signal, std::memory_order_release);
+  if (g_watcher_pid.load(std::memory_order_acquire) == getpid()) {
+    const unsigned char byte = static_cast<unsigned char>(signal);
+    [[maybe_unused]] ssize_t n = write(g_termination_pipe[1], &byte, 1);
+  } else {
+    // No watcher in this process (a forked child whose session has not started): a write
+    // cannot be done from here, so the signal does what it would have done without us.
+    if (RuntimePendingChildSamples() != 0) {
+      static constexpr char kText[] =
+          "inprof: a termination signal came before this forked process's profile started "
+          "(it had not yet reached a point where it could be written): nothing written\n";
+      [[maybe_unused]] ssize_t n = write(2, kText, sizeof kText - 1);
+    }
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    RealSigaction(signal, &dfl, nullptr);
+    raise(signal);
+  }
+  errno = saved;
+}
+
+void* TerminationWatcher(void*) {
+  pthread_setname_np(pthread_self(), "inprof-exit");
+  unsigned char signal = 0;
+  while (read(g_termination_pipe[0], &signal, 1) < 0 && errno == EINTR) {
+  }
+  FinishForExit(ExitPath::kSignal, 128 + signal);
+  // FinishForExit died of the pending signal unless another path had already finished and
+  // the signal came after: die of it now.
+  if (g_pending_termination.load() == 0) g_pending_termination.store(signal);
+  DieOfPendingTermination();
+  return nullptr;
+}
+
+}  // namespace
+
+void FinishForExit(ExitPath path, int status) {
+  if (getpid() != g_owner_pid.load(std::memory_order_acquire)) return;  // after vfork
+  int expected = kIdle;
+  if (g_exit_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
+    g_exit_writer.store(CurrentTid(), std::memory_order_release);
+    // _exit is often called where nothing but async-signal-safe work is allowed (a signal
+    // handler, a child after fork): a stuck write must not keep the process from ending.
+    const ExitWriteInfo info = RuntimeExitWriteInfo();
+    const int watchdog =
+        path == ExitPath::kUnderscoreExit ? ArmWatchdog(info.signal, info.timeout_seconds, status)
+                                          : -1;
+    try {
+      RuntimeWriteForExit();
+    } catch (...) {
+      // Nothing of ours may end the program differently; the summary names what failed.
+    }
+    DisarmWatchdog(watchdog);
+    g_exit_state.store(kDone, std::memory_order_release);
+    FutexWake(&g_exit_state);
+  } else if (expected == kWriting &&
+             g_exit_writer.load(std::memory_order_acquire) != CurrentTid()) {
+    WaitForWriter(RuntimeExitWriteInfo().timeout_seconds);
+  }
+  DieOfPendingTermination();
+}
+
+void ExitPathsInit() {
+  static std::atomic<bool> done{false};
+  g_owner_pid.store(getpid(), std::memory_order_release);
+  if (done.exchange(true)) return;
+  std::atexit(&OnExit);
+  at_quick_exit([] { FinishForExit(ExitPath::kQuickExit, 0); });
+}
+
+pid_t StartTerminationWatcher() {
+  if (pipe2(g_termination_pipe, O_CLOEXEC) != 0) return 0;
+  pthread_t watcher;
+  const pid_t tid = StartInternalThread(&watcher, &TerminationWatcher, nullptr);
+  if (tid == 0) {
+    close(g_termination_pipe[0]);
+    close(g_termination_pipe[1]);
+    g_termination_pipe[0] = g_termination_pipe[1] = -1;
+    return 0;
+  }
+  pthread_detach(watcher);
+  g_watcher_pid.store(getpid(), std::memory_order_release);
+  return tid;
+}
+
+void InstallTerminationHandlers() {
+  for (int signal : {SIGTERM, SIGINT}) {
+    struct sigaction current;
+    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_handler = &TerminationSignalHandler;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, nullptr);
+    g_termination_handlers.store(true, std::memory_order_release);
+  }
+}
+
+bool TerminationHandlersInstalled() {
+  return g_termination_handlers.load(std::memory_order_acquire);
+}
+
+void ExitPathsAfterForkInChild() {
+  g_owner_pid.store(getpid(), std::memory_order_release);
+  g_exit_state.store(kIdle, std::memory_order_release);
+  g_exit_writer.store(0, std::memory_order_release);
+  g_pending_termination.store(0, std::memory_order_release);
+  // The parent's watcher does not exist here, and its pipe is the parent's: a byte written
+  // into it would make the parent finish and die.
+  g_watcher_pid.store(0, std::memory_order_release);
+  if (g_termination_pipe[0] >= 0) {
+    close(g_termination_pipe[0]);
+    close(g_termination_pipe[1]);
+    g_termination_pipe[0] = g_termination_pipe[1] = -1;
+  }
+}
+
+}  // namespace inprof::internal
+
+// _exit and _Exit end the process without atexit handlers, which is why programs call them
+// after fork and in signal handlers: the profile is written first, on this thread, under the
+// exit watchdog. exit() reaches the C library's own _exit without coming back here.
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  inprof::internal::FinishForExit(inprof::internal::ExitPath::kUnderscoreExit, status);
+  inprof::internal::ExitGroupRaw(status);
+}
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
+  inprof::internal::FinishForExit(inprof::internal::ExitPath::kUnderscoreExit, status);
+  inprof::internal::ExitGroupRaw(status);
+}
+
+// daemon() forks and ends the parent with the C library's internal _exit, which does not come
+// back through the hook above: the same steps, with the parent leaving through FinishForExit
+// so that what it sampled before daemonizing is written.
+extern "C" __attribute__((visibility("default"))) int daemon(int nochdir, int noclose) {
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child > 0) {
+    inprof::internal::FinishForExit(inprof::internal::ExitPath::kUnderscoreExit, 0);
+    inprof::internal::ExitGroupRaw(0);
+  }
+  if (setsid() == -1) return -1;
+  if (nochdir == 0 && chdir("/") != 0) return -1;
+  if (noclose == 0) {
+    const int fd = open("/dev/null", O_RDWR);
+    if (fd < 0) return -1;
+    struct stat st;
+    // As the C library does: refuse a /dev/null that is not the null device.
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+      close(fd);
+      errno = ENODEV;
+      return -1;
+    }
+    dup2(fd, STDIN_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    if (fd > STDERR_FILENO) close(fd);
+  }
+  return 0;
+}

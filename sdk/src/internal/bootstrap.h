@@ -1,0 +1,76 @@
+// A forked child's sampler until its session starts (docs/lifecycle.md).
+//
+// Nothing that is not async-signal-safe may run inside fork() in the child of a
+// multithreaded process, and a child that exits before it takes a sample should cost next to
+// nothing. So the fork child handler starts no session: it maps a fixed table, arms one CPU
+// timer for the child's thread with raw system calls, and the sampling handler walks that
+// thread's frame pointers into the table. The child's real session (collector thread, module
+// map, symbolizer, engines for every thread) starts at its first safe point: an exit path, a
+// new thread, a dlclose or an API call, on a normal thread; the table's stacks are imported
+// into it then. A child that took no sample when it ends writes nothing.
+//
+// Concurrency contract: one writer, the handler on the bootstrap thread (the handler never
+// nests on a thread: the signal is blocked while it runs). The control path reads the table
+// only after Deactivate, which waits until no handler is inside it. Signal-safe header.
+#ifndef INPROF_SDK_BOOTSTRAP_H_
+#define INPROF_SDK_BOOTSTRAP_H_
+
+#include <ucontext.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "inprof/unwind.h"
+
+namespace inprof::internal {
+
+// sigev_value of the bootstrap timer and of the exit watchdog (exit_paths.cpp): tags that
+// TimerToken never produces.
+inline constexpr uint64_t kBootstrapTimerToken = uint64_t{0x1FA} << 52;
+inline constexpr uint64_t kExitWatchdogToken = uint64_t{0x1FB} << 52;
+
+struct BootstrapTable {
+  static constexpr uint32_t kEntries = 1u << 14;     // distinct stacks (a power of two)
+  static constexpr uint32_t kFrames = 1u << 19;      // 4 MiB of frames
+  static constexpr uint32_t kMaxDepth = 128;
+  struct Entry {
+    uint64_t hash;
+    uint64_t weight;
+    uint32_t offset;
+    uint16_t length;
+    uint8_t stop;  // WalkStop
+    uint8_t used;
+  };
+  Entry entries[kEntries];
+  uint32_t frames_used;
+  uint32_t entries_used;
+  uint64_t samples;
+  uint64_t weight;
+  uint64_t overflow_weight;  // samples that found the table full
+  uintptr_t frames[kFrames];
+};
+
+struct Bootstrap {
+  BootstrapTable* table = nullptr;  // mapped by the fork child handler
+  StackBounds bounds;               // the bootstrap thread's stack, from the parent's session
+  const CodeRanges* code = nullptr;  // the parent's (immutable in the child)
+  uint32_t max_depth = BootstrapTable::kMaxDepth;
+  int32_t tid = 0;
+  int timer = -1;  // kernel timer id
+  // When the child began (the fork): its session's times start here, not at its start.
+  int64_t start_realtime_ns = 0;
+  int64_t start_monotonic_ns = 0;
+  int64_t start_cpu_ns = 0;  // CLOCK_PROCESS_CPUTIME_ID
+  std::atomic<bool> active{false};
+  std::atomic<int> busy{0};  // handlers inside the table
+};
+
+extern Bootstrap g_bootstrap;
+
+// The handler's part: one sample of the bootstrap thread, weight periods. Async-signal-safe.
+void BootstrapSample(const ucontext_t* context, uint32_t weight);
+
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_BOOTSTRAP_H_

@@ -1,0 +1,40 @@
+// The control side of a forked child's bootstrap sampler (internal/bootstrap.h): arming it
+// inside fork(), and handing its stacks to the child's session when that starts.
+#ifndef INPROF_SDK_FORK_CHILD_H_
+#define INPROF_SDK_FORK_CHILD_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "inprof/unwind.h"
+#include "internal/sampler.h"
+
+namespace inprof::internal {
+
+// In the fork child handler: maps the table and arms a CPU-time timer at `frequency` for the
+// calling thread, whose stack bounds are found in the parent's `sampler` (the slot whose
+// stack holds the caller's); without one (the parent was itself a child whose session had
+// not started) the parent's bootstrap bounds are kept, and its table is unmapped here.
+// Only system calls and stores. Async-signal-safe.
+bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth);
+// Samples taken so far (0 when not armed). Async-signal-safe.
+uint64_t BootstrapSamples();
+// Stops sampling into the table and waits for a handler still inside it. Not
+// async-signal-safe only in that it may yield.
+void BootstrapDisarm();
+// After BootstrapDisarm: every stack (leaf first, as the walk left it), how its walk ended,
+// and its weight; then the weight that found the table full.
+void BootstrapForEach(const std::function<void(std::span<const uintptr_t>, WalkStop, uint64_t)>& f);
+uint64_t BootstrapOverflowWeight();
+struct BootstrapTotals {
+  uint64_t samples = 0;
+  uint64_t weight = 0;
+};
+BootstrapTotals BootstrapTotalsNow();
+// Unmaps the table. After BootstrapDisarm.
+void BootstrapRelease();
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SDK_FORK_CHILD_H_

@@ -1,0 +1,77 @@
+// Signal path: a forked child's samples before its session starts (internal/bootstrap.h).
+// Allocates nothing, takes no lock, calls nothing outside the signal path.
+#include "internal/bootstrap.h"
+
+#include "internal/raw_syscall.h"
+
+namespace inprof::internal {
+
+Bootstrap g_bootstrap;
+
+namespace {
+
+uint64_t HashFrames(const uintptr_t* frames, uint32_t n, uint8_t stop) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n ^ (uint64_t{stop} << 40);
+  for (uint32_t i = 0; i < n; ++i) {
+    h ^= frames[i] + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+  }
+  return h ^ (h >> 31);
+}
+
+bool SameFrames(const uintptr_t* a, const uintptr_t* b, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+void Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, uint32_t weight) {
+  t->samples += 1;
+  t->weight += weight;
+  const uint64_t hash = HashFrames(frames, n, stop);
+  const uint32_t mask = BootstrapTable::kEntries - 1;
+  for (uint32_t probe = 0, i = static_cast<uint32_t>(hash) & mask; probe < BootstrapTable::kEntries;
+       ++probe, i = (i + 1) & mask) {
+    BootstrapTable::Entry& e = t->entries[i];
+    if (e.used == 0) {
+      // Keep a quarter of the entries free so probes stay short.
+      if (t->entries_used >= BootstrapTable::kEntries / 4 * 3 ||
+          t->frames_used + n > BootstrapTable::kFrames) {
+        break;
+      }
+      for (uint32_t f = 0; f < n; ++f) t->frames[t->frames_used + f] = frames[f];
+      e.hash = hash;
+      e.offset = t->frames_used;
+      e.length = static_cast<uint16_t>(n);
+      e.stop = stop;
+      e.weight = weight;
+      e.used = 1;
+      t->frames_used += n;
+      t->entries_used += 1;
+      return;
+    }
+    if (e.hash == hash && e.length == n && e.stop == stop &&
+        SameFrames(t->frames + e.offset, frames, n)) {
+      e.weight += weight;
+      return;
+    }
+  }
+  t->overflow_weight += weight;
+}
+
+}  // namespace
+
+void BootstrapSample(const ucontext_t* context, uint32_t weight) {
+  Bootstrap& b = g_bootstrap;
+  b.busy.fetch_add(1, std::memory_order_seq_cst);
+  if (b.active.load(std::memory_order_seq_cst) && b.table != nullptr &&
+      CurrentTidRaw() == b.tid) {
+    uintptr_t frames[BootstrapTable::kMaxDepth];
+    const WalkResult walk = FpWalk(context, b.bounds, b.code, frames, b.max_depth);
+    Add(b.table, frames, walk.depth, static_cast<uint8_t>(walk.stop), weight);
+  }
+  b.busy.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+}  // namespace inprof::internal

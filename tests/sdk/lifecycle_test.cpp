@@ -1,0 +1,286 @@
+// Every way a profiled process ends writes its profile (or nothing, when it took no sample),
+// and ends as it would have without the profiler: exit status, signal, files in the right
+// place (docs/lifecycle.md).
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <dirent.h>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace inprof::test {
+namespace {
+
+constexpr const char* kNoForkUnderQemu =
+    "qemu-user 7.2 aborts in a child forked from a multi-threaded program "
+    "(cpu_exec: assertion failed: cpu == current_cpu)";
+
+#define SKIP_UNDER_EMULATOR(why)                  \
+  if (!EmulatorPrefix().empty()) {                \
+    GTEST_SKIP() << "under qemu-user: " << (why); \
+  }
+
+// The forking fixture is built with AddressSanitizer in the sanitizer lane, and GCC 12's
+// libasan does not reset its allocator's locks in a forked child (a child forked while the
+// collector allocated hangs): the normal lanes test fork.
+#if defined(__SANITIZE_ADDRESS__)
+#define SKIP_FORK_UNDER_ASAN() \
+  GTEST_SKIP() << "libasan's allocator locks are not fork-safe in a multi-threaded parent"
+#else
+#define SKIP_FORK_UNDER_ASAN() \
+  do {                         \
+  } while (0)
+#endif
+
+#define SKIP_WITHOUT_PERF(result)                                            \
+  if ((result).err.find("engine=perf:") != std::string::npos) {              \
+    GTEST_SKIP() << "perf_event is not available here: " << (result).err;    \
+  }
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += n + " ";
+  return out;
+}
+
+bool HoldsBurn(const std::string& folded) {
+  for (const FoldedStack& s : ReadFolded(folded)) {
+    if (!s.frames.empty() && s.frames.back().find("burn_cpu") != std::string::npos) return true;
+  }
+  return false;
+}
+
+struct LifecycleRun {
+  ProcessResult process;
+  std::string dir;
+};
+
+LifecycleRun Lifecycle(const std::vector<std::string>& args, std::map<std::string, std::string> env,
+              const std::string& output = "out.folded") {
+  LifecycleRun run;
+  run.dir = MakeTempDir();
+  env.emplace("LD_PRELOAD", PreloadValue());
+  env.emplace("INPROF_OUTPUT", run.dir + "/" + output);
+  std::vector<std::string> argv = {INPROF_LIFECYCLE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  run.process = RunProcess(argv, env);
+  return run;
+}
+
+// Test names: "_exit" and "exit" must not collide once underscores are dropped.
+std::string NameOf(const std::string& how) {
+  if (how == "return") return "Return";
+  if (how == "exit") return "Exit";
+  if (how == "_exit") return "UnderscoreExit";
+  if (how == "_Exit") return "UnderscoreCapitalExit";
+  if (how == "quick_exit") return "QuickExit";
+  return "Unknown";
+}
+
+struct ExitCase {
+  const char* how;
+  const char* engine;
+  const char* unwind;
+};
+
+void PrintTo(const ExitCase& c, std::ostream* out) {
+  *out << c.how << "/" << c.engine << "/" << c.unwind;
+}
+
+class ExitPathTest : public ::testing::TestWithParam<ExitCase> {};
+
+TEST_P(ExitPathTest, WritesTheProfileAndKeepsTheExitStatus) {
+  const ExitCase& c = GetParam();
+  if (std::string(c.engine) == "perf") SKIP_UNDER_EMULATOR("no perf_event under qemu-user");
+  LifecycleRun run = Lifecycle({"exit", c.how}, {{"INPROF_ENGINE", c.engine}, {"INPROF_UNWIND", c.unwind}});
+  SKIP_WITHOUT_PERF(run.process);
+  EXPECT_EQ(run.process.exit_code, std::string(c.how) == "return" ? 0 : 3) << run.process.err;
+  ASSERT_TRUE(FileExists(run.dir + "/out.folded")) << run.process.err;
+  EXPECT_TRUE(HoldsBurn(run.dir + "/out.folded")) << ReadFile(run.dir + "/out.folded");
+  EXPECT_NE(run.process.err.find("inprof: engine="), std::string::npos) << run.process.err;
+}
+
+std::vector<ExitCase> ExitCases() {
+  std::vector<ExitCase> cases;
+  for (const char* how : {"return", "exit", "_exit", "_Exit", "quick_exit"}) {
+    for (const char* engine : {"timer", "itimer", "perf"}) {
+      for (const char* unwind : {"fp", "dwarf"}) cases.push_back({how, engine, unwind});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWays, ExitPathTest, ::testing::ValuesIn(ExitCases()),
+                         [](const ::testing::TestParamInfo<ExitCase>& info) {
+                           return NameOf(info.param.how) + info.param.engine + info.param.unwind;
+                         });
+
+TEST(LifecycleTest, AProcessWithoutSamplesWritesNothing) {
+  LifecycleRun run = Lifecycle({"noop"}, {});
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_TRUE(ListDir(run.dir).empty()) << Joined(ListDir(run.dir));
+  EXPECT_NE(run.process.err.find("no samples: no output written"), std::string::npos)
+      << run.process.err;
+}
+
+class ForkExitTest : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+// Forked children that end by any path write their own files; children that took no sample
+// (one that ends at once, one whose exec failed) leave nothing behind.
+TEST_P(ForkExitTest, ChildrenWriteTheirProfilesAndIdleOnesNothing) {
+  SKIP_FORK_UNDER_ASAN();
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
+  const auto [how, engine] = GetParam();
+  LifecycleRun run = Lifecycle({"fork", how}, {{"INPROF_ENGINE", engine}});
+  SKIP_WITHOUT_PERF(run.process);
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  std::smatch m;
+  const std::string& out = run.process.out;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(std::string(R"(child pid=(\d+) how=)") + how +
+                                                   R"( status=3)")))
+      << out;
+  const std::string worker = run.dir + "/out." + m[1].str() + ".folded";
+  ASSERT_TRUE(FileExists(worker)) << Joined(ListDir(run.dir)) << "\n" << run.process.err;
+  EXPECT_TRUE(HoldsBurn(worker)) << ReadFile(worker);
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(child pid=(\d+) how=idle status=0)"))) << out;
+  EXPECT_FALSE(FileExists(run.dir + "/out." + m[1].str() + ".folded"));
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(child pid=(\d+) how=failed_exec status=127)")))
+      << out;
+  EXPECT_FALSE(FileExists(run.dir + "/out." + m[1].str() + ".folded"));
+  EXPECT_TRUE(HoldsBurn(run.dir + "/out.folded")) << "the parent's profile";
+  EXPECT_EQ(ListDir(run.dir).size(), 2u) << Joined(ListDir(run.dir));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWays, ForkExitTest,
+                         ::testing::Combine(::testing::Values("_exit", "_Exit", "exit",
+                                                              "quick_exit"),
+                                            ::testing::Values("timer", "itimer", "perf")),
+                         [](const auto& info) {
+                           return NameOf(std::get<0>(info.param)) + std::get<1>(info.param);
+                         });
+
+TEST(LifecycleTest, VforkAndPosixSpawnChildrenAreUnaffected) {
+  LifecycleRun run = Lifecycle({"spawn"}, {});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.out.find("vfork pid="), std::string::npos);
+  EXPECT_TRUE(std::regex_search(run.process.out, std::regex(R"(vfork pid=\d+ status=7)")))
+      << run.process.out;
+  EXPECT_TRUE(std::regex_search(run.process.out, std::regex(R"(spawn pid=\d+ status=0)")))
+      << run.process.out;
+  // Only the parent sampled: the vfork child shared its memory and wrote nothing, the spawned
+  // noop took no sample.
+  EXPECT_EQ(ListDir(run.dir), std::vector<std::string>{"out.folded"});
+  EXPECT_TRUE(HoldsBurn(run.dir + "/out.folded"));
+}
+
+TEST(LifecycleTest, OutputPathsAreFixedAtStartNotAtExit) {
+  SKIP_UNDER_EMULATOR("starts the program through the host's /bin/sh");
+  const std::string elsewhere = MakeTempDir();
+  LifecycleRun run;
+  run.dir = MakeTempDir();
+  // A relative output, resolved against the working directory the program started in.
+  std::map<std::string, std::string> env = {{"LD_PRELOAD", PreloadValue()},
+                                            {"INPROF_OUTPUT", "out.folded"}};
+  const std::string cwd = run.dir;
+  std::vector<std::string> argv = {"/bin/sh", "-c",
+                                   "cd '" + cwd + "' && exec \"$0\" chdir '" + elsewhere + "'",
+                                   INPROF_LIFECYCLE};
+  run.process = RunProcess(argv, env);
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_TRUE(FileExists(cwd + "/out.folded")) << run.process.err;
+  EXPECT_TRUE(ListDir(elsewhere).empty()) << Joined(ListDir(elsewhere));
+}
+
+TEST(LifecycleTest, ADaemonWritesWhereItWasStarted) {
+  SKIP_FORK_UNDER_ASAN();
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
+  const std::string pidfile = MakeTempDir() + "/daemon.pid";
+  LifecycleRun run = Lifecycle({"daemon", pidfile}, {});
+  // The parent of daemon() ends with _exit(0) at once (after its 0.2 s).
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_TRUE(HoldsBurn(run.dir + "/out.folded"));
+  // The daemon runs on (0.3 s) and writes its pid, then its profile as it exits: wait for
+  // the profile with a deadline.
+  std::string pid;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pid.empty() && FileExists(pidfile)) {
+      pid = ReadFile(pidfile);
+      while (!pid.empty() && pid.back() == '\n') pid.pop_back();
+    }
+    if (!pid.empty() && FileExists(run.dir + "/out." + pid + ".folded") &&
+        kill(std::stoi(pid), 0) != 0) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(pid.empty()) << "the daemon never wrote its pid";
+  ASSERT_TRUE(FileExists(run.dir + "/out." + pid + ".folded")) << Joined(ListDir(run.dir));
+  EXPECT_TRUE(HoldsBurn(run.dir + "/out." + pid + ".folded"));
+}
+
+void ExpectCompleteOutputs(const LifecycleRun& run) {
+  std::vector<std::string> names = ListDir(run.dir);
+  for (const std::string& name : names) {
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << "left behind: " << name;
+  }
+  for (const char* name : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
+    EXPECT_TRUE(FileExists(run.dir + "/" + name)) << name << " missing: " << Joined(names);
+  }
+  EXPECT_TRUE(HoldsBurn(run.dir + "/out.folded"));
+  const std::string svg = ReadFile(run.dir + "/out.svg");
+  EXPECT_NE(svg.find("</svg>"), std::string::npos) << "the flame graph is cut short";
+}
+
+TEST(LifecycleTest, ASigtermDuringTheExitWriteLetsItFinishThenKills) {
+  LifecycleRun run;
+  run.dir = MakeTempDir();
+  std::string outputs;
+  for (const char* o : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
+    outputs += (outputs.empty() ? "" : ",") + run.dir + "/" + o;
+  }
+  run.process = RunProcess({INPROF_LIFECYCLE, "term_in_write", run.dir},
+                           {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", outputs}});
+  EXPECT_EQ(run.process.term_signal, SIGTERM) << "exit " << run.process.exit_code << "\n"
+                                              << run.process.err;
+  ExpectCompleteOutputs(run);
+}
+
+TEST(LifecycleTest, ExitDuringTheSignalsWriteWaitsForIt) {
+  LifecycleRun run;
+  run.dir = MakeTempDir();
+  std::string outputs;
+  for (const char* o : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
+    outputs += (outputs.empty() ? "" : ",") + run.dir + "/" + o;
+  }
+  run.process = RunProcess({INPROF_LIFECYCLE, "exit_in_write", run.dir},
+                           {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", outputs}});
+  EXPECT_EQ(run.process.term_signal, SIGTERM) << "exit " << run.process.exit_code << "\n"
+                                              << run.process.err;
+  ExpectCompleteOutputs(run);
+}
+
+}  // namespace
+}  // namespace inprof::test
