@@ -2,32 +2,351 @@
 // handler's code ranges current (see collector.h). Control path.
 #include "internal/collector.h"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <exception>
+#include <set>
+#include <string>
+#include <string_view>
 
 #include "internal/runtime.h"
 #include "internal/session.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
+
 namespace {
 
 constexpr int kRescanIntervalMs = 100;
+// The collector thread gives up (and says so in health) after this many failed rounds in a
+// row: something is persistently wrong and retrying every few milliseconds helps nobody.
+constexpr int kMaxConsecutiveFailures = 100;
+
+// The code lock (collector.h). A plain mutex held by another thread when the program forks
+// would stay locked in the child forever (the child's dlclose hook would hang); this one is
+// taken over by a process that finds it held by its parent's thread. No pthread_atfork: the
+// order of fork handlers between libraries is not ours to choose. Not async-signal-safe.
+class CodeLock {
+ public:
+  void lock() {
+    const uint64_t me = static_cast<uint64_t>(getpid()) << 1 | 1;
+    for (int spins = 0;; ++spins) {
+      uint64_t seen = 0;
+      if (owner_.compare_exchange_weak(seen, me, std::memory_order_acquire)) return;
+      // Held by a thread of the parent at fork: that thread does not exist here.
+      if (seen != 0 && seen != me && owner_.compare_exchange_strong(seen, me, std::memory_order_acquire)) {
+        return;
+      }
+      if (spins < 100) {
+        sched_yield();
+      } else {
+        const struct timespec pause = {0, 100000};
+        nanosleep(&pause, nullptr);
+      }
+    }
+  }
+  void unlock() { owner_.store(0, std::memory_order_release); }
+
+ private:
+  std::atomic<uint64_t> owner_{0};
+};
+
+struct ClosingModule {
+  uint64_t ticket;
+  pid_t pid;  // the process that began the dlclose (a forked child drops its parent's)
+  uintptr_t base;
+  std::string name;
+};
+
+// What the code lock guards.
+struct CodeGate {
+  CodeLock lock;
+  Collector* collector = nullptr;  // the one whose tables the handler reads, if any
+  pid_t collector_pid = 0;         // a forked child's copy of its parent's is not used
+  std::vector<ClosingModule> closing;
+  uint64_t next_ticket = 1;
+};
+
+// Never destroyed: a dlclose may run during exit, after static destructors.
+CodeGate& Gate() {
+  static CodeGate* gate = new CodeGate;
+  return *gate;
+}
+
+class CodeGuard {
+ public:
+  CodeGuard() { Gate().lock.lock(); }
+  ~CodeGuard() { Gate().lock.unlock(); }
+  CodeGuard(const CodeGuard&) = delete;
+  CodeGuard& operator=(const CodeGuard&) = delete;
+};
+
+// The collector the handler reads from, in this process; under the lock.
+Collector* CurrentCollectorLocked() {
+  CodeGate& gate = Gate();
+  if (gate.collector != nullptr && gate.collector_pid != getpid()) gate.collector = nullptr;
+  return gate.collector;
+}
+
+// One loaded module as dl_iterate_phdr reports it.
+struct Module {
+  uintptr_t base = 0;
+  std::string name;
+  std::vector<std::pair<uintptr_t, uintptr_t>> exec;  // executable PT_LOAD ranges
+  // Only read for a dlclose (ReadModules(true)):
+  std::vector<std::pair<uintptr_t, uintptr_t>> loads;  // every PT_LOAD range
+  std::string soname;
+  std::vector<std::string> needed;
+  bool nodelete = false;
+  bool deps_known = false;  // the dynamic section was read
+};
+
+// A NUL-terminated string at `at` inside one of `m`'s segments, or empty.
+std::string StringIn(const Module& m, uintptr_t at) {
+  for (const auto& [b, e] : m.loads) {
+    if (at >= b && at < e) {
+      const char* p = reinterpret_cast<const char*>(at);
+      return std::string(p, strnlen(p, e - at));
+    }
+  }
+  return {};
+}
+
+bool Inside(const Module& m, uintptr_t at, size_t size) {
+  for (const auto& [b, e] : m.loads) {
+    if (at >= b && at + size <= e) return true;
+  }
+  return false;
+}
+
+// DT_SONAME, DT_NEEDED and DF_1_NODELETE from the module's dynamic section. glibc relocates
+// the section's addresses in place for most modules but not for all (the vDSO's is
+// read-only), so an address below the load base is taken as unrelocated.
+void ReadDynamic(const dl_phdr_info* info, Module* m) {
+  const ElfW(Dyn)* dyn = nullptr;
+  size_t count = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_DYNAMIC) {
+      dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + ph.p_vaddr);
+      count = ph.p_memsz / sizeof(ElfW(Dyn));
+    }
+  }
+  if (dyn == nullptr) {
+    m->deps_known = true;  // nothing dynamic: needs nothing
+    return;
+  }
+  if (!Inside(*m, reinterpret_cast<uintptr_t>(dyn), count * sizeof(ElfW(Dyn)))) return;
+  uintptr_t strtab = 0;
+  std::vector<uintptr_t> needed;
+  uintptr_t soname = ~uintptr_t{0};
+  for (size_t i = 0; i < count && dyn[i].d_tag != DT_NULL; ++i) {
+    switch (dyn[i].d_tag) {
+      case DT_STRTAB:
+        strtab = dyn[i].d_un.d_ptr;
+        break;
+      case DT_NEEDED:
+        needed.push_back(dyn[i].d_un.d_val);
+        break;
+      case DT_SONAME:
+        soname = dyn[i].d_un.d_val;
+        break;
+      case DT_FLAGS_1:
+        m->nodelete = (dyn[i].d_un.d_val & DF_1_NODELETE) != 0;
+        break;
+      default:
+        break;
+    }
+  }
+  if (strtab != 0 && strtab < m->base) strtab += m->base;
+  if (strtab == 0 || !Inside(*m, strtab, 1)) return;
+  for (uintptr_t offset : needed) {
+    std::string name = StringIn(*m, strtab + offset);
+    if (name.empty()) return;
+    m->needed.push_back(std::move(name));
+  }
+  if (soname != ~uintptr_t{0}) m->soname = StringIn(*m, strtab + soname);
+  m->deps_known = true;
+}
+
+// Every loaded module, in the loader's order (the main program first, then load order).
+std::vector<Module> ReadModules(bool with_dynamic) {
+  struct Args {
+    std::vector<Module>* out;
+    bool with_dynamic;
+  };
+  std::vector<Module> modules;
+  Args args{&modules, with_dynamic};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto* a = static_cast<Args*>(data);
+        Module m;
+        m.base = info->dlpi_addr;
+        m.name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          const uintptr_t b = info->dlpi_addr + ph.p_vaddr;
+          const uintptr_t e = b + ph.p_memsz;
+          if ((ph.p_flags & PF_X) != 0) m.exec.emplace_back(b, e);
+          m.loads.emplace_back(b, e);
+        }
+        if (a->with_dynamic) ReadDynamic(info, &m);
+        a->out->push_back(std::move(m));
+        return 0;
+      },
+      &args);
+  return modules;
+}
+
+std::string_view Basename(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool Named(const std::set<std::string, std::less<>>& names, const Module& m) {
+  return names.count(Basename(m.name)) != 0 || (!m.soname.empty() && names.count(m.soname) != 0);
+}
+
+// The modules dlclose(handle) may unmap, as indexes into `modules` (see collector.h).
+// Permanent: the main program and what it needs (a startup dependency is never unloaded),
+// the vDSO, and modules marked DF_1_NODELETE. Of the rest, the handle's module, every module
+// loaded after it (its new dependencies were loaded with it), and earlier ones it needs
+// (a dependency loaded by an earlier dlopen whose library was closed since) may go.
+std::vector<bool> MayUnload(const std::vector<Module>& modules, const link_map* handle_map) {
+  const size_t n = modules.size();
+  std::vector<bool> permanent(n, false), unload(n, false);
+  std::set<std::string, std::less<>> needed;
+  bool deps_known = true;
+  for (size_t i = 0; i < n; ++i) {
+    const Module& m = modules[i];
+    if (i == 0 || m.nodelete || m.name.find("linux-vdso") != std::string::npos ||
+        m.name.find("linux-gate") != std::string::npos) {
+      permanent[i] = true;
+    }
+  }
+  // The main program's dependencies, transitively.
+  if (n > 0) {
+    std::set<std::string, std::less<>> startup(modules[0].needed.begin(), modules[0].needed.end());
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 1; i < n; ++i) {
+        if (permanent[i] || !Named(startup, modules[i])) continue;
+        permanent[i] = grew = true;
+        startup.insert(modules[i].needed.begin(), modules[i].needed.end());
+      }
+    }
+  }
+  size_t first = n;
+  if (handle_map != nullptr) {
+    for (size_t i = 0; i < n; ++i) {
+      if (modules[i].base == handle_map->l_addr && handle_map->l_name != nullptr &&
+          modules[i].name == handle_map->l_name) {
+        first = i;
+        break;
+      }
+    }
+  }
+  if (first == n) {
+    // The handle did not resolve to a loaded module: anything not permanent may go.
+    for (size_t i = 0; i < n; ++i) unload[i] = !permanent[i];
+    return unload;
+  }
+  for (size_t i = first; i < n; ++i) {
+    if (i != first && permanent[i]) continue;
+    unload[i] = true;
+    deps_known = deps_known && modules[i].deps_known;
+    needed.insert(modules[i].needed.begin(), modules[i].needed.end());
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < first; ++i) {
+      if (permanent[i] || unload[i]) continue;
+      if (!deps_known || Named(needed, modules[i])) {
+        unload[i] = grew = true;
+        deps_known = deps_known && modules[i].deps_known;
+        needed.insert(modules[i].needed.begin(), modules[i].needed.end());
+      }
+    }
+  }
+  return unload;
+}
+
+bool Closing(const Module& m) {
+  const pid_t pid = getpid();
+  for (const ClosingModule& c : Gate().closing) {
+    if (c.pid == pid && c.base == m.base && c.name == m.name) return true;
+  }
+  return false;
+}
+
+// dl_iterate_phdr's adds/subs counters change whenever a module is loaded or unloaded.
+unsigned long long ModulesStamp() {
+  unsigned long long stamp = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        *static_cast<unsigned long long*>(data) = info->dlpi_adds * 1000003ull + info->dlpi_subs;
+        return 1;
+      },
+      &stamp);
+  return stamp;
+}
 
 }  // namespace
 
+// What the dlclose hook's functions do to a collector's tables, under the code lock.
+struct CodeGateAccess {
+  // Publishes a table of every executable range of `modules` except those of modules being
+  // closed. Caller holds the code lock.
+  static void PublishLocked(Collector* c, const std::vector<Module>& modules) {
+    auto table = std::make_unique<Collector::CodeTable>();
+    std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
+    for (const Module& m : modules) {
+      if (Closing(m)) continue;
+      pairs.insert(pairs.end(), m.exec.begin(), m.exec.end());
+    }
+    std::sort(pairs.begin(), pairs.end());
+    std::vector<uintptr_t>& bounds = table->bounds;
+    bounds.reserve(2 * pairs.size());
+    for (const auto& [b, e] : pairs) {
+      bounds.push_back(b);
+      bounds.push_back(e);
+    }
+    table->view.ranges = reinterpret_cast<const uintptr_t(*)[2]>(bounds.data());
+    table->view.count = pairs.size();
+    c->PublishCodeTableLocked(std::move(table));
+  }
+  static void ReclaimLocked(Collector* c) { c->ReclaimCodeRanges(); }
+};
+
 Collector::Collector(Sampler* sampler, std::mutex* mu, SampleSink* sink,
                      std::unique_ptr<DwarfUnwinder> dwarf)
-    : sampler_(sampler), mu_(mu), sink_(sink), dwarf_(std::move(dwarf)) {}
+    : sampler_(sampler), mu_(mu), sink_(sink), dwarf_(std::move(dwarf)) {
+  CodeGuard guard;
+  Gate().collector = this;
+  Gate().collector_pid = getpid();
+}
 
 Collector::~Collector() {
   Stop();
   if (wake_fd_ >= 0) close(wake_fd_);
+  CodeGuard guard;
+  if (Gate().collector == this) Gate().collector = nullptr;
+  // A handler still in flight (one a program handler interrupted and never returned to) may
+  // hold any table we published: keep them all.
+  if (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) {
+    for (auto& table : code_retired_) (void)table.release();
+    (void)code_current_.release();
+  }
 }
 
 pid_t Collector::Start(ThreadRegistry* registry, int drain_ms) {
@@ -50,7 +369,13 @@ void Collector::Stop() {
 }
 
 void* Collector::Entry(void* self) {
-  static_cast<Collector*>(self)->Main();
+  // Nothing may escape a thread's body (std::terminate would end the program): Main catches
+  // per round; this is the last line.
+  try {
+    static_cast<Collector*>(self)->Main();
+  } catch (...) {
+    static_cast<Collector*>(self)->thread_gave_up_.store(true, std::memory_order_release);
+  }
   return nullptr;
 }
 
@@ -61,22 +386,69 @@ void Collector::Main() {
   // drains, and no more often: each wakeup preempts a busy thread on a loaded machine.
   const int rescan_every = std::max(1, kRescanIntervalMs / drain_ms_);
   int tick = 0;
+  int failures_in_a_row = 0;
   while (!stop_requested_.load(std::memory_order_acquire)) {
     struct pollfd pfd = {wake_fd_, POLLIN, 0};
     poll(&pfd, 1, drain_ms_);
     if (stop_requested_.load(std::memory_order_acquire)) break;
-    {
+    try {
+      Tick(++tick, rescan_every);
+      failures_in_a_row = 0;
+    } catch (const std::exception& e) {
+      thread_failures_.fetch_add(1, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(*mu_);
-      DrainLocked();
-      registry_->ReleaseRetired();
-      sink_->OnDrained();
+      NoteFailure("collector", e.what());
+      ++failures_in_a_row;
+    } catch (...) {
+      thread_failures_.fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(*mu_);
+      NoteFailure("collector", "unknown exception");
+      ++failures_in_a_row;
     }
-    // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
-    // library that is loaded, sampled and unloaded between two dumps is still known.
-    if (RefreshCodeRanges(false)) sink_->OnModulesChanged();
-    ReclaimCodeRanges();
-    if (++tick % rescan_every == 0) registry_->Rescan();
+    if (failures_in_a_row >= kMaxConsecutiveFailures) {
+      // The rings are still drained by the session's stop and by dumps.
+      thread_gave_up_.store(true, std::memory_order_release);
+      break;
+    }
   }
+}
+
+void Collector::Tick(int tick, int rescan_every) {
+  {
+    std::lock_guard<std::mutex> lock(*mu_);
+    DrainLocked();
+    registry_->ReleaseRetired();
+    sink_->OnDrained();
+  }
+  // Modules: checked every drain (one dl_iterate_phdr callback when nothing changed) so a
+  // library that is loaded, sampled and unloaded between two dumps is still known.
+  if (RefreshCodeRanges(false)) sink_->OnModulesChanged();
+  {
+    CodeGuard guard;
+    ReclaimCodeRanges();
+  }
+  if (tick % rescan_every == 0) registry_->Rescan();
+}
+
+void Collector::NoteFailure(const char* where, const char* what) {
+  if (first_failure_.empty()) first_failure_ = std::string(where) + ": " + what;
+}
+
+std::vector<std::string> Collector::Warnings() const {
+  std::vector<std::string> out;
+  const uint64_t rounds = thread_failures_.load(std::memory_order_relaxed);
+  if (failed_samples_ != 0 || rounds != 0) {
+    std::string text = "the collector caught errors";
+    if (failed_samples_ != 0) text += ", " + std::to_string(failed_samples_) + " samples dropped";
+    if (rounds != 0) text += ", " + std::to_string(rounds) + " rounds failed";
+    if (!first_failure_.empty()) text += " (first: " + first_failure_ + ")";
+    out.push_back(std::move(text));
+  }
+  if (thread_gave_up_.load(std::memory_order_acquire)) {
+    out.push_back("the collector thread stopped early after repeated errors: samples were "
+                  "drained only at dumps and at stop");
+  }
+  return out;
 }
 
 std::atomic<int> g_dlclose_in_progress{0};
@@ -89,11 +461,18 @@ void Collector::DrainLocked(bool before_dlclose) {
     if (state == SlotState::kFree) continue;
     SampleRing* ring = slot.ring;
     while (SampleRecord* record = ring->peek()) {
-      stack_.clear();
-      AdjustFrames({record->frames, std::min<uint32_t>(record->depth, kMaxFrames)}, record->stop,
-                   &stack_);
-      if (record->recovered_leaf_caller) ++counts_.recovered_leaf_callers;
-      sink_->OnSample(slot, stack_, record->weight, record->event);
+      // A sample that fails (the sink's table cannot grow: bad_alloc) is dropped, never
+      // left in the ring: it would fail again at every drain.
+      try {
+        stack_.clear();
+        AdjustFrames({record->frames, std::min<uint32_t>(record->depth, kMaxFrames)},
+                     record->stop, &stack_);
+        if (record->recovered_leaf_caller) ++counts_.recovered_leaf_callers;
+        sink_->OnSample(slot, stack_, record->weight, record->event);
+      } catch (const std::exception& e) {
+        ++failed_samples_;
+        NoteFailure("sample", e.what());
+      }
       ring->pop();
     }
     // Stack copies wait while a library is being unloaded: their unwind tables may be gone
@@ -106,14 +485,19 @@ void Collector::DrainLocked(bool before_dlclose) {
     const CopyRecord* copy;
     const uint8_t* bytes;
     while (slot.copies->Peek(&copy, &bytes)) {
-      if (!modules_checked) {
-        modules_checked = true;
-        std::string error;
-        if (dwarf_->ModulesChanged()) dwarf_->RefreshModules(&error);
+      try {
+        if (!modules_checked) {
+          modules_checked = true;
+          std::string error;
+          if (dwarf_->ModulesChanged()) dwarf_->RefreshModules(&error);
+        }
+        stack_.clear();
+        UnwindCopy(*copy, bytes, &stack_);
+        sink_->OnSample(slot, stack_, copy->weight, copy->event);
+      } catch (const std::exception& e) {
+        ++failed_samples_;
+        NoteFailure("stack copy", e.what());
       }
-      stack_.clear();
-      UnwindCopy(*copy, bytes, &stack_);
-      sink_->OnSample(slot, stack_, copy->weight, copy->event);
       slot.copies->Pop();
     }
   }
@@ -185,55 +569,67 @@ void Collector::ReclaimCodeRanges() {
   // Every handler that could have loaded a retired table incremented the counter before
   // loading it and decrements it only when done: zero now means none is still reading one.
   // A busy process has handlers in flight only for a microsecond at a time, so a later drain
-  // soon finds a moment.
+  // soon finds a moment. A stuck handler keeps the count above zero: then nothing is freed.
   if (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) return;
   code_retired_.clear();
 }
 
-bool Collector::RefreshCodeRanges(bool force) {
-  // dl_iterate_phdr's adds/subs counters change whenever a module is loaded or unloaded.
-  unsigned long long stamp = 0;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) -> int {
-        *static_cast<unsigned long long*>(data) = info->dlpi_adds * 1000003ull + info->dlpi_subs;
-        return 1;
-      },
-      &stamp);
-  if (!force && stamp == modules_stamp_) return false;
-  modules_stamp_ = stamp;
-  auto table = std::make_unique<CodeTable>();
-  std::vector<uintptr_t>& bounds = table->bounds;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) -> int {
-        auto* out = static_cast<std::vector<uintptr_t>*>(data);
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-          out->push_back(info->dlpi_addr + ph.p_vaddr);
-          out->push_back(info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
-        }
-        return 0;
-      },
-      &bounds);
-  // Sort pairs by start address.
-  std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
-  for (size_t i = 0; i + 1 < bounds.size(); i += 2) pairs.emplace_back(bounds[i], bounds[i + 1]);
-  std::sort(pairs.begin(), pairs.end());
-  bounds.clear();
-  for (const auto& [b, e] : pairs) {
-    bounds.push_back(b);
-    bounds.push_back(e);
-  }
-  table->view.ranges = reinterpret_cast<const uintptr_t(*)[2]>(bounds.data());
-  table->view.count = pairs.size();
+void Collector::PublishCodeTableLocked(std::unique_ptr<CodeTable> table) {
   // seq_cst, with the handler's seq_cst load of `code` after its seq_cst increment of
   // g_handlers_in_flight: a handler that still sees the old table is counted in flight when
-  // ReclaimCodeRanges looks (a Dekker-style pairing; acquire/release alone would not order
-  // the store before the later load of the counter).
+  // ReclaimCodeRanges (or a dlclose) looks (a Dekker-style pairing; acquire/release alone
+  // would not order the store before the later load of the counter).
   sampler_->code.store(&table->view, std::memory_order_seq_cst);
   if (code_current_) code_retired_.push_back(std::move(code_current_));
   code_current_ = std::move(table);  // the old one goes at the next ReclaimCodeRanges
+}
+
+bool Collector::RefreshCodeRanges(bool force) {
+  CodeGuard guard;
+  const unsigned long long stamp = ModulesStamp();
+  if (!force && stamp == modules_stamp_) return false;
+  modules_stamp_ = stamp;
+  CodeGateAccess::PublishLocked(this, ReadModules(false));
   return true;
+}
+
+DlcloseTicket BeforeDlcloseUnmap(void* handle) {
+  DlcloseTicket ticket;
+  // RTLD_DEFAULT / RTLD_NEXT and null are no libraries: the real dlclose only reports the
+  // error. A handle that does not resolve is treated as "anything may go" (MayUnload).
+  link_map* map = nullptr;
+  if (handle != nullptr && handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
+      dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0) {
+    map = nullptr;
+  }
+  {
+    CodeGuard guard;
+    Collector* collector = CurrentCollectorLocked();
+    if (collector == nullptr) return ticket;  // no handler reads a table
+    CodeGate& gate = Gate();
+    ticket.id = gate.next_ticket++;
+    const std::vector<Module> modules = ReadModules(true);
+    const std::vector<bool> unload = MayUnload(modules, map);
+    for (size_t i = 0; i < modules.size(); ++i) {
+      if (unload[i]) gate.closing.push_back({ticket.id, getpid(), modules[i].base, modules[i].name});
+    }
+    CodeGateAccess::PublishLocked(collector, modules);
+  }
+  // Outside the lock: the collector's refresh and other dlcloses go on meanwhile, and every
+  // table they publish leaves our modules out.
+  ticket.handlers_idle = WaitForHandlers(kHandlerWaitMs);
+  return ticket;
+}
+
+void AfterDlcloseUnmap(const DlcloseTicket& ticket) {
+  if (ticket.id == 0) return;
+  CodeGuard guard;
+  CodeGate& gate = Gate();
+  std::erase_if(gate.closing, [&](const ClosingModule& c) { return c.ticket == ticket.id; });
+  Collector* collector = CurrentCollectorLocked();
+  if (collector == nullptr) return;
+  CodeGateAccess::PublishLocked(collector, ReadModules(false));
+  CodeGateAccess::ReclaimLocked(collector);
 }
 
 }  // namespace inprof::internal

@@ -1,7 +1,18 @@
-// Installing and removing the sampling handler. Control path.
+// Installing the sampling handler, and what stopping leaves behind. Control path, except
+// StraySignalDefault, which the handler calls (it is marked so).
+//
+// The handler is installed once and stays installed for the life of the process (libinprof
+// is linked with -z nodelete, so its code stays too). Stopping only unpublishes the sampler:
+// a timer or perf signal already queued for a thread that has the signal blocked is
+// delivered whenever the thread unblocks it, possibly long after timer_delete or close(fd);
+// with the program's previous action restored, SIG_DFL for SIGPROF, that late signal would
+// end the process ("Profiling timer expired"). Rules: docs/signals.md.
 #include <dlfcn.h>
 #include <sched.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -15,31 +26,113 @@ extern struct sigaction g_previous_actions[4];
 extern std::atomic<unsigned> g_previous_index;
 
 namespace {
+
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+
 std::atomic<int> g_owned_signal{0};
+// What the program installed, in the slot of g_previous_actions that the handler calls
+// instead (the two differ only for SIG_DFL, see SetPreviousAction).
+struct sigaction g_program_actions[4];
+// Handlers that stayed in flight when a wait gave up (WaitForHandlers).
+std::atomic<int> g_stuck_handlers{0};
+// The C library's sigaction, resolved before the handler can need it.
+std::atomic<SigactionFn> g_real_sigaction{nullptr};
+
+SigactionFn ResolveRealSigaction() {
+  SigactionFn real = g_real_sigaction.load(std::memory_order_acquire);
+  if (real == nullptr) {
+    real = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
+    g_real_sigaction.store(real, std::memory_order_release);
+  }
+  return real;
+}
+
+bool IsDefault(const struct sigaction& action) {
+  // SA_SIGINFO with a null sa_sigaction is SIG_DFL too (both are the same pointer slot).
+  return reinterpret_cast<void*>(action.sa_handler) == reinterpret_cast<void*>(SIG_DFL);
+}
+
+// Signals whose default action is not to terminate (signal(7)): ignore, stop, continue.
+bool DefaultDoesNotTerminate(int signal) {
+  switch (signal) {
+    case SIGCHLD:
+    case SIGCONT:
+    case SIGURG:
+    case SIGWINCH:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t MonotonicMs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
 }  // namespace
 
 struct sigaction PreviousAction() {
-  return g_previous_actions[g_previous_index.load(std::memory_order_acquire) & 3];
+  return g_program_actions[g_previous_index.load(std::memory_order_acquire) & 3];
 }
 
 void SetPreviousAction(const struct sigaction& action) {
   const unsigned next = (g_previous_index.load(std::memory_order_relaxed) + 1) & 3;
-  g_previous_actions[next] = action;
+  g_program_actions[next] = action;
+  struct sigaction chained = action;
+  if (IsDefault(action)) {
+    // The handler would swallow every signal for SIG_DFL (it cannot tell a late signal of
+    // ours from a kill by the program on its own): StraySignalDefault tells them apart.
+    std::memset(&chained, 0, sizeof chained);
+    chained.sa_sigaction = &StraySignalDefault;
+    chained.sa_flags = SA_SIGINFO;
+    sigemptyset(&chained.sa_mask);
+  }
+  g_previous_actions[next] = chained;
   g_previous_index.store(next, std::memory_order_release);
+}
+
+void StraySignalDefault(int signal, siginfo_t* info, void* /*context*/) {
+  // si_code > 0 is the kernel's own: SI_KERNEL (ITIMER_PROF) or POLL_* (a perf fd's
+  // F_SETSIG signal). Those come from our engines, late; a program that armed ITIMER_PROF
+  // itself and left SIGPROF at its default is the one case this swallows wrongly.
+  // SI_TIMER carrying our tag never gets here (the handler takes it as ours).
+  if (info != nullptr && info->si_code > 0) return;
+  if (DefaultDoesNotTerminate(signal)) return;
+  // Sent by a process (SI_USER, SI_TKILL, SI_QUEUE, a program's own POSIX timer): what the
+  // program would have got without us. The signal is blocked while this handler runs, so the
+  // raised one stays pending until it returns and then takes the default action.
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  const SigactionFn real = g_real_sigaction.load(std::memory_order_acquire);
+  if (real == nullptr || real(signal, &dfl, nullptr) != 0) return;
+  g_owned_signal.store(0, std::memory_order_release);
+  raise(signal);
 }
 
 int OwnedSignal() { return g_owned_signal.load(std::memory_order_acquire); }
 
 int RealSigaction(int signal, const struct sigaction* action, struct sigaction* old) {
-  using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
-  static SigactionFn real = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
-  return real(signal, action, old);
+  return ResolveRealSigaction()(signal, action, old);
 }
 
 int InstallSamplingHandler(Sampler* sampler) {
+  // A later session on another signal: the old one goes back to the program's action (its
+  // late signals had a whole session's time to arrive).
+  if (const int old_signal = OwnedSignal(); old_signal != 0 && old_signal != sampler->signal) {
+    const struct sigaction program = PreviousAction();
+    RealSigaction(old_signal, &program, nullptr);
+    g_owned_signal.store(0, std::memory_order_release);
+  }
   struct sigaction current;
   if (RealSigaction(sampler->signal, nullptr, &current) != 0) return errno;
-  // A handler left installed by an earlier session is ours: keep the action it chained to.
+  // A handler left installed by an earlier session is ours: keep the action it chains to.
   const bool already_ours =
       (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == &SamplingSignalHandler;
   if (!already_ours) SetPreviousAction(current);
@@ -50,7 +143,7 @@ int InstallSamplingHandler(Sampler* sampler) {
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   g_sampler.store(sampler, std::memory_order_seq_cst);
-  if (RealSigaction(sampler->signal, &action, nullptr) != 0) {
+  if (!already_ours && RealSigaction(sampler->signal, &action, nullptr) != 0) {
     const int error = errno;
     g_sampler.store(nullptr, std::memory_order_seq_cst);
     return error;
@@ -59,24 +152,54 @@ int InstallSamplingHandler(Sampler* sampler) {
   return 0;
 }
 
-void UninstallSamplingHandler(Sampler* sampler) {
+int StuckHandlers() { return g_stuck_handlers.load(std::memory_order_acquire); }
+
+bool WaitForHandlers(int timeout_ms) {
+  // Handlers counted in g_stuck_handlers have not returned for a whole earlier wait: they are
+  // waited for no more (the counter cannot tell them from new ones, so a new one is waited
+  // for only while the count is above theirs).
+  int lowest = g_handlers_in_flight.load(std::memory_order_seq_cst);
+  if (lowest <= StuckHandlers()) {
+    g_stuck_handlers.store(std::max(lowest, 0), std::memory_order_release);
+    return true;
+  }
+  const int64_t deadline = MonotonicMs() + timeout_ms;
+  for (int spins = 0;; ++spins) {
+    const int now = g_handlers_in_flight.load(std::memory_order_seq_cst);
+    lowest = std::min(lowest, now);
+    if (now <= StuckHandlers()) {
+      g_stuck_handlers.store(std::max(now, 0), std::memory_order_release);
+      return true;
+    }
+    if (MonotonicMs() >= deadline) break;
+    // A handler takes microseconds: yield first, then sleep so a stuck one costs no CPU.
+    if (spins < 1000) {
+      sched_yield();
+    } else {
+      const struct timespec pause = {0, 1000000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  g_stuck_handlers.store(lowest, std::memory_order_release);
+  return false;
+}
+
+bool UninstallSamplingHandler(Sampler* /*sampler*/) {
+  // A handler stuck since an earlier session holds that session's sampler, not this one.
+  const int stuck_before = StuckHandlers();
   g_sampler.store(nullptr, std::memory_order_seq_cst);
   // A handler that loaded the pointer before the store above is counted in flight.
-  while (g_handlers_in_flight.load(std::memory_order_acquire) != 0) sched_yield();
-  g_owned_signal.store(0, std::memory_order_release);
-  struct sigaction current;
-  if (RealSigaction(sampler->signal, nullptr, &current) == 0 &&
-      (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == &SamplingSignalHandler) {
-    const struct sigaction previous = PreviousAction();
-    RealSigaction(sampler->signal, &previous, nullptr);
-  }
+  const bool idle = WaitForHandlers(kHandlerWaitMs);
+  return idle && g_handlers_in_flight.load(std::memory_order_seq_cst) <= stuck_before;
 }
 
 void ForgetSamplerAfterFork() {
   g_sampler.store(nullptr, std::memory_order_seq_cst);
-  // Our handler stays installed in the child (it chains to the program's); the hooks keep
-  // treating the signal as ours until a session in the child uninstalls it.
+  // Our handler stays installed in the child (it chains to the program's) and the hooks keep
+  // treating the signal as ours. Handlers in flight or stuck were other threads' in the
+  // parent: none exists here.
   g_handlers_in_flight.store(0, std::memory_order_relaxed);
+  g_stuck_handlers.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace inprof::internal

@@ -1,12 +1,19 @@
-// dlclose interposition: before a library is unloaded, the symbolizer records it (module
-// path and load address), so samples taken inside it resolve when the profile is written
-// later — the collector's periodic check alone would miss a library loaded, used and
-// unloaded between two checks — and pending stack copies are unwound while its unwind
-// tables are still mapped. Control path.
+// dlclose interposition. Control path.
+//
+// Before a library is unloaded:
+// - the symbolizer records it (module path and load address), so samples taken inside it
+//   resolve when the profile is written later — the collector's periodic check alone would
+//   miss a library loaded, used and unloaded between two checks — and pending stack copies
+//   are unwound while its unwind tables are still mapped (RuntimeBeforeDlclose);
+// - the handler's code ranges stop covering it, and handlers that may still hold the old
+//   ranges are waited for (BeforeDlcloseUnmap): the frame-pointer walk reads code bytes at
+//   addresses inside those ranges, and a signal that lands while the library is being
+//   unmapped must not read an address that is going away (collector.h states the invariant).
+// After the real dlclose, the ranges are rebuilt from what is still loaded.
 #include <dlfcn.h>
 
+#include "internal/collector.h"
 #include "internal/runtime.h"
-#include "internal/session.h"
 
 extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   using DlcloseFn = int (*)(void*);
@@ -16,7 +23,10 @@ extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   // unloaded may be unmapped before the unwinder's module list says so.
   inprof::internal::g_dlclose_in_progress.fetch_add(1, std::memory_order_seq_cst);
   inprof::internal::RuntimeBeforeDlclose();
+  // Also on the profiler's own threads (libdw may dlclose): their unloads unmap code too.
+  const inprof::internal::DlcloseTicket ticket = inprof::internal::BeforeDlcloseUnmap(handle);
   const int rc = next(handle);
+  inprof::internal::AfterDlcloseUnmap(ticket);
   inprof::internal::g_dlclose_in_progress.fetch_sub(1, std::memory_order_seq_cst);
   return rc;
 }

@@ -2,10 +2,12 @@
 // a program (or a library such as LuaJIT's profiler) that installs its own handler for it
 // is not allowed to remove ours: its action becomes the one our handler chains to for every
 // signal that is not ours (its setitimer signals, kill, raise), and it is told the action it
-// replaced, as if nothing else were there. When the session stops, the program's latest
-// action is the one restored. Without this, installing a SIGPROF handler after inprof started
-// would silently end sampling, and our timer signals would then reach a handler that does
-// not expect them. Control path.
+// replaced, as if nothing else were there. Our handler stays installed after the session
+// stops (late signals, docs/signals.md), so this goes on for the life of the process: a
+// program that installs its handler after stop gets its signals through ours and is told
+// its own action. Without this, installing a SIGPROF handler after inprof started would
+// silently end sampling, and our timer signals would then reach a handler that does not
+// expect them. Control path.
 #include <dlfcn.h>
 #include <signal.h>
 

@@ -10,6 +10,18 @@
 // needs the newest samples (dump, tap, Lua stack, dlclose hook) with that lock held. The
 // code-range tables are the collector thread's (and Start's, before it runs). Start/Stop are
 // called by the session's Start/Stop. The handler reads only what the sampler publishes.
+//
+// Invariant of the handler's code ranges (Sampler::code): no address in a table a handler
+// may read can be unmapped. The frame-pointer walk reads code bytes (and a PLT stub's GOT
+// slot) at addresses it has checked against the table, so a library must leave the table,
+// and every handler that may still hold the old table must have returned, before the library
+// is unmapped. dlclose is the only way a module's mapping goes away; the dlclose hook calls
+// BeforeDlcloseUnmap (the table without the modules the call may unload is published and
+// in-flight handlers are waited for) before the real dlclose, and AfterDlcloseUnmap after it.
+// Tables are built and published under one process-wide code lock (the collector thread's
+// refresh, the dlclose hook, Start): a leaf lock, held only around dl_iterate_phdr and the
+// table build, never while waiting for handlers or for another thread. Replaced tables are
+// freed only when no handler is in flight, never while one is stuck (signal_handler.h).
 // Not async-signal-safe.
 #ifndef INPROF_SDK_COLLECTOR_H_
 #define INPROF_SDK_COLLECTOR_H_
@@ -22,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "inprof/dwarf_unwind.h"
@@ -75,9 +88,14 @@ class Collector {
   void Stop();
   // Drains every ring, unwinding stack copies unless a dlclose is in progress
   // (`before_dlclose`: the hook's own drain, just before its unload). Caller holds the lock.
+  // An exception from the sink or the unwinder drops that one sample (counted, see
+  // Warnings) and the drain goes on.
   void DrainLocked(bool before_dlclose = false);
   bool unwinds_copies() const { return dwarf_ != nullptr; }
   const DrainCounts& counts() const { return counts_; }  // under the lock
+  // What went wrong on the collector's side, for the health block's warnings: samples
+  // dropped by an exception, and whether the thread stopped early. Under the lock.
+  std::vector<std::string> Warnings() const;
 
  private:
   // Code ranges published to the handler (the newest is in sampler->code) and the ones
@@ -87,9 +105,16 @@ class Collector {
     std::vector<uintptr_t> bounds;
     CodeRanges view;
   };
+  friend struct CodeGateAccess;
   static void* Entry(void* self);
   void Main();
+  // One round of Main: drain, modules, rescan.
+  void Tick(int tick, int rescan_every);
+  // Publishes `table` (built under the code lock, which the caller holds).
+  void PublishCodeTableLocked(std::unique_ptr<CodeTable> table);
   void ReclaimCodeRanges();
+  // Counts an exception caught on the collector's side; keeps the first message.
+  void NoteFailure(const char* where, const char* what);
   // A sample's frames, adjusted for lookup (return address - 1) with a stop marker, into
   // `out`. Caller holds the lock.
   void AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out);
@@ -103,9 +128,16 @@ class Collector {
   std::vector<uintptr_t> dwarf_pcs_;  // under the lock
   StackBuffer stack_;                  // the sample being drained, under the lock
   DrainCounts counts_;                 // under the lock
+  // Under the process-wide code lock (collector.cpp), not `mu`.
   std::unique_ptr<CodeTable> code_current_;
   std::vector<std::unique_ptr<CodeTable>> code_retired_;
   unsigned long long modules_stamp_ = ~0ull;
+  // Exceptions caught (under `mu`; the thread's own count is atomic: Main's failures outside
+  // the drain happen without the lock).
+  uint64_t failed_samples_ = 0;
+  std::atomic<uint64_t> thread_failures_{0};
+  std::atomic<bool> thread_gave_up_{false};
+  std::string first_failure_;  // under `mu`
   int wake_fd_ = -1;
   int drain_ms_ = 10;
   pthread_t thread_{};
@@ -115,6 +147,26 @@ class Collector {
 
 // Threads inside dlclose right now (dlclose_hook.cpp): stack copies are not unwound meanwhile.
 extern std::atomic<int> g_dlclose_in_progress;
+
+// One dlclose in progress, between BeforeDlcloseUnmap and AfterDlcloseUnmap.
+struct DlcloseTicket {
+  uint64_t id = 0;         // 0: nothing was excluded (no collector)
+  bool handlers_idle = true;  // false: a handler that may hold the old table is still running
+};
+
+// Before the real dlclose(handle): publishes code ranges without every module the call may
+// unload (the handle's module, those loaded after it, and earlier ones it needs that nothing
+// permanent needs; every module that is not permanent when the handle cannot be resolved),
+// keeps them out of every table built until AfterDlcloseUnmap, and waits (at most
+// kHandlerWaitMs) until no handler that may have loaded the old table is still running.
+// Safe from any thread, from library constructors and destructors (a dlclose nested in
+// another), and concurrently with other dlcloses and the collector's refresh.
+// Not async-signal-safe.
+DlcloseTicket BeforeDlcloseUnmap(void* handle);
+// After the real dlclose returned: the modules are no longer held out; modules still
+// loaded (the library had other references) are back in the next table, published now.
+// Not async-signal-safe.
+void AfterDlcloseUnmap(const DlcloseTicket& ticket);
 
 }  // namespace inprof::internal
 
