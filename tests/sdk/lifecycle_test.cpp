@@ -181,6 +181,17 @@ INSTANTIATE_TEST_SUITE_P(AllWays, ForkExitTest,
                            return NameOf(std::get<0>(info.param)) + std::get<1>(info.param);
                          });
 
+// The C library does not reset dl_iterate_phdr's lock in a forked child: without the fork
+// guard, a child forked while another thread iterates hangs in its own first call (the
+// collector iterates at every drain, and a child's session starts by iterating).
+TEST(LifecycleTest, ForksWhileAnotherThreadIteratesModulesNeverHang) {
+  SKIP_FORK_UNDER_ASAN();
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
+  LifecycleRun run = Lifecycle({"fork_loader", "200"}, {});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.out.find("hung=0 of 200"), std::string::npos) << run.process.out;
+}
+
 TEST(LifecycleTest, VforkAndPosixSpawnChildrenAreUnaffected) {
   LifecycleRun run = Lifecycle({"spawn"}, {});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
@@ -254,18 +265,29 @@ void ExpectCompleteOutputs(const LifecycleRun& run) {
   EXPECT_NE(svg.find("</svg>"), std::string::npos) << "the flame graph is cut short";
 }
 
+// The signal is sent when the write's first temporary file appears; on a loaded machine the
+// sender may only run once the write is over, and then the program rightly ends with its own
+// status. Such a run proves nothing either way (its outputs are still checked): it is
+// retried, and one of a few runs must have had the signal arrive during the write.
 TEST(LifecycleTest, ASigtermDuringTheExitWriteLetsItFinishThenKills) {
-  LifecycleRun run;
-  run.dir = MakeTempDir();
-  std::string outputs;
-  for (const char* o : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
-    outputs += (outputs.empty() ? "" : ",") + run.dir + "/" + o;
+  bool killed = false;
+  for (int attempt = 0; attempt < 5 && !killed; ++attempt) {
+    LifecycleRun run;
+    run.dir = MakeTempDir();
+    std::string outputs;
+    for (const char* o : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
+      outputs += (outputs.empty() ? "" : ",") + run.dir + "/" + o;
+    }
+    run.process = RunProcess({INPROF_LIFECYCLE, "term_in_write", run.dir},
+                             {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", outputs}});
+    ExpectCompleteOutputs(run);
+    if (run.process.term_signal == SIGTERM) {
+      killed = true;
+    } else {
+      ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+    }
   }
-  run.process = RunProcess({INPROF_LIFECYCLE, "term_in_write", run.dir},
-                           {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", outputs}});
-  EXPECT_EQ(run.process.term_signal, SIGTERM) << "exit " << run.process.exit_code << "\n"
-                                              << run.process.err;
-  ExpectCompleteOutputs(run);
+  EXPECT_TRUE(killed) << "in 5 runs the signal never arrived during the write";
 }
 
 TEST(LifecycleTest, ExitDuringTheSignalsWriteWaitsForIt) {

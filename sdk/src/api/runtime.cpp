@@ -14,6 +14,7 @@
 
 #include "internal/bootstrap.h"
 #include "internal/fork_child.h"
+#include "internal/itimer.h"
 #include "internal/network_outputs.h"
 #include "internal/session.h"
 #include "internal/signal_handler.h"
@@ -93,6 +94,7 @@ void ChildAfterFork() {
   // Its threads do not exist here; the objects are abandoned like the session.
   [[maybe_unused]] NetworkOutputs* abandoned_net = rt.net.release();
   ForgetSamplerAfterFork();
+  ForgetItimerAfterFork();
   ExitPathsAfterForkInChild();
   if (follow != nullptr &&
       BootstrapArm(parent != nullptr ? &parent->sampler() : nullptr, follow->signal,

@@ -21,6 +21,7 @@
 
 #include <cerrno>
 #include <mutex>
+#include <new>
 
 #include "internal/engine.h"
 #include "internal/itimer.h"
@@ -35,6 +36,16 @@ class ItimerEngine;
 std::mutex g_itimer_mu;
 ItimerEngine* g_itimer = nullptr;
 std::atomic<long> g_armed_period_ns{0};
+
+}  // namespace
+
+void ForgetItimerAfterFork() {
+  new (&g_itimer_mu) std::mutex();
+  g_itimer = nullptr;
+  g_armed_period_ns.store(0, std::memory_order_relaxed);
+}
+
+namespace {
 
 int SetProfTimer(long period_ns) {
   struct itimerval value {};

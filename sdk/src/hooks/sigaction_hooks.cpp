@@ -9,18 +9,25 @@
 // silently end sampling, and our timer signals would then reach a handler that does not
 // expect them. Control path.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "internal/signal_handler.h"
 
 namespace {
 
-std::mutex& HookMutex() {
-  static std::mutex mu;
-  return mu;
+std::mutex g_hook_mu;
+
+std::mutex& HookMutex() { return g_hook_mu; }
+
+// A parent's thread may hold the lock when another forks: the child gets a fresh one (a
+// store, async-signal-safe).
+__attribute__((constructor)) void RegisterHookMutexReset() {
+  pthread_atfork(nullptr, nullptr, [] { new (&g_hook_mu) std::mutex(); });
 }
 
 }  // namespace

@@ -22,6 +22,9 @@ bool ItimerOwned();
 long ItimerArmedPeriodNs();
 // Re-arms ITIMER_PROF after an exec that failed. Async-signal-safe.
 int RearmItimerAfterFailedExec(long period_ns);
+// In a forked child (inside fork()): the parent's engine and its lock, which a parent thread
+// may have held, are forgotten; ITIMER_PROF is not inherited. Async-signal-safe.
+void ForgetItimerAfterFork();
 
 // Whether this thread can have a per-thread CPU timer (what the timer engine needs): 0 or
 // the errno of timer_create. INPROF_TEST_TIMER_ERRNO=EAGAIN|EPERM|ENOSYS forces a failure.
