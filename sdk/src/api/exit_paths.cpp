@@ -45,6 +45,7 @@ std::atomic<int> g_pending_termination{0};
 // started).
 int g_termination_pipe[2] = {-1, -1};
 std::atomic<pid_t> g_watcher_pid{0};
+std::atomic<pid_t> g_watcher_tid{0};
 std::atomic<bool> g_termination_handlers{false};
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
@@ -54,21 +55,46 @@ void FutexWake(std::atomic<int>* word) {
           nullptr, 0);
 }
 
-// Waits until another thread's write is done, at most `seconds`. Async-signal-safe.
-void WaitForWriter(double seconds) {
+// Waits until the write is done (`started`: until it is no longer running), at most
+// `seconds`; true when it is. Async-signal-safe.
+bool WaitForWriter(double seconds, bool started = true) {
   struct timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
-  while (g_exit_state.load(std::memory_order_acquire) == kWriting) {
+  for (;;) {
+    const int state = g_exit_state.load(std::memory_order_acquire);
+    if (state == kDone || (started && state == kIdle)) return true;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     const double left = seconds - (static_cast<double>(now.tv_sec - start.tv_sec) +
                                    static_cast<double>(now.tv_nsec - start.tv_nsec) / 1e9);
-    if (left <= 0) return;
+    if (left <= 0) return false;
     struct timespec wait = {static_cast<time_t>(left),
                             static_cast<long>((left - static_cast<double>(static_cast<time_t>(left))) * 1e9)};
-    syscall(SYS_futex, reinterpret_cast<int*>(&g_exit_state), FUTEX_WAIT_PRIVATE, kWriting, &wait,
+    syscall(SYS_futex, reinterpret_cast<int*>(&g_exit_state), FUTEX_WAIT_PRIVATE, state, &wait,
             nullptr, 0);
   }
+}
+
+// _exit with a watcher thread in this process: the watcher writes, and this thread only
+// waits (async-signal-safe). _exit is often called from a signal handler that may have
+// interrupted malloc or stdio with their locks held; the watcher is another thread, with its
+// own allocator arena, which those locks rarely stop. True when the watcher took the request
+// (the write is done, or the wait gave up and said so).
+bool HandOffToWatcher() {
+  if (g_watcher_pid.load(std::memory_order_acquire) != getpid() ||
+      g_watcher_tid.load(std::memory_order_acquire) == CurrentTid() ||
+      g_exit_state.load(std::memory_order_acquire) != kIdle) {
+    return false;
+  }
+  const unsigned char request = 0;
+  if (write(g_termination_pipe[1], &request, 1) != 1) return false;
+  if (!WaitForWriter(RuntimeExitWriteInfo().timeout_seconds, false)) {
+    static constexpr char kText[] =
+        "inprof: the profile was not written: the exit-time write did not finish within "
+        "INPROF_EXIT_TIMEOUT\n";
+    [[maybe_unused]] ssize_t n = write(2, kText, sizeof kText - 1);
+  }
+  return true;
 }
 
 // A one-shot timer that ends the process with `status` if the write on this thread has not
@@ -153,8 +179,15 @@ void TerminationSignalHandler(int signal) {
 
 void* TerminationWatcher(void*) {
   pthread_setname_np(pthread_self(), "inprof-exit");
+  g_watcher_tid.store(CurrentTid(), std::memory_order_release);
   unsigned char signal = 0;
-  while (read(g_termination_pipe[0], &signal, 1) < 0 && errno == EINTR) {
+  for (;;) {
+    const ssize_t n = read(g_termination_pipe[0], &signal, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) return nullptr;
+    if (signal != 0) break;
+    // 0: an _exit on another thread asks for the write (HandOffToWatcher).
+    FinishForExit(ExitPath::kExit, 0);
   }
   FinishForExit(ExitPath::kSignal, 128 + signal);
   // FinishForExit died of the pending signal unless another path had already finished and
@@ -168,6 +201,10 @@ void* TerminationWatcher(void*) {
 
 void FinishForExit(ExitPath path, int status) {
   if (getpid() != g_owner_pid.load(std::memory_order_acquire)) return;  // after vfork
+  if (path == ExitPath::kUnderscoreExit && HandOffToWatcher()) {
+    DieOfPendingTermination();
+    return;
+  }
   int expected = kIdle;
   if (g_exit_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
     g_exit_writer.store(CurrentTid(), std::memory_order_release);
@@ -241,6 +278,7 @@ void ExitPathsAfterForkInChild() {
   // The parent's watcher does not exist here, and its pipe is the parent's: a byte written
   // into it would make the parent finish and die.
   g_watcher_pid.store(0, std::memory_order_release);
+  g_watcher_tid.store(0, std::memory_order_release);
   if (g_termination_pipe[0] >= 0) {
     close(g_termination_pipe[0]);
     close(g_termination_pipe[1]);
