@@ -120,10 +120,11 @@ int main(int argc, char** argv) {
   const double expected = cpu * 1e6 / kIntervalUs;
   std::printf("sigwait_prof %s: %ld own SIGPROF (expected ~%.0f for %.3f s CPU), %ld foreign\n",
               g_mode.c_str(), own, expected, cpu, g_foreign.load());
-  // ITIMER_PROF is checked on the scheduler tick: expirations can merge while one is pending,
-  // so fewer is normal; more than the CPU time allows means someone else's SIGPROF was taken
-  // for ours.
-  TORTURE_CHECK(own >= 0.6 * expected && own <= 1.1 * expected + 3,
+  // ITIMER_PROF is checked on the scheduler tick against CPU time accounted at tick
+  // granularity: on a loaded 2-CPU machine the count alone ranged from 0.78 to 1.16 times the
+  // expected one, with or without a profiler. The bounds catch what matters: a program that
+  // gets (almost) none of its signals, or the profiler's ~99 per thread-CPU-second on top.
+  TORTURE_CHECK(own >= 0.5 * expected && own <= 1.35 * expected + 5,
                 "%ld SIGPROF from ITIMER_PROF for %.3f s of CPU (expected ~%.0f)", own, cpu,
                 expected);
   TORTURE_CHECK(g_foreign.load() == 0,
