@@ -50,6 +50,13 @@ Session::Session(Config config)
 
 Session::~Session() {
   Stop();
+  // A handler that never returned (UninstallSamplingHandler gave up) may still reach the
+  // slots, rings and code tables: they are kept (the collector keeps its tables itself).
+  if (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) {
+    (void)registry_.release();
+    (void)collector_.release();
+    return;
+  }
   collector_.reset();
   registry_.reset();
 }
@@ -122,7 +129,12 @@ void Session::Stop() {
   stopped_ = true;
   for (const auto& engine : engines_.engines) engine->StopAll();
   registry_->RetireAll();
-  UninstallSamplingHandler(&sampler_);
+  if (!UninstallSamplingHandler(&sampler_)) {
+    warnings_.push_back("a sampling handler is still running after " +
+                        std::to_string(kHandlerWaitMs / 1000) +
+                        " s (a program signal handler interrupted it and has not returned): "
+                        "its memory is kept");
+  }
   collector_->Stop();
   times_.stop_monotonic_ns = Now(CLOCK_MONOTONIC);
   times_.stop_cpu_ns = Now(CLOCK_PROCESS_CPUTIME_ID);
@@ -222,6 +234,9 @@ Health Session::CurrentHealth() {
 void Session::AddHealthWarnings(Health* health) {
   Health& h = *health;
   const DrainCounts drained = collector_ ? collector_->counts() : DrainCounts{};
+  if (collector_) {
+    for (std::string& w : collector_->Warnings()) h.warnings.push_back(std::move(w));
+  }
   if (registry_) {
     // What each thread's CPU time promised: only a CPU-time first event has a rate per
     // CPU-second (wall samples follow real time, count events their counts).
