@@ -68,10 +68,10 @@ bool DefaultDoesNotTerminate(int signal) {
   }
 }
 
-int64_t MonotonicMs() {
+int64_t MonotonicNs() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace
@@ -163,7 +163,7 @@ bool WaitForHandlers(int timeout_ms) {
     g_stuck_handlers.store(std::max(lowest, 0), std::memory_order_release);
     return true;
   }
-  const int64_t deadline = MonotonicMs() + timeout_ms;
+  const int64_t deadline = MonotonicNs() + int64_t{timeout_ms} * 1000000;
   for (int spins = 0;; ++spins) {
     const int now = g_handlers_in_flight.load(std::memory_order_seq_cst);
     lowest = std::min(lowest, now);
@@ -171,7 +171,7 @@ bool WaitForHandlers(int timeout_ms) {
       g_stuck_handlers.store(std::max(now, 0), std::memory_order_release);
       return true;
     }
-    if (MonotonicMs() >= deadline) break;
+    if (MonotonicNs() >= deadline) break;
     // A handler takes microseconds: yield first, then sleep so a stuck one costs no CPU.
     if (spins < 1000) {
       sched_yield();
