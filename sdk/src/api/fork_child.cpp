@@ -32,7 +32,7 @@ void FindBounds(const Sampler& parent) {
       break;
     }
   }
-  b.code = parent.code.load(std::memory_order_acquire);
+  b.code.store(parent.code.load(std::memory_order_acquire), std::memory_order_seq_cst);
 }
 
 int64_t NowNs(clockid_t clock) {
@@ -117,6 +117,13 @@ void BootstrapForEach(
 
 uint64_t BootstrapOverflowWeight() {
   return g_bootstrap.table != nullptr ? g_bootstrap.table->overflow_weight : 0;
+}
+
+void BootstrapForgetCode() {
+  Bootstrap& b = g_bootstrap;
+  b.code.store(nullptr, std::memory_order_seq_cst);
+  // A handler that loaded the old pointer is counted in busy.
+  while (b.busy.load(std::memory_order_seq_cst) != 0) sched_yield();
 }
 
 BootstrapTotals BootstrapTotalsNow() {

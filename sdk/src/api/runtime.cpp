@@ -173,7 +173,13 @@ RuntimeResult RuntimeStart(Config config) {
   }
   MakeOutputsAbsolute(&config);
   // The previous profile is no longer dumped once a new one starts.
-  rt.stopped.reset();
+  // A handler that never returned may still reach the stopped session's sampler (the stop
+  // said so): then its memory is kept.
+  if (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) {
+    [[maybe_unused]] Session* kept = rt.stopped.release();
+  } else {
+    rt.stopped.reset();
+  }
   // Pushing needs windows: Pyroscope's own agents send every 10 s.
   if (!config.push_url.empty() && config.window <= 0) config.window = kDefaultPushWindowSeconds;
   auto session = std::make_unique<Session>(std::move(config));
@@ -331,7 +337,9 @@ void RuntimeOnThreadStart() {
 void RuntimeBeforeDlclose() {
   if (ProfilerWorkScope::Active()) return;
   ProfilerWorkScope work;
-  // The library's samples must resolve after it is gone: a child with samples starts now.
+  // A forked child's bootstrap walk must not read the parent's code ranges from now on, and
+  // the library's samples must resolve after it is gone: a child with samples starts now.
+  if (GetRuntime().pending_child.load(std::memory_order_acquire) != nullptr) BootstrapForgetCode();
   StartPendingChild(false);
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);

@@ -53,7 +53,9 @@ struct BootstrapTable {
 struct Bootstrap {
   BootstrapTable* table = nullptr;  // mapped by the fork child handler
   StackBounds bounds;               // the bootstrap thread's stack, from the parent's session
-  const CodeRanges* code = nullptr;  // the parent's (immutable in the child)
+  // The parent's (immutable in the child); null from the child's first dlclose on, since
+  // the walk would read code bytes in ranges that may be unmapped.
+  std::atomic<const CodeRanges*> code{nullptr};
   uint32_t max_depth = BootstrapTable::kMaxDepth;
   int32_t tid = 0;
   int timer = -1;  // kernel timer id

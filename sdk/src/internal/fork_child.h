@@ -18,6 +18,10 @@ namespace inprof::internal {
 // not started) the parent's bootstrap bounds are kept, and its table is unmapped here.
 // Only system calls and stores. Async-signal-safe.
 bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth);
+// Before a dlclose: the walk stops using the parent's code ranges, which may cover the
+// library about to be unmapped (frames are no longer checked against them, and a frameless
+// leaf's caller is no longer recovered). Waits for a handler still walking.
+void BootstrapForgetCode();
 // Samples taken so far (0 when not armed). Async-signal-safe.
 uint64_t BootstrapSamples();
 // Stops sampling into the table and waits for a handler still inside it. Not

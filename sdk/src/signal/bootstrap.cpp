@@ -68,7 +68,8 @@ void BootstrapSample(const ucontext_t* context, uint32_t weight) {
   if (b.active.load(std::memory_order_seq_cst) && b.table != nullptr &&
       CurrentTidRaw() == b.tid) {
     uintptr_t frames[BootstrapTable::kMaxDepth];
-    const WalkResult walk = FpWalk(context, b.bounds, b.code, frames, b.max_depth);
+    const WalkResult walk = FpWalk(context, b.bounds, b.code.load(std::memory_order_seq_cst),
+                                   frames, b.max_depth);
     Add(b.table, frames, walk.depth, static_cast<uint8_t>(walk.stop), weight);
   }
   b.busy.fetch_sub(1, std::memory_order_seq_cst);
