@@ -122,6 +122,35 @@ int RealSigaction(int signal, const struct sigaction* action, struct sigaction* 
   return ResolveRealSigaction()(signal, action, old);
 }
 
+// A program handler that runs on an alternate stack (SA_ONSTACK) may have only a few KiB of
+// it (MINSIGSTKSZ): a sample landing while it runs would put our handler's frame on that
+// same stack and overflow it. Our signal is added to such a handler's mask, so the sample
+// waits until the handler returns. Covers the handlers installed before the session
+// (here) and after it (the sigaction hook, WithSamplingSignalMasked).
+void MaskSamplingSignalInOnStackHandlers(int sampling_signal) {
+  for (int signal = 1; signal < NSIG; ++signal) {
+    if (signal == sampling_signal || signal == SIGKILL || signal == SIGSTOP) continue;
+    struct sigaction current;
+    if (RealSigaction(signal, nullptr, &current) != 0 || (current.sa_flags & SA_ONSTACK) == 0 ||
+        sigismember(&current.sa_mask, sampling_signal) == 1) {
+      continue;
+    }
+    const bool handler = (current.sa_flags & SA_SIGINFO) != 0
+                             ? current.sa_sigaction != nullptr
+                             : current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
+    if (!handler) continue;
+    sigaddset(&current.sa_mask, sampling_signal);
+    RealSigaction(signal, &current, nullptr);
+  }
+}
+
+struct sigaction WithSamplingSignalMasked(const struct sigaction& action) {
+  struct sigaction masked = action;
+  const int owned = OwnedSignal();
+  if (owned > 0 && (action.sa_flags & SA_ONSTACK) != 0) sigaddset(&masked.sa_mask, owned);
+  return masked;
+}
+
 int InstallSamplingHandler(Sampler* sampler) {
   // A later session on another signal: the old one goes back to the program's action (its
   // late signals had a whole session's time to arrive).
@@ -149,6 +178,7 @@ int InstallSamplingHandler(Sampler* sampler) {
     return error;
   }
   g_owned_signal.store(sampler->signal, std::memory_order_release);
+  MaskSamplingSignalInOnStackHandlers(sampler->signal);
   return 0;
 }
 

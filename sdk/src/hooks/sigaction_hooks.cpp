@@ -36,7 +36,11 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int signal,
                                                                 const struct sigaction* action,
                                                                 struct sigaction* old) {
   using namespace inprof::internal;
-  if (signal <= 0 || signal != OwnedSignal()) return RealSigaction(signal, action, old);
+  if (signal <= 0 || signal != OwnedSignal()) {
+    if (action == nullptr) return RealSigaction(signal, action, old);
+    const struct sigaction masked = WithSamplingSignalMasked(*action);
+    return RealSigaction(signal, &masked, old);
+  }
   std::lock_guard<std::mutex> lock(HookMutex());
   if (old != nullptr) *old = PreviousAction();
   if (action != nullptr) SetPreviousAction(*action);

@@ -56,12 +56,20 @@ void StraySignalDefault(int signal, siginfo_t* info, void* context);
 // The signal our handler is installed for, 0 when none. Once installed, the handler stays
 // for the life of the process. Async-signal-safe.
 int OwnedSignal();
+// `action` with the sampling signal added to its mask when it runs on an alternate stack
+// (SA_ONSTACK), where a sample's frame may not fit (a MINSIGSTKSZ stack). Not
+// async-signal-safe.
+struct sigaction WithSamplingSignalMasked(const struct sigaction& action);
 // sigaction as the C library provides it, bypassing our hook. Not async-signal-safe.
 int RealSigaction(int signal, const struct sigaction* action, struct sigaction* old);
 
 // Forgets the sampler in a forked child without touching anything else.
 // Not async-signal-safe.
 void ForgetSamplerAfterFork();
+
+// Whether a signal taken by sigwaitinfo & co. is one of the profiler's (a timer with our tag,
+// a perf event of the session, the itimer engine's SIGPROF). Async-signal-safe.
+bool IsProfilerSignal(const siginfo_t* info);
 
 // True on a thread that is currently inside the sampling handler. Async-signal-safe.
 bool InSamplingHandler();

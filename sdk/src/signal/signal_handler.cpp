@@ -152,6 +152,23 @@ bool HandleProcessTimer(siginfo_t* info, void* context) {
 
 bool InSamplingHandler() { return t_in_handler != 0; }
 
+bool IsProfilerSignal(const siginfo_t* info) {
+  if (info == nullptr) return false;
+  if (info->si_code == SI_TIMER) {
+    const uint64_t token = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
+    return token >> 52 == TimerToken::kTag || token == kBootstrapTimerToken ||
+           token == kExitWatchdogToken;
+  }
+  const Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
+  if (sampler == nullptr) return false;
+  if (info->si_code == POLL_IN || info->si_code == POLL_HUP) {
+    return info->si_fd >= 0 && static_cast<uint32_t>(info->si_fd) < sampler->fd_token_count &&
+           sampler->fd_tokens[info->si_fd].load(std::memory_order_acquire) >> 52 ==
+               TimerToken::kTag;
+  }
+  return info->si_code == SI_KERNEL && sampler->itimer_event.load(std::memory_order_acquire) != 0;
+}
+
 void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   if (HandleProcessTimer(info, context)) {
