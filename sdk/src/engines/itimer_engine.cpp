@@ -137,7 +137,8 @@ class ItimerEngine final : public Engine {
   }
 
   // Interval timers are not inherited by fork: nothing of the parent's to release.
-  void ForgetInChild(ThreadSource* source) override { source->itimer_tid = 0; }
+  // ITIMER_PROF is not inherited, and the child never uses the parent's sources again.
+  void ForgetInChild(ThreadSource*) override {}
 
   void StopAll() override {
     std::lock_guard<std::mutex> lock(g_itimer_mu);

@@ -48,7 +48,8 @@ class TimerEngine final : public Engine {
   }
 
   // POSIX timers are not inherited by fork: nothing to release.
-  void ForgetInChild(ThreadSource* source) override { source->has_timer = false; }
+  // POSIX timers are not inherited, and the child never uses the parent's sources again.
+  void ForgetInChild(ThreadSource*) override {}
 
  private:
   int signal_;

@@ -547,7 +547,11 @@ void ThreadRegistry::ReleaseRetired() {
 }
 
 void ThreadRegistry::ForgetInChild() {
+  // Runs inside fork(): only what the child must release (inherited perf fds), and no write
+  // to a slot that holds nothing: every page written here is a copy the child makes (writing
+  // all 4096 slots cost ~1 ms per fork).
   for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
+    if (slots_[i].state.load(std::memory_order_relaxed) == SlotState::kFree) continue;
     for (size_t e = 0; e < engines_.size(); ++e) engines_[e]->ForgetInChild(&slots_[i].sources[e]);
   }
 }
