@@ -21,27 +21,6 @@
 namespace inprof::test {
 namespace {
 
-constexpr const char* kNoForkUnderQemu =
-    "qemu-user 7.2 aborts in a child forked from a multi-threaded program "
-    "(cpu_exec: assertion failed: cpu == current_cpu)";
-
-#define SKIP_UNDER_EMULATOR(why)                  \
-  if (!EmulatorPrefix().empty()) {                \
-    GTEST_SKIP() << "under qemu-user: " << (why); \
-  }
-
-// The forking fixture is built with AddressSanitizer in the sanitizer lane, and GCC 12's
-// libasan does not reset its allocator's locks in a forked child (a child forked while the
-// collector allocated hangs): the normal lanes test fork.
-#if defined(__SANITIZE_ADDRESS__)
-#define SKIP_FORK_UNDER_ASAN() \
-  GTEST_SKIP() << "libasan's allocator locks are not fork-safe in a multi-threaded parent"
-#else
-#define SKIP_FORK_UNDER_ASAN() \
-  do {                         \
-  } while (0)
-#endif
-
 #define SKIP_WITHOUT_PERF(result)                                            \
   if ((result).err.find("engine=perf:") != std::string::npos) {              \
     GTEST_SKIP() << "perf_event is not available here: " << (result).err;    \
@@ -274,6 +253,15 @@ TEST(LifecycleTest, ADaemonWritesWhereItWasStarted) {
   EXPECT_TRUE(HoldsBurn(run.dir + "/out." + pid + ".folded"));
 }
 
+// The five outputs in `dir`, so the write takes a while.
+std::string AllOutputs(const std::string& dir) {
+  std::string outputs;
+  for (const char* o : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
+    outputs += (outputs.empty() ? "" : ",") + dir + "/" + o;
+  }
+  return outputs;
+}
+
 void ExpectCompleteOutputs(const LifecycleRun& run) {
   std::vector<std::string> names = ListDir(run.dir);
   for (const std::string& name : names) {
@@ -287,44 +275,22 @@ void ExpectCompleteOutputs(const LifecycleRun& run) {
   EXPECT_NE(svg.find("</svg>"), std::string::npos) << "the flame graph is cut short";
 }
 
-// The signal is sent when the write's first temporary file appears; on a loaded machine the
-// sender may only run once the write is over, and then the program rightly ends with its own
-// status. Such a run proves nothing either way (its outputs are still checked): it is
-// retried, and one of a few runs must have had the signal arrive during the write.
+// The signal arrives from inside the write: the kernel sends it when the write creates its
+// first temporary file (dnotify).
 TEST(LifecycleTest, ASigtermDuringTheExitWriteLetsItFinishThenKills) {
-  bool killed = false;
-  constexpr int kAttempts = 10;
-  for (int attempt = 0; attempt < kAttempts && !killed; ++attempt) {
-    LifecycleRun run;
-    run.dir = MakeTempDir();
-    std::string outputs;
-    for (const char* o : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
-      outputs += (outputs.empty() ? "" : ",") + run.dir + "/" + o;
-    }
-    // A high rate: more samples, a longer write.
-    run.process = RunProcess({INPROF_LIFECYCLE, "term_in_write", run.dir},
-                             {{"LD_PRELOAD", PreloadValue()},
-                              {"INPROF_OUTPUT", outputs},
-                              {"INPROF_FREQUENCY", "999"}});
-    ExpectCompleteOutputs(run);
-    if (run.process.term_signal == SIGTERM) {
-      killed = true;
-    } else {
-      ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
-    }
-  }
-  // Every run above ended well; whether the signal reached the write depends on the
-  // scheduler (ExitDuringTheSignalsWriteWaitsForIt covers the same race deterministically).
-  if (!killed) GTEST_SKIP() << "in " << kAttempts << " runs the signal never arrived during the write";
+  LifecycleRun run;
+  run.dir = MakeTempDir();
+  run.process = RunProcess({INPROF_LIFECYCLE, "term_in_write", run.dir},
+                           {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", AllOutputs(run.dir)}});
+  EXPECT_EQ(run.process.term_signal, SIGTERM) << "exit " << run.process.exit_code << "\n"
+                                              << run.process.err;
+  ExpectCompleteOutputs(run);
 }
 
 TEST(LifecycleTest, ExitDuringTheSignalsWriteWaitsForIt) {
   LifecycleRun run;
   run.dir = MakeTempDir();
-  std::string outputs;
-  for (const char* o : {"out.folded", "perf.log", "out.json", "out.pb.gz", "out.svg"}) {
-    outputs += (outputs.empty() ? "" : ",") + run.dir + "/" + o;
-  }
+  const std::string outputs = AllOutputs(run.dir);
   run.process = RunProcess({INPROF_LIFECYCLE, "exit_in_write", run.dir},
                            {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", outputs}});
   EXPECT_EQ(run.process.term_signal, SIGTERM) << "exit " << run.process.exit_code << "\n"
