@@ -33,12 +33,14 @@ Frame ParseFoldedFrame(std::string_view raw) {
   // Colour hints that flamegraph.pl and inferno understand; only "_[i]" means something here.
   // All of them go, outermost first ("f_[w]_[k]" is "f"): stripping one would leave a name
   // that ends in a hint, which the next read would strip too (found by the folded fuzzer).
+  bool hinted = false;
   for (bool outermost = true, stripped = true; stripped;) {
     stripped = false;
     for (std::string_view hint : {"_[i]", "_[k]", "_[j]", "_[w]"}) {
       if (text.size() > hint.size() && text.ends_with(hint)) {
         if (outermost) frame.kind = hint == "_[i]" ? FrameKind::kInlined : FrameKind::kNative;
         outermost = false;
+        hinted = true;
         text.remove_suffix(hint.size());
         while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
         stripped = true;
@@ -60,7 +62,10 @@ Frame ParseFoldedFrame(std::string_view raw) {
     }
   }
   frame.function = std::string(text);
-  if (frame.function.starts_with('[') && frame.function.ends_with(']')) {
+  // "[unknown]", "[overflow]": ours, unless a hint said what the frame is ("[w]_[i]" is an
+  // inlined function named "[w]": found by the folded fuzzer, it read back as synthetic and
+  // lost its hint when written again).
+  if (!hinted && frame.function.starts_with('[') && frame.function.ends_with(']')) {
     frame.kind = FrameKind::kSynthetic;
   }
   return frame;

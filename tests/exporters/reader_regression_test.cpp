@@ -98,6 +98,19 @@ TEST(ReaderRegression, FoldedStackedHintsAllGo) {
   EXPECT_EQ(p.frames[2].kind, FrameKind::kInlined);
 }
 
+// fuzz/corpus/folded/bracketed_name_with_inline_hint: "[w]_[i]" read back as the synthetic
+// frame "[w]" and was written without its hint. A frame whose hint was stripped is what the
+// hint says, whatever its name looks like.
+TEST(ReaderRegression, FoldedBracketedNameKeepsItsInlineHint) {
+  Profile p;
+  ASSERT_TRUE(ReadFolded("main;[w]_[i] 2\nmain;[unknown] 1\n", "f", &p).ok());
+  ASSERT_EQ(p.frames.size(), 3u);
+  EXPECT_EQ(p.frames[1].function, "[w]");
+  EXPECT_EQ(p.frames[1].kind, FrameKind::kInlined);
+  EXPECT_EQ(p.frames[2].function, "[unknown]");
+  EXPECT_EQ(p.frames[2].kind, FrameKind::kSynthetic);
+}
+
 // fuzz/corpus/perf_script/unstable-roundtrip-paren-in-file: a source file named
 // "/wo   (rk/w.c" was written as "leaf (/wo   (rk/w.c:4)", which the folded reader splits at
 // the last " (": function and file changed on the way back. The writer now turns a " (" in a
