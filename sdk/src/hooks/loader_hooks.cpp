@@ -13,15 +13,18 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace {
 
 using IterateFn = int (*)(int (*)(struct dl_phdr_info*, size_t, void*), void*);
 
 pthread_rwlock_t g_fork_guard = PTHREAD_RWLOCK_INITIALIZER;
-// Whether the prepare handler took the guard (a call that forks from inside its own callback
+// Whether this thread's fork took the guard (a call that forks from inside its own callback
 // would make it wait forever: it gives up after a bound and the fork goes ahead unguarded).
-bool g_fork_guard_held = false;
+// Per thread: several threads fork at once, and one's flag must not decide whether another
+// releases the guard.
+thread_local bool t_fork_guard_held = false;
 
 IterateFn Next() {
   static IterateFn next = reinterpret_cast<IterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
@@ -36,18 +39,19 @@ void BeforeFork() {
     deadline.tv_sec += 1;
     deadline.tv_nsec -= 1000000000;
   }
-  g_fork_guard_held = pthread_rwlock_timedwrlock(&g_fork_guard, &deadline) == 0;
+  t_fork_guard_held = pthread_rwlock_timedwrlock(&g_fork_guard, &deadline) == 0;
 }
 
 void AfterForkInParent() {
-  if (g_fork_guard_held) pthread_rwlock_unlock(&g_fork_guard);
-  g_fork_guard_held = false;
+  if (t_fork_guard_held) pthread_rwlock_unlock(&g_fork_guard);
+  t_fork_guard_held = false;
 }
 
 void AfterForkInChild() {
-  // The parent's readers do not exist here: a fresh guard (a store, async-signal-safe).
+  // The parent's readers and writers do not exist here: a fresh guard (stores only).
+  std::memset(&g_fork_guard, 0, sizeof g_fork_guard);
   g_fork_guard = PTHREAD_RWLOCK_INITIALIZER;
-  g_fork_guard_held = false;
+  t_fork_guard_held = false;
 }
 
 __attribute__((constructor)) void RegisterForkGuard() {
