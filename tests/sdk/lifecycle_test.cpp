@@ -117,7 +117,10 @@ INSTANTIATE_TEST_SUITE_P(AllWays, ExitPathTest, ::testing::ValuesIn(ExitCases())
                          });
 
 TEST(LifecycleTest, AProcessWithoutSamplesWritesNothing) {
-  LifecycleRun run = Lifecycle({"noop"}, {});
+  // At 1 Hz: a sample only after a CPU-second, which the program never uses, even under an
+  // emulator whose start-up counts as the process's CPU time (20 ms under qemu-user took one
+  // sample at 99 Hz).
+  LifecycleRun run = Lifecycle({"noop"}, {{"INPROF_FREQUENCY", "1"}});
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
   EXPECT_TRUE(ListDir(run.dir).empty()) << Joined(ListDir(run.dir));
   EXPECT_NE(run.process.err.find("no samples: no output written"), std::string::npos)
