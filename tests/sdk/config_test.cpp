@@ -103,6 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"stack_bytes=2M", "invalid stack_bytes='2M'"}, BadCase{"signal=KILL", "invalid signal"},
         BadCase{"signal=SEGV", "invalid signal"}, BadCase{"max_depth=0", "invalid max_depth"},
         BadCase{"max_depth=500", "invalid max_depth"},
+        BadCase{"exit_timeout=0", "invalid exit_timeout"}, BadCase{"exit_timeout=soon", "invalid exit_timeout"},
         BadCase{"max_memory=1", "invalid max_memory"},
         BadCase{"output=/tmp/x.txt", "unknown output format for '/tmp/x.txt'"},
         BadCase{"output=/nonexistent-dir/x.folded", "/nonexistent-dir"},

@@ -205,7 +205,8 @@ TEST(LifecycleTest, VforkAndPosixSpawnChildrenAreUnaffected) {
   EXPECT_TRUE(std::regex_search(run.process.out, std::regex(R"(spawn pid=\d+ status=0)")))
       << run.process.out;
   // Only the parent sampled: the vfork child shared its memory and wrote nothing, the spawned
-  // noop took no sample.
+  // noop took no sample, and says nothing about it (only the process the user started does).
+  EXPECT_EQ(run.process.err.find("no samples"), std::string::npos) << run.process.err;
   EXPECT_EQ(ListDir(run.dir), std::vector<std::string>{"out.folded"});
   EXPECT_TRUE(HoldsBurn(run.dir + "/out.folded"));
 }

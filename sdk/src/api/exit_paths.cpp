@@ -89,10 +89,7 @@ bool HandOffToWatcher() {
   const unsigned char request = 0;
   if (write(g_termination_pipe[1], &request, 1) != 1) return false;
   if (!WaitForWriter(RuntimeExitWriteInfo().timeout_seconds, false)) {
-    static constexpr char kText[] =
-        "inprof: the profile was not written: the exit-time write did not finish within "
-        "INPROF_EXIT_TIMEOUT\n";
-    [[maybe_unused]] ssize_t n = write(2, kText, sizeof kText - 1);
+    [[maybe_unused]] ssize_t n = write(2, kExitWriteTimedOut, sizeof kExitWriteTimedOut - 1);
   }
   return true;
 }

@@ -103,6 +103,13 @@ void ChildAfterFork() {
   }
 }
 
+// A process started (exec) by a profiled one: the first profiled process of a tree records
+// its pid in INPROF_ROOT_PID (autostart.cpp).
+bool IsDescendantProcess() {
+  const char* root = std::getenv("INPROF_ROOT_PID");
+  return root != nullptr && *root != '\0' && std::to_string(getpid()) != root;
+}
+
 void PublishExitInfo(const Config& config) {
   g_exit_signal.store(config.signal, std::memory_order_relaxed);
   g_exit_timeout.store(config.exit_timeout, std::memory_order_relaxed);
@@ -251,13 +258,23 @@ RuntimeResult RuntimeStop() {
       }
     }
   }
-  if (!session->config().quiet) {
+  const bool nothing_to_say = !sampled && !session->config().outputs.empty() &&
+                              session->config().window <= 0 && !net;
+  if (session->config().quiet) {
+    // Asked for silence.
+  } else if (nothing_to_say) {
+    // A process that took no sample says one line, and only the one the user started: the
+    // short processes a command starts (a shell's /bin/true, a compiler driver's helpers)
+    // stay silent, as they leave no file.
+    if (!IsDescendantProcess()) {
+      std::fprintf(stderr,
+                   "inprof: no samples: no output written (the program used less CPU time "
+                   "than one sampling period)\n");
+    }
+  } else {
     std::string line = session->SummaryLine(written);
     if (net) {
       for (const std::string& extra : net->SummaryLines()) line += "\ninprof: " + extra;
-    }
-    if (!sampled && !session->config().outputs.empty() && session->config().window <= 0) {
-      line += "\ninprof: no samples: no output written";
     }
     if (!result.message.empty()) line += "\ninprof: error: " + result.message;
     std::fprintf(stderr, "%s\n", line.c_str());

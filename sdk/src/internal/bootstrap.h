@@ -29,6 +29,12 @@ namespace inprof::internal {
 inline constexpr uint64_t kBootstrapTimerToken = uint64_t{0x1FA} << 52;
 inline constexpr uint64_t kExitWatchdogToken = uint64_t{0x1FB} << 52;
 
+// What the exit paths print when the exit-time write did not finish in time (the watchdog in
+// the handler, the wait for the watcher thread in exit_paths.cpp).
+inline constexpr char kExitWriteTimedOut[] =
+    "inprof: the profile was not written: the exit-time write did not finish within "
+    "INPROF_EXIT_TIMEOUT\n";
+
 struct BootstrapTable {
   static constexpr uint32_t kEntries = 1u << 14;     // distinct stacks (a power of two)
   static constexpr uint32_t kFrames = 1u << 19;      // 4 MiB of frames

@@ -126,11 +126,8 @@ void ChainToPrevious(int signal, siginfo_t* info, void* context) {
 // A write of an exit path that did not finish in time (it may be stuck on a lock the
 // interrupted code holds): say so and end the process as the program asked.
 [[noreturn]] void ExitWatchdogFired() {
-  static constexpr char kText[] =
-      "inprof: the profile was not written: the exit-time write did not finish within "
-      "INPROF_EXIT_TIMEOUT\n";
-  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(kText),
-              sizeof kText - 1);
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(kExitWriteTimedOut),
+              sizeof kExitWriteTimedOut - 1);
   ExitGroupRaw(g_exit_watchdog_status.load(std::memory_order_relaxed));
 }
 
@@ -171,11 +168,14 @@ bool IsProfilerSignal(const siginfo_t* info) {
 
 void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  // Counted from here, so that the allocation/lock interposer sees the bootstrap and
+  // watchdog paths as handler code too.
+  ++t_in_handler;
   if (HandleProcessTimer(info, context)) {
+    --t_in_handler;
     errno = saved_errno;
     return;
   }
-  ++t_in_handler;
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
   bool ours = false;
