@@ -56,7 +56,8 @@ INPROF_EXPORT int inprof_start(const char* config);
 INPROF_EXPORT int inprof_dump(const char* outputs);
 
 /* Stops profiling, writes the configured outputs (if any) and prints the summary line on
- * stderr unless quiet. Everything the profiler installed is removed. */
+ * stderr unless quiet. A profile that took no sample writes no file (inprof_dump still
+ * writes it on request). Everything the profiler installed is removed. */
 INPROF_EXPORT int inprof_stop(void);
 
 /* 1 while a profile is running, 0 otherwise. */
