@@ -100,9 +100,23 @@ Dwfl* BeginOfflineDwfl() {
   return dwfl_begin(&kOfflineCallbacks);
 }
 
-DwflSession::DwflSession() {
+DwflSession::DwflSession(const std::vector<std::string>& debug_dirs) {
   elf_version(EV_CURRENT);
-  dwfl_ = dwfl_begin(&kOfflineCallbacks);
+  callbacks_ = kOfflineCallbacks;
+  if (!debug_dirs.empty()) {
+    // libdwfl looks for DIR/.build-id/xx/rest.debug in every absolute entry, and for
+    // .gnu_debuglink files relative to the file and under each entry.
+    debuginfo_path_ = ":.debug";
+    for (const std::string& dir : debug_dirs) {
+      if (!dir.empty() && dir.front() == '/' && dir.find(':') == std::string::npos) {
+        debuginfo_path_ += ':' + dir;
+      }
+    }
+    debuginfo_path_ += ":/usr/lib/debug";
+    debuginfo_path_ptr_ = debuginfo_path_.data();
+    callbacks_.debuginfo_path = &debuginfo_path_ptr_;
+  }
+  dwfl_ = dwfl_begin(&callbacks_);
 }
 
 DwflSession::~DwflSession() {
@@ -135,22 +149,26 @@ int DwflSession::OpenFile(Module& module) {
   return fd;
 }
 
-Dwfl_Module* DwflSession::Report(Module& module) {
-  if (dwfl_ == nullptr) return nullptr;
-  const int fd = OpenFile(module);
+Dwfl_Module* DwflSession::Report(Module& module, int fd, const std::string& path) {
+  if (dwfl_ == nullptr) {
+    if (fd >= 0) close(fd);
+    return nullptr;
+  }
+  if (fd < 0) fd = OpenFile(module);
   if (fd < 0) return nullptr;
+  const std::string& file_name = path.empty() ? module.path : path;
 
   // A module's libdwfl name only has to be unique: libdwfl treats a second report with the
   // same name and address range as the same module, and on any mismatch (another file at
-  // that place after a dlclose) marks the *existing* module for removal, which would leave
-  // us holding a freed pointer.
-  const std::string name = module.path + "#" + std::to_string(module.id);
+  // that place after a dlclose, or in another recorded process) marks the *existing* module
+  // for removal, which would leave us holding a freed pointer.
+  const std::string name = module.path + "#" + std::to_string(reported_++);
   // begin_add keeps every module reported so far, and dwfl_report_end then frees nothing
   // (no module is marked for collection): earlier Dwfl_Module pointers remain valid.
   dwfl_report_begin_add(dwfl_);
   // add_p_vaddr=true: dlpi_addr is the load bias itself, so this is right even for objects
   // whose first PT_LOAD does not start at vaddr 0 (with false libdwfl would subtract it).
-  Dwfl_Module* mod = dwfl_report_elf(dwfl_, name.c_str(), module.path.c_str(), fd, module.bias,
+  Dwfl_Module* mod = dwfl_report_elf(dwfl_, name.c_str(), file_name.c_str(), fd, module.bias,
                                      /*add_p_vaddr=*/true);
   dwfl_report_end(dwfl_, nullptr, nullptr);
   if (mod == nullptr) {

@@ -64,7 +64,25 @@ std::string CanonicalModulePath(const LoadedObject& object) {
                                                     : JoinPath(CurrentDirectory(), object.name));
 }
 
+void ModuleMap::Assign(std::vector<Module> modules) {
+  std::deque<Module> assigned;
+  for (Module& m : modules) {
+    m.id = assigned.size();
+    m.loaded = true;
+    m.forgotten = false;
+    assigned.push_back(std::move(m));
+  }
+  modules_ = std::move(assigned);
+  retired_.clear();
+  free_ids_.clear();
+  offline_ = true;
+  refreshed_ = true;
+  ++generation_;
+  RebuildIndex();
+}
+
 bool ModuleMap::Refresh(std::vector<size_t>* added, std::vector<size_t>* forgotten) {
+  if (offline_) return false;
   if (refreshed_) {
     const LoaderCounters now = ReadLoaderCounters();
     if (now.valid && now == counters_) return false;

@@ -1,10 +1,13 @@
-// Local-only separate debug info lookup (see kOfflineCallbacks in dwfl_session.cpp).
+// Local-only file lookup: separate debug info for libdwfl (see kOfflineCallbacks in
+// dwfl_session.cpp), and the files of a recorded process's modules, checked by build-id.
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -12,6 +15,7 @@
 
 #include "internal/dwfl_session.h"
 #include "internal/source_paths.h"
+#include "internal/symbol_cache.h"
 
 namespace inprof::internal {
 namespace {
@@ -49,7 +53,108 @@ bool BuildIdMatches(int fd, const unsigned char* bits, int len) {
   return match;
 }
 
+// For a file without build-id: every recorded segment is a PT_LOAD of the file at the same
+// place (vaddr, size, file offset). A rebuilt file rarely keeps them all.
+bool SegmentsMatch(int fd, const Module& module) {
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return false;
+  std::vector<GElf_Phdr> loads;
+  size_t count = 0;
+  if (elf_getphdrnum(elf, &count) == 0) {
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD) {
+        loads.push_back(ph);
+      }
+    }
+  }
+  elf_end(elf);
+  if (loads.size() != module.segments.size()) return false;
+  for (const Segment& s : module.segments) {
+    bool found = false;
+    for (const GElf_Phdr& ph : loads) {
+      found = found || (ph.p_vaddr == s.begin - module.bias && ph.p_memsz == s.end - s.begin &&
+                        ph.p_offset == s.file_offset);
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool ReadFileBuildId(int fd, std::vector<uint8_t>* build_id) {
+  build_id->clear();
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return false;
+  const bool is_elf = elf_kind(elf) == ELF_K_ELF;
+  const void* id = nullptr;
+  const ssize_t len = is_elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+  if (len > 0) {
+    const auto* bytes = static_cast<const uint8_t*>(id);
+    build_id->assign(bytes, bytes + len);
+  }
+  elf_end(elf);
+  return is_elf;
+}
+
+RecordedFile OpenRecordedFile(const Module& module, const std::vector<std::string>& debug_dirs) {
+  RecordedFile out;
+  const std::string expected = BuildIdHex(module.build_id);
+  std::vector<uint8_t> id;
+  std::string at_path;  // what is wrong with the file at the recorded path
+  int fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    at_path = std::strerror(errno);
+  } else if (!ReadFileBuildId(fd, &id)) {
+    at_path = "not an ELF file";
+  } else if (module.build_id.empty()) {
+    if (SegmentsMatch(fd, module)) {
+      out.fd = fd;
+      out.path = module.path;
+      return out;
+    }
+    at_path = "its segments differ from the recorded ones (rebuilt since?)";
+  } else if (id == module.build_id) {
+    out.fd = fd;
+    out.path = module.path;
+    return out;
+  } else {
+    at_path = "build-id " + expected + " expected, the file has " +
+              (id.empty() ? std::string("none") : BuildIdHex(id)) + " (rebuilt since?)";
+  }
+  if (fd >= 0) close(fd);
+
+  const std::string shown_as = ": frames show as " + std::string(Basename(module.path)) + "+0x…";
+  if (module.build_id.empty()) {
+    out.problem = module.path + ": " + at_path + "; it has no build-id to look it up by" + shown_as;
+    return out;
+  }
+  std::vector<std::string> dirs;
+  for (const std::string& dir : debug_dirs) {
+    if (!dir.empty()) dirs.push_back(dir);
+  }
+  dirs.push_back("/usr/lib/debug");
+  const std::string id_path = "/.build-id/" + expected.substr(0, 2) + "/" + expected.substr(2);
+  const std::string base(Basename(module.path));
+  std::string searched;
+  for (const std::string& dir : dirs) {
+    for (const std::string& candidate :
+         {dir + id_path, JoinPath(dir, base), dir + id_path + ".debug"}) {
+      fd = open(candidate.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      if (ReadFileBuildId(fd, &id) && id == module.build_id) {
+        out.fd = fd;
+        out.path = candidate;
+        return out;
+      }
+      close(fd);
+    }
+    searched += searched.empty() ? dir : ", " + dir;
+  }
+  out.problem = module.path + ": " + at_path + "; found none by build-id in " + searched + shown_as;
+  return out;
+}
 
 uint32_t DebuglinkCrc32(uint32_t crc, const unsigned char* data, size_t size) {
   crc = ~crc;

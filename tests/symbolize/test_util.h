@@ -33,6 +33,26 @@ std::string RelativeToCwd(const std::string& path);
 // not be started. `exit_status` (optional) receives its exit status.
 std::string RunCommand(const std::string& command, bool* ok, int* exit_status = nullptr);
 
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// `count` addresses spread evenly over the executable segments of the loaded object whose
+// name contains `name_part` ("libc.so.6"); empty when no such object is loaded.
+std::vector<uint64_t> SpreadAddresses(const std::string& name_part, size_t count);
+
+// Copies a file (creating the directories of `to`); false on failure.
+bool CopyFile(const std::string& from, const std::string& to);
+
 }  // namespace inprof_test
 
 #endif  // INPROF_TESTS_SYMBOLIZE_TEST_UTIL_H_

@@ -6,6 +6,13 @@
 // column. Results are cached per address. Fallbacks, in order: ELF symbol name without
 // file:line, then "module+0xoffset", then "[unknown]" for addresses in no module.
 //
+// A Symbolizer can also resolve addresses of another process, recorded earlier (offline
+// mode, UseRecordedModules): `inprof record` and `inprof symbolize-profile` symbolize raw
+// profiles that way, with the answers the process itself would have given. Answers can be
+// kept across processes in a per-user cache keyed by build-id (SymbolizerOptions::cache_dir),
+// so that a process resolving addresses it resolved in an earlier run skips reading debug
+// info (docs/symbolizer.md, "Offline" and "Cache").
+//
 // Thread-safety: a Symbolizer is not thread-safe; callers serialise access. It must never
 // be used from a signal handler (libdwfl allocates and reads files).
 #ifndef INPROF_SYMBOLIZE_H_
@@ -16,6 +23,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "inprof/raw_profile.h"
 
 namespace inprof {
 
@@ -32,6 +41,25 @@ struct SymbolizedFrame {
 struct SymbolizerOptions {
   // Source path prefixes rewritten after resolution: {"/build/root", "/home/me/checkout"}.
   std::vector<std::pair<std::string, std::string>> path_map;
+  // Directories where files are also looked for by build-id, in this order: DIR/.build-id/xx/
+  // rest (the file itself, as perf's build-id cache and debuginfod's client cache keep it),
+  // DIR/<basename of the recorded path> when its build-id matches, DIR/.build-id/xx/rest.debug
+  // (separate debug info, which libdwfl also finds there for a file found elsewhere).
+  // /usr/lib/debug is always searched last. Files of the running process are looked for
+  // here only for their separate debug info; a recorded file missing or replaced at its
+  // path (offline mode) is looked for here as a whole.
+  std::vector<std::string> debug_dirs;
+  // The per-user cache of answers by build-id (DefaultSymbolCacheDir()); empty: no cache.
+  std::string cache_dir;
+};
+
+// Measured since the Symbolizer was constructed.
+struct SymbolizerStats {
+  uint64_t addresses = 0;     // distinct addresses resolved (each once per process recorded)
+  uint64_t cache_hits = 0;    // of those, answered from the per-user cache
+  uint64_t cache_misses = 0;  // looked up in the cache, not found: resolved from debug info
+  uint64_t files = 0;         // files opened with libdwfl (a file shared by processes: once)
+  double seconds = 0;         // time spent resolving them (answers given before: not timed)
 };
 
 class Symbolizer {
@@ -73,10 +101,46 @@ class Symbolizer {
   };
   std::vector<MappedModule> Modules();
 
+  // Live mode: the modules known now (loaded ones, and unloaded ones still kept), as a raw
+  // profile stores them: canonical path, load bias, build-id, every PT_LOAD segment.
+  // Offline mode: the modules given to UseRecordedModules. Not async-signal-safe.
+  std::vector<RawModule> RecordedModules();
+
+  // Offline mode: from now on, resolves addresses of a recorded process whose modules these
+  // are, instead of this process's (RefreshModules then does nothing). May be called again
+  // for the next process: the state kept per file (libdwfl module, indexes, answers by file
+  // offset) stays, so a library shared by 200 processes at 200 load addresses is opened and
+  // indexed once. Answers handed out before stay valid; addresses are from then on those of
+  // the new process. A file is found at its recorded path when its build-id matches (or,
+  // without build-id, its segment layout), else by build-id in debug_dirs and
+  // /usr/lib/debug; the vDSO is this process's when its build-id is the recorded one. A file
+  // not found that way is never guessed: its frames are "name+0xoffset", with one warning
+  // (Warnings()). Not async-signal-safe.
+  void UseRecordedModules(const std::vector<RawModule>& modules);
+
+  // Since construction. Not async-signal-safe.
+  SymbolizerStats Stats() const;
+
+  // One line per file that could not be used as recorded, e.g. "/usr/bin/x: build-id 1234…
+  // expected, the file has 5678… (rebuilt since?); found none by build-id in /usr/lib/debug:
+  // frames show as x+0x…". Not async-signal-safe.
+  std::vector<std::string> Warnings() const;
+
+  // Writes the answers resolved since the last save to the per-user cache: one file per
+  // build-id that gained answers, merged with what is there now, replaced atomically. Also
+  // done by the destructor; call it after a batch (an export) in a long-lived process. A
+  // cache directory that cannot be written is given up on quietly. Not async-signal-safe.
+  void SaveCache();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The per-user symbol cache directory: $INPROF_SYMBOL_CACHE ("off" or "0": none), else
+// $XDG_CACHE_HOME/inprof/symbols, else $HOME/.cache/inprof/symbols; "" when none can be
+// determined. Not async-signal-safe.
+std::string DefaultSymbolCacheDir();
 
 // One frame of an address in an ELF file, named the way binutils' addr2line names it, so
 // that tools built on FileSymbolizer can print exactly what addr2line prints.

@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "internal/module_map.h"
 
@@ -18,22 +20,46 @@ namespace inprof::internal {
 
 class DwflSession {
  public:
-  DwflSession();
+  // `debug_dirs`: searched for separate debug info by build-id (DIR/.build-id/xx/rest.debug)
+  // and .gnu_debuglink, before /usr/lib/debug.
+  explicit DwflSession(const std::vector<std::string>& debug_dirs = {});
   ~DwflSession();
   DwflSession(const DwflSession&) = delete;
   DwflSession& operator=(const DwflSession&) = delete;
 
   // Reports one module; returns its handle, or nullptr when the file cannot be used
   // (missing, unreadable, or not the image that is mapped: replaced on disk since it was
-  // loaded). Not async-signal-safe.
-  Dwfl_Module* Report(Module& module);
+  // loaded). With `fd` < 0 the file is the one this process maps (or the vDSO image the
+  // module holds); otherwise `fd` (taken over in every case) is the file, found at `path`.
+  // Not async-signal-safe.
+  Dwfl_Module* Report(Module& module, int fd = -1, const std::string& path = {});
 
  private:
   int OpenFile(Module& module);
 
   Dwfl* dwfl_ = nullptr;
+  std::string debuginfo_path_;  // libdwfl's search path: ":.debug:DIR...:/usr/lib/debug"
+  char* debuginfo_path_ptr_ = nullptr;
+  Dwfl_Callbacks callbacks_{};  // must outlive dwfl_
+  uint64_t reported_ = 0;       // makes each module's libdwfl name unique
   bool map_files_usable_ = true;
 };
+
+// Where the file of a module of a recorded process was found (offline symbolization).
+struct RecordedFile {
+  int fd = -1;          // open (O_CLOEXEC); -1: nothing that is that file was found
+  std::string path;     // where it was found
+  std::string problem;  // fd < 0: why, as one line for the profile's warnings
+};
+
+// The recorded path when the file there has the recorded build-id (or, for a file without
+// one, the recorded segment layout); else, by build-id, in each of `debug_dirs` then
+// /usr/lib/debug: DIR/.build-id/xx/rest, DIR/<basename>, DIR/.build-id/xx/rest.debug.
+// Not for the vDSO. Not async-signal-safe.
+RecordedFile OpenRecordedFile(const Module& module, const std::vector<std::string>& debug_dirs);
+
+// The build-id of an ELF file (empty when it has none); false when it is not ELF.
+bool ReadFileBuildId(int fd, std::vector<uint8_t>* build_id);
 
 // A Dwfl for ELF files on disk, with the same local-only debug info lookup as DwflSession;
 // nullptr on failure. The caller owns it (dwfl_end). Not async-signal-safe.

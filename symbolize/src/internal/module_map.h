@@ -44,6 +44,12 @@ class ModuleMap {
   // counters did not move. Throws std::bad_alloc only. Not async-signal-safe.
   bool Refresh(std::vector<size_t>* added, std::vector<size_t>* forgotten = nullptr);
 
+  // Offline: replaces the map with the modules of a recorded process (all loaded; ids are
+  // their indexes) and stops following the loader: Refresh() does nothing from now on.
+  // Throws std::bad_alloc only. Not async-signal-safe.
+  void Assign(std::vector<Module> modules);
+  bool offline() const { return offline_; }
+
   // The module containing `address`: currently loaded modules first, then unloaded ones,
   // most recently unloaded first. nullptr when none. Not async-signal-safe.
   Module* Find(uint64_t address);
@@ -76,6 +82,7 @@ class ModuleMap {
   size_t max_unloaded_;
   LoaderCounters counters_;
   bool refreshed_ = false;
+  bool offline_ = false;
   uint64_t generation_ = 0;
 };
 

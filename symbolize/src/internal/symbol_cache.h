@@ -1,0 +1,128 @@
+// The per-user symbol cache: answers of the Symbolizer kept across processes, one file per
+// build-id, the way perf's build-id cache (~/.debug/.build-id/xx/rest) and debuginfod's client
+// cache keep whole files. Here what is kept is smaller and is what costs the time: the
+// resolved inline chain of each address a process asked about, by file-relative address
+// (ELF vaddr), so a later process asking about the same addresses opens no debug info.
+//
+// File: DIR/xx/rest for build-id xxrest (lower-case hex). Native byte order (the magic reads
+// differently in the other), read with one read(2), validated in full before use (magic,
+// version, build-id, sizes, a checksum of the body, entries sorted, every frame and string
+// inside its table); a file that fails any check is ignored and replaced by the next save.
+//
+//   header (128 bytes)   magic "inprofSC", version, flags, counts, checksum, build-id
+//   entries              {u64 vaddr, u32 first frame, u32 frame count}, sorted by vaddr
+//   frames               {u32 function, file, comp_dir (string offsets, ~0u: none),
+//                         u32 line, column, flags (1: inlined)}, innermost first
+//   strings              NUL-terminated, the last byte is a NUL
+//
+// Writes merge the file as it is on disk now with what this process resolved, into a
+// temporary file in the same directory (mode 0600; directories 0700) renamed over the old
+// one: a reader sees the old file or the new one, never a mix; of two concurrent writers
+// the last rename wins and the other's new answers are lost until asked for again.
+//
+// Thread-safety: one instance per Symbolizer, used under its caller's serialisation.
+#ifndef INPROF_SYMBOLIZE_INTERNAL_SYMBOL_CACHE_H_
+#define INPROF_SYMBOLIZE_INTERNAL_SYMBOL_CACHE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace inprof::internal {
+
+// A cache file larger than this is neither read nor grown (about 600 000 addresses of libc:
+// the answers a profiler meets are far fewer).
+inline constexpr uint64_t kMaxSymbolCacheFileBytes = uint64_t{64} << 20;
+
+// One frame as the Symbolizer caches it: before source paths are canonicalised and remapped
+// (that depends on this machine's files and the options, and is redone on every read).
+struct CachedFrame {
+  const char* function = nullptr;  // final (demangled) name; null: "module+0xoffset"
+  const char* file = nullptr;      // as DWARF gives it (may be relative); null: none
+  const char* comp_dir = nullptr;  // the compile unit's directory; null: none
+  uint32_t line = 0;
+  uint32_t column = 0;
+  bool inlined = false;
+};
+
+class SymbolCacheFile {
+ public:
+  // `dir`: the cache directory; `build_id`: raw bytes, not empty, at most 64.
+  SymbolCacheFile(std::string dir, std::vector<uint8_t> build_id);
+  ~SymbolCacheFile();
+  SymbolCacheFile(const SymbolCacheFile&) = delete;
+  SymbolCacheFile& operator=(const SymbolCacheFile&) = delete;
+
+  // Reads the file once; absent, unreadable or invalid reads as empty. Not
+  // async-signal-safe.
+  void Load();
+
+  // True when the answers on file were made with DWARF (file:line); false when there are
+  // none or they were made from symbols only.
+  bool made_with_dwarf() const { return loaded_ != nullptr && loaded_->with_dwarf; }
+
+  // Forgets what Load() read (answers made without debug info that is available now); the
+  // next Save() replaces the file. Strings handed out by Find() stay valid.
+  void DropLoaded();
+
+  // The answer for `vaddr`, innermost frame first. Strings stay valid for this object's
+  // lifetime. Not async-signal-safe.
+  bool Find(uint64_t vaddr, std::vector<CachedFrame>* frames) const;
+
+  // Queues an answer for the next Save() (strings are copied). `with_dwarf`: the file's
+  // debug info was available to make it. Throws std::bad_alloc only.
+  void Add(uint64_t vaddr, const std::vector<CachedFrame>& frames, bool with_dwarf);
+
+  bool has_pending() const { return !pending_.empty(); }
+
+  enum class SaveResult { kNothing, kSaved, kTooLarge, kFailed };
+  // Merges the queued answers with the file as it is now (and what Load() read) and
+  // replaces it atomically. kFailed (directory or file not writable, disk full) leaves the
+  // file as it was and keeps the queue. Not async-signal-safe.
+  SaveResult Save();
+
+  // DIR/xx/rest.
+  std::string Path() const;
+
+ private:
+  struct Owned {
+    std::string function, file, comp_dir;
+    bool has_function = false, has_file = false, has_comp_dir = false;
+    uint32_t line = 0, column = 0;
+    bool inlined = false;
+  };
+  // A validated file in memory.
+  struct Image {
+    std::unique_ptr<uint64_t[]> words;  // 8-byte aligned copy of the file
+    uint64_t size = 0;
+    uint64_t entry_count = 0;
+    uint64_t frame_count = 0;
+    uint64_t strings_size = 0;
+    bool with_dwarf = false;
+    const unsigned char* bytes() const {
+      return reinterpret_cast<const unsigned char*>(words.get());
+    }
+  };
+  std::unique_ptr<Image> Read() const;
+  static void Decode(const Image& image, std::map<uint64_t, std::vector<Owned>>* out);
+  static bool FindIn(const Image& image, uint64_t vaddr, std::vector<CachedFrame>* frames);
+
+  std::string dir_;
+  std::vector<uint8_t> build_id_;
+  std::unique_ptr<Image> loaded_;
+  std::vector<std::unique_ptr<Image>> dropped_;  // kept: Find() handed out their strings
+  std::map<uint64_t, std::vector<Owned>> pending_;
+  bool pending_with_dwarf_ = true;
+};
+
+// The hex form of a build-id.
+std::string BuildIdHex(const std::vector<uint8_t>& build_id);
+
+// Creates `path` and its missing parents with mode 0700. False when it cannot be created.
+bool MakeDirectories(const std::string& path);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_SYMBOLIZE_INTERNAL_SYMBOL_CACHE_H_
