@@ -154,6 +154,15 @@ void WriteHealth(std::string& out, const Health& h) {
   Key(out, "samples");
   Uint(out, h.samples);
   out += ',';
+  // Written only when a symbol cache was used, so profiles made without one stay as they were.
+  if (h.symbol_cache_hits != 0 || h.symbol_cache_misses != 0) {
+    Key(out, "symbol_cache_hits");
+    Uint(out, h.symbol_cache_hits);
+    out += ',';
+    Key(out, "symbol_cache_misses");
+    Uint(out, h.symbol_cache_misses);
+    out += ',';
+  }
   Key(out, "symbolize_seconds");
   AppendJsonNumber(out, h.symbolize_seconds);
   out += ',';

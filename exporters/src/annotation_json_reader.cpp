@@ -175,6 +175,8 @@ bool ReadHealth(JsonCursor& c, Health* h) {
     if (key == "threads_seen") return ReadUint64(c, &h->threads_seen);
     if (key == "overruns") return ReadUint64(c, &h->overruns);
     if (key == "symbolize_seconds") return c.ReadDouble(&h->symbolize_seconds);
+    if (key == "symbol_cache_hits") return ReadUint64(c, &h->symbol_cache_hits);
+    if (key == "symbol_cache_misses") return ReadUint64(c, &h->symbol_cache_misses);
     if (key == "write_seconds") return c.ReadDouble(&h->write_seconds);
     if (key == "threads") {
       return ReadArray(c, [&] {

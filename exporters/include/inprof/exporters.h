@@ -86,6 +86,11 @@ struct Health {
   // unknown (older files, profiles not made by the SDK).
   double symbolize_seconds = 0;
   double write_seconds = 0;
+  // The per-user symbol cache (docs/symbolizer.md, "Cache"): addresses of this dump answered
+  // from it, and addresses looked up in it and not found there (resolved from the binary's
+  // debug info, then added). Both 0 when no cache was used.
+  uint64_t symbol_cache_hits = 0;
+  uint64_t symbol_cache_misses = 0;
   std::vector<ThreadHealth> threads;  // sorted by tid
   std::vector<std::string> warnings;
 };
