@@ -28,6 +28,7 @@ std::optional<Format> FormatFromPath(std::string_view path) {
   if (HasSuffix(name, ".log")) return Format::kPerfLog;
   if (HasSuffix(name, ".json")) return Format::kAnnotationJson;
   if (HasSuffix(name, ".svg")) return Format::kFlameSvg;
+  if (HasSuffix(name, ".inprofraw")) return Format::kRaw;
   return std::nullopt;
 }
 
@@ -66,6 +67,14 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
           return Status::Error("cannot write " + path + ": gzip failed");
         }
         break;
+      case Format::kRaw:
+        // A symbolized profile no longer has the addresses and module map a raw profile
+        // holds: the runtime writes raw files from its stacks (WriteRawProfile) itself.
+        return Status::InvalidArgument(
+            "cannot write " + path +
+            ": a raw profile (.inprofraw) holds unsymbolized addresses and is written only by "
+            "a profiled process (INPROF_OUTPUT=" +
+            path + "); choose another format for a symbolized profile");
       default:
         return Status::Error("cannot write " + path + ": unknown output format");
     }

@@ -126,6 +126,8 @@ enum class Format {
   kAnnotationJson,  // *.json: per-line annotations for editors and the viewer
   kFlameSvg,        // *.svg: interactive flame graph (docs/flame-graphs.md)
   kPprof,           // *.pb.gz: gzipped profile.proto for `go tool pprof` (docs/pprof.md)
+  kRaw,             // *.inprofraw: unsymbolized addresses and module map (docs/raw-profile.md);
+                    // written from a RawProfile (raw_profile.h), never from a Profile
 };
 
 // The format a path asks for, from its name; nullopt when the name is not one we write.
