@@ -127,6 +127,28 @@ TEST(LifecycleTest, AProcessWithoutSamplesWritesNothing) {
       << run.process.err;
 }
 
+// The session starts at the first sample: a process that never takes one runs with the
+// exit watcher only (no collector thread, no module map, no engines), and one that does gets
+// the whole session, with full stacks from then on.
+TEST(LifecycleTest, TheSessionStartsAtTheFirstSample) {
+  LifecycleRun idle = Lifecycle({"threads", "0"}, {{"INPROF_FREQUENCY", "1"}, {"INPROF_QUIET", "1"}});
+  EXPECT_EQ(idle.process.exit_code, 0) << idle.process.err;
+  EXPECT_NE(idle.process.out.find("thread inprof-exit"), std::string::npos) << idle.process.out;
+  EXPECT_EQ(idle.process.out.find("thread inprof-collect"), std::string::npos) << idle.process.out;
+  EXPECT_TRUE(ListDir(idle.dir).empty()) << Joined(ListDir(idle.dir));
+
+  LifecycleRun busy = Lifecycle({"threads", "0.3", "wait"}, {});
+  EXPECT_EQ(busy.process.exit_code, 0) << busy.process.err;
+  EXPECT_NE(busy.process.out.find("thread inprof-collect"), std::string::npos) << busy.process.out;
+  EXPECT_TRUE(HoldsBurn(busy.dir + "/out.folded")) << ReadFile(busy.dir + "/out.folded");
+
+  // lazy=0: the whole session from the start, as an explicit inprof_start has.
+  LifecycleRun eager =
+      Lifecycle({"threads", "0"}, {{"INPROF_FREQUENCY", "1"}, {"INPROF_LAZY", "0"}, {"INPROF_QUIET", "1"}});
+  EXPECT_EQ(eager.process.exit_code, 0) << eager.process.err;
+  EXPECT_NE(eager.process.out.find("thread inprof-collect"), std::string::npos) << eager.process.out;
+}
+
 class ForkExitTest : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
 
 // Forked children that end by any path write their own files; children that took no sample

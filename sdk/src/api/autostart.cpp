@@ -58,7 +58,11 @@ void Autostart() {
   RenameOutputsForDescendant(&config);
   const pid_t watcher = StartTerminationWatcher();
   if (watcher != 0) RuntimeExcludeThread(watcher);
-  RuntimeResult started = RuntimeStart(std::move(config));
+  // Most processes of a profiled command (a shell's subshells, a compiler driver's helpers)
+  // end before their first sample: their session starts only when that sample comes.
+  RuntimeResult started = CanStartLazily(config)
+                              ? RuntimeStartDeferred(std::move(config), TerminationWakeFd())
+                              : RuntimeStart(std::move(config));
   if (started.error != RuntimeError::kOk) {
     std::fprintf(stderr, "inprof: %s; the program runs without profiling\n",
                  started.message.c_str());

@@ -73,7 +73,7 @@ bool ParseBool(std::string_view text, bool* out) {
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
-    "follow_fork, exit_timeout, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
+    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
     "app_name, labels, tenant";
 
 // kKnownKeys as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
@@ -186,6 +186,15 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
   }
   if (key == "follow_fork") {
     if (!ParseBool(value, &config->follow_fork)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "lazy") {
+    if (!ParseBool(value, &config->lazy)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "symbol_cache") {
+    if (value.empty()) return BadValue(key, value, "a directory or off");
+    config->symbol_cache = std::string(value);
     return Status::Ok();
   }
   if (key == "exit_timeout") {

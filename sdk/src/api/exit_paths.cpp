@@ -182,6 +182,16 @@ void* TerminationWatcher(void*) {
     const ssize_t n = read(g_termination_pipe[0], &signal, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n != 1) return nullptr;
+    if (signal == kBootstrapWakeByte) {
+      // The first sample of a deferred session (autostart): start it, on this thread, which
+      // is never sampled and holds no lock of the program's.
+      try {
+        RuntimeStartDeferredNow();
+      } catch (...) {
+        // The session did not start; the bootstrap table is written at exit, if anything.
+      }
+      continue;
+    }
     if (signal != 0) break;
     // 0: an _exit on another thread asks for the write (HandOffToWatcher).
     FinishForExit(ExitPath::kExit, 0);
@@ -262,6 +272,12 @@ void InstallTerminationHandlers() {
     g_termination_handlers.store(true, std::memory_order_release);
   }
 }
+
+bool TerminationWatcherRunsHere() {
+  return g_watcher_pid.load(std::memory_order_acquire) == getpid();
+}
+
+int TerminationWakeFd() { return TerminationWatcherRunsHere() ? g_termination_pipe[1] : -1; }
 
 bool TerminationHandlersInstalled() {
   return g_termination_handlers.load(std::memory_order_acquire);

@@ -2,9 +2,11 @@
 // inside fork() in the child: system calls and stores only.
 #include "internal/fork_child.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +14,8 @@
 #include <cstring>
 
 #include "internal/bootstrap.h"
+
+extern "C" void* __libc_stack_end;  // the C library's: the main thread's stack top
 
 namespace inprof::internal {
 namespace {
@@ -41,18 +45,10 @@ int64_t NowNs(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-}  // namespace
-
-bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth) {
+// Maps the table and arms the calling thread's CPU-time timer; b.bounds and b.code are set.
+// System calls and stores only.
+bool ArmTable(int signal, double frequency, uint32_t max_depth) {
   Bootstrap& b = g_bootstrap;
-  b.active.store(false, std::memory_order_seq_cst);
-  b.busy.store(0, std::memory_order_relaxed);
-  // The parent's table and timer, when the parent was a child still bootstrapping: the
-  // mapping is a copy of no use here, the timer was not inherited.
-  if (b.table != nullptr) munmap(b.table, sizeof(BootstrapTable));
-  b.table = nullptr;
-  b.timer = -1;
-  if (parent != nullptr) FindBounds(*parent);
   b.max_depth = max_depth < BootstrapTable::kMaxDepth ? max_depth : BootstrapTable::kMaxDepth;
   b.tid = static_cast<int32_t>(syscall(SYS_gettid));
   b.start_realtime_ns = NowNs(CLOCK_REALTIME);
@@ -84,6 +80,55 @@ bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t 
   b.active.store(true, std::memory_order_seq_cst);
   syscall(SYS_timer_settime, timer, 0, &spec, nullptr);
   return true;
+}
+
+}  // namespace
+
+bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth) {
+  Bootstrap& b = g_bootstrap;
+  b.active.store(false, std::memory_order_seq_cst);
+  b.busy.store(0, std::memory_order_relaxed);
+  // The parent's table and timer, when the parent was a child still bootstrapping: the
+  // mapping is a copy of no use here, the timer was not inherited. The parent's watcher is
+  // not in this process: the child's session starts at its safe points.
+  if (b.table != nullptr) munmap(b.table, sizeof(BootstrapTable));
+  b.table = nullptr;
+  b.timer = -1;
+  b.wake_fd = -1;
+  if (parent != nullptr) FindBounds(*parent);
+  return ArmTable(signal, frequency, max_depth);
+}
+
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd) {
+  Bootstrap& b = g_bootstrap;
+  b.active.store(false, std::memory_order_seq_cst);
+  b.busy.store(0, std::memory_order_relaxed);
+  b.table = nullptr;
+  b.timer = -1;
+  b.bounds = StackBounds{};
+  struct rlimit limit;
+  if (getpid() == static_cast<pid_t>(syscall(SYS_gettid)) && __libc_stack_end != nullptr &&
+      getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    // The main thread: every frame lies below the loader's __libc_stack_end, and the stack
+    // grows down at most RLIMIT_STACK from its top. (pthread_getattr_np finds the same from
+    // /proc/self/maps, a tenth of the cost of this whole start.)
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(__libc_stack_end) + page - 1) & ~(page - 1);
+    b.bounds = StackBounds{hi > limit.rlim_cur ? hi - limit.rlim_cur : 0, hi};
+  } else if (pthread_attr_t attr; pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* addr = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      b.bounds = StackBounds{reinterpret_cast<uintptr_t>(addr),
+                             reinterpret_cast<uintptr_t>(addr) + size};
+    }
+    pthread_attr_destroy(&attr);
+  }
+  // No code ranges yet (the module map is the session's): frames are checked against the
+  // stack bounds only, as after a forked child's first dlclose.
+  b.code.store(nullptr, std::memory_order_seq_cst);
+  b.wake_fd = wake_fd;
+  return ArmTable(signal, frequency, max_depth);
 }
 
 uint64_t BootstrapSamples() {

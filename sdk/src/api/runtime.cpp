@@ -36,6 +36,11 @@ struct Runtime {
   // parent's configuration (in memory the child never frees), while the bootstrap sampler
   // (fork_child.h) takes its samples. Set inside fork(), read without the lock.
   std::atomic<const Config*> pending_child{nullptr};
+  // True while pending_child is this process's own deferred session (autostart, first sample
+  // not yet taken): its outputs are already its own; a forked child's get its pid.
+  std::atomic<bool> pending_deferred{false};
+  // The deferred session's configuration, which pending_child points to.
+  std::unique_ptr<Config> deferred_config;
   std::vector<pid_t> excluded;
   pthread_key_t exit_key{};
   bool has_exit_key = false;
@@ -80,6 +85,12 @@ void ChildAfterFork() {
   Session* parent = rt.session;
   const Config* follow = rt.pending_child.load(std::memory_order_acquire);
   rt.pending_child.store(nullptr, std::memory_order_release);
+  // A parent whose own session was still deferred: the child follows only if asked to.
+  if (follow != nullptr && rt.pending_deferred.load(std::memory_order_acquire) &&
+      !follow->follow_fork) {
+    follow = nullptr;
+  }
+  rt.pending_deferred.store(false, std::memory_order_release);
   if (parent != nullptr) {
     parent->ForgetInChild();
     rt.abandoned = parent;  // kept reachable, never freed
@@ -132,10 +143,12 @@ void StartPendingChildLocked(Runtime& rt) {
   if (pending == nullptr) return;
   BootstrapDisarm();
   Config config = *pending;
-  for (std::string& path : config.outputs) path = PathForProcess(path, getpid());
-  // The parent keeps the pull endpoint's port; the child pushes its own windows.
-  config.http.clear();
-  if (TerminationHandlersInstalled()) {
+  if (!rt.pending_deferred.exchange(false, std::memory_order_acq_rel)) {
+    for (std::string& path : config.outputs) path = PathForProcess(path, getpid());
+    // The parent keeps the pull endpoint's port; the child pushes its own windows.
+    config.http.clear();
+  }
+  if (TerminationHandlersInstalled() && !TerminationWatcherRunsHere()) {
     if (const pid_t watcher = StartTerminationWatcher(); watcher != 0) rt.excluded.push_back(watcher);
   }
   auto session = std::make_unique<Session>(std::move(config));
@@ -159,6 +172,10 @@ void StartPendingChild(bool always) {
   std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
   StartPendingChildLocked(rt);
 }
+
+constexpr char kNoSamplesLine[] =
+    "inprof: no samples: no output written (the program used less CPU time than one sampling "
+    "period)\n";
 
 thread_local bool t_profiler_work = false;
 
@@ -206,6 +223,45 @@ RuntimeResult RuntimeStart(Config config) {
   rt.session = session.release();
   rt.net = std::move(net);
   return {};
+}
+
+bool CanStartLazily(const Config& config) {
+  // Only files at exit: the pull endpoint, pushes and windows need the session from the
+  // start; the bootstrap sampler is a CPU-time timer, as the cpu event's timer engine.
+  return config.lazy && !config.outputs.empty() && config.http.empty() &&
+         config.push_url.empty() && config.window <= 0 && config.events.size() == 1 &&
+         config.events[0] == "cpu" &&
+         config.engine == EngineChoice::kAuto;  // an explicit engine is checked at start
+}
+
+RuntimeResult RuntimeStartDeferred(Config config, int wake_fd) {
+  ProfilerWorkScope work;
+  Runtime& rt = GetRuntime();
+  {
+    std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+    if (rt.session == nullptr && rt.pending_child.load(std::memory_order_acquire) == nullptr &&
+        InstallDeferredHandler(config.signal) == 0) {
+      MakeOutputsAbsolute(&config);
+      PublishExitInfo(config);
+      ExitPathsInit();
+      rt.deferred_config = std::make_unique<Config>(config);
+      rt.pending_deferred.store(true, std::memory_order_release);
+      rt.pending_child.store(rt.deferred_config.get(), std::memory_order_release);
+      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, wake_fd)) {
+        return {};
+      }
+      rt.pending_child.store(nullptr, std::memory_order_release);
+      rt.pending_deferred.store(false, std::memory_order_release);
+    }
+  }
+  // No timer for the bootstrap sampler (or a session exists): start as usual, which
+  // reports why it cannot.
+  return RuntimeStart(std::move(config));
+}
+
+void RuntimeStartDeferredNow() {
+  ProfilerWorkScope work;
+  StartPendingChild(true);
 }
 
 RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
@@ -267,9 +323,7 @@ RuntimeResult RuntimeStop() {
     // short processes a command starts (a shell's /bin/true, a compiler driver's helpers)
     // stay silent, as they leave no file.
     if (!IsDescendantProcess()) {
-      std::fprintf(stderr,
-                   "inprof: no samples: no output written (the program used less CPU time "
-                   "than one sampling period)\n");
+      std::fputs(kNoSamplesLine, stderr);
     }
   } else {
     std::string line = session->SummaryLine(written);
@@ -380,7 +434,13 @@ void RuntimeWriteForExit() {
   Runtime& rt = GetRuntime();
   if (rt.pending_child.load(std::memory_order_acquire) != nullptr) {
     if (BootstrapSamples() == 0) {
-      // Nothing sampled: nothing to write, and nothing to start.
+      // Nothing sampled: nothing to write, and nothing to start. The process the user
+      // started says so (RuntimeStop's line); its descendants stay silent.
+      const Config* pending = rt.pending_child.load(std::memory_order_acquire);
+      if (rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
+          !IsDescendantProcess()) {
+        std::fputs(kNoSamplesLine, stderr);
+      }
       rt.pending_child.store(nullptr, std::memory_order_release);
       BootstrapDisarm();
       BootstrapRelease();

@@ -151,16 +151,19 @@ struct sigaction WithSamplingSignalMasked(const struct sigaction& action) {
   return masked;
 }
 
-int InstallSamplingHandler(Sampler* sampler) {
+namespace {
+
+// `sampler` may be null: a deferred session's handler serves only the bootstrap timer.
+int InstallHandler(int signal, Sampler* sampler) {
   // A later session on another signal: the old one goes back to the program's action (its
   // late signals had a whole session's time to arrive).
-  if (const int old_signal = OwnedSignal(); old_signal != 0 && old_signal != sampler->signal) {
+  if (const int old_signal = OwnedSignal(); old_signal != 0 && old_signal != signal) {
     const struct sigaction program = PreviousAction();
     RealSigaction(old_signal, &program, nullptr);
     g_owned_signal.store(0, std::memory_order_release);
   }
   struct sigaction current;
-  if (RealSigaction(sampler->signal, nullptr, &current) != 0) return errno;
+  if (RealSigaction(signal, nullptr, &current) != 0) return errno;
   // A handler left installed by an earlier session is ours: keep the action it chains to.
   const bool already_ours =
       (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == &SamplingSignalHandler;
@@ -172,15 +175,21 @@ int InstallSamplingHandler(Sampler* sampler) {
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   g_sampler.store(sampler, std::memory_order_seq_cst);
-  if (!already_ours && RealSigaction(sampler->signal, &action, nullptr) != 0) {
+  if (!already_ours && RealSigaction(signal, &action, nullptr) != 0) {
     const int error = errno;
     g_sampler.store(nullptr, std::memory_order_seq_cst);
     return error;
   }
-  g_owned_signal.store(sampler->signal, std::memory_order_release);
-  MaskSamplingSignalInOnStackHandlers(sampler->signal);
+  g_owned_signal.store(signal, std::memory_order_release);
+  MaskSamplingSignalInOnStackHandlers(signal);
   return 0;
 }
+
+}  // namespace
+
+int InstallSamplingHandler(Sampler* sampler) { return InstallHandler(sampler->signal, sampler); }
+
+int InstallDeferredHandler(int signal) { return InstallHandler(signal, nullptr); }
 
 int StuckHandlers() { return g_stuck_handlers.load(std::memory_order_acquire); }
 

@@ -1,4 +1,5 @@
-// A forked child's sampler until its session starts (docs/lifecycle.md).
+// A forked child's sampler until its session starts, and an autostarted process's until its
+// first sample (docs/lifecycle.md).
 //
 // Nothing that is not async-signal-safe may run inside fork() in the child of a
 // multithreaded process, and a child that exits before it takes a sample should cost next to
@@ -71,7 +72,15 @@ struct Bootstrap {
   int64_t start_cpu_ns = 0;  // CLOCK_PROCESS_CPUTIME_ID
   std::atomic<bool> active{false};
   std::atomic<int> busy{0};  // handlers inside the table
+  // A process whose session was deferred to its first sample (autostart): the handler
+  // writes kBootstrapWakeByte here after that sample, and the exit watcher thread reading it
+  // starts the session. -1: no one to wake (a forked child: its safe points start it).
+  int wake_fd = -1;
 };
+
+// The byte the handler writes to wake_fd; the termination watcher's pipe also carries signal
+// numbers (1-64) and 0 (an _exit's hand-off).
+inline constexpr unsigned char kBootstrapWakeByte = 0xFF;
 
 extern Bootstrap g_bootstrap;
 

@@ -32,6 +32,13 @@ struct Config {
   int signal = SIGPROF;
   bool quiet = false;
   bool follow_fork = true;  // a fork()ed child profiles into its own files
+  // Autostart defers the session (collector thread, module map, engines for every thread)
+  // to the process's first sample (docs/lifecycle.md): a process that never takes one costs
+  // next to nothing. Only where nothing needs the session earlier (see CanStartLazily).
+  bool lazy = true;
+  // The symbolizer's per-user cache of answers by build-id (docs/symbolizer.md): a
+  // directory, "off", or empty for the default ($XDG_CACHE_HOME/inprof/symbols).
+  std::string symbol_cache;
   // How long the profile's write at exit may take before the process ends without it, where
   // that bound is enforced (docs/lifecycle.md): a write stuck on a lock the interrupted code
   // holds must not keep a program from exiting.

@@ -18,6 +18,10 @@ namespace inprof::internal {
 // not started) the parent's bootstrap bounds are kept, and its table is unmapped here.
 // Only system calls and stores. Async-signal-safe.
 bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth);
+// At autostart, on the thread running the library's constructor (the main thread): the same
+// sampler for that thread, which wakes the exit watcher through `wake_fd` at its first sample
+// so the deferred session starts then. Not async-signal-safe (reads the thread's stack bounds).
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd);
 // Before a dlclose: the walk stops using the parent's code ranges, which may cover the
 // library about to be unmapped (frames are no longer checked against them, and a frameless
 // leaf's caller is no longer recovered). Waits for a handler still walking.

@@ -29,6 +29,15 @@ struct RuntimeResult {
 };
 
 RuntimeResult RuntimeStart(Config config);
+// Whether autostart may defer the session to the first sample: files at exit only, the cpu
+// event on CPU-time timers, `lazy` not turned off.
+bool CanStartLazily(const Config& config);
+// Autostart's deferred start: installs the handler and arms the bootstrap sampler for the
+// calling thread; the session itself starts at the first sample (the handler writes to
+// `wake_fd`, the exit watcher calls RuntimeStartDeferredNow), at a new thread, a dlclose, an
+// API call or an exit path with samples, and never for a process that takes none.
+RuntimeResult RuntimeStartDeferred(Config config, int wake_fd);
+void RuntimeStartDeferredNow();
 RuntimeResult RuntimeDump(const std::vector<std::string>* outputs);
 RuntimeResult RuntimeStop();
 
@@ -74,6 +83,10 @@ pid_t StartTerminationWatcher();
 // Our SIGTERM/SIGINT handlers, for the signals whose action is still the default.
 void InstallTerminationHandlers();
 bool TerminationHandlersInstalled();
+// True when the watcher thread runs in this process (not in a forked child).
+bool TerminationWatcherRunsHere();
+// The write end of the watcher's pipe in this process, -1 when it has none.
+int TerminationWakeFd();
 // In a forked child (inside fork()): forgets the parent's exit state. Async-signal-safe.
 void ExitPathsAfterForkInChild();
 // What the exit paths need of the running profile, readable without locks: the signal the

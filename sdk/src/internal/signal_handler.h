@@ -17,6 +17,9 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context);
 // and publishes `sampler` to it. Returns 0 or the errno of the failed sigaction.
 // Not async-signal-safe.
 int InstallSamplingHandler(Sampler* sampler);
+// The same handler with no sampler published, for a deferred session's bootstrap timer
+// (autostart); the session's InstallSamplingHandler later finds it installed and keeps it.
+int InstallDeferredHandler(int signal);
 
 // How long stopping (and a dlclose) waits for handlers still running. A handler takes
 // microseconds; one that is still running after this long has been interrupted by a program

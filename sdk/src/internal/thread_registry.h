@@ -57,6 +57,9 @@ class ThreadRegistry {
   // runs unsampled (counted). Throws nothing except a cancelled thread's forced unwind.
   // Not async-signal-safe.
   void RegisterCurrentThread();
+  // Registers `tid` with stack bounds it measured itself earlier (the bootstrap sampler's
+  // thread, when the session starts on another thread). Not async-signal-safe.
+  void RegisterKnownThread(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi);
   // Retires the calling thread's slot (from its exit path). Throws nothing except a
   // cancelled thread's forced unwind. Not async-signal-safe.
   void UnregisterCurrentThread();

@@ -394,6 +394,11 @@ uint64_t Session::samples() {
 }
 
 void Session::ImportBootstrap(pid_t tid) {
+  // The session may have started on another thread (the exit watcher, for a deferred start):
+  // the bootstrap thread's stack is known, so its first samples unwind in full.
+  if (tid > 0 && g_bootstrap.bounds.hi != 0 && registry_ != nullptr) {
+    registry_->RegisterKnownThread(tid, g_bootstrap.bounds.lo, g_bootstrap.bounds.hi);
+  }
   // The child's profile covers it from the fork on.
   times_.start_realtime_ns = g_bootstrap.start_realtime_ns;
   times_.start_monotonic_ns = g_bootstrap.start_monotonic_ns;

@@ -385,6 +385,11 @@ void ThreadRegistry::RegisterCurrentThread() {
   }
 }
 
+void ThreadRegistry::RegisterKnownThread(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RegisterLocked(tid, stack_lo, stack_hi, true);
+}
+
 void ThreadRegistry::UnregisterCurrentThread() {
   try {
     std::lock_guard<std::mutex> lock(mu_);
