@@ -75,8 +75,7 @@ std::string Difference(const RawProfile& a, const RawProfile& b) {
       h.broken != g.broken || h.overflow != g.overflow || h.threads_seen != g.threads_seen ||
       h.unknown_frames != g.unknown_frames || h.overruns != g.overruns ||
       !SameDouble(h.symbolize_seconds, g.symbolize_seconds) ||
-      !SameDouble(h.write_seconds, g.write_seconds) ||
-      h.symbol_cache_hits != g.symbol_cache_hits ||
+      !SameDouble(h.write_seconds, g.write_seconds) || h.symbol_cache_hits != g.symbol_cache_hits ||
       h.symbol_cache_misses != g.symbol_cache_misses || h.warnings != g.warnings) {
     return "health";
   }

@@ -1,1 +1,248 @@
-// (to be written)
+// Raw profiles into symbolized ones, and processes' profiles merged (symbolize_raw.h).
+#include "inprof/symbolize_raw.h"
+
+#include <algorithm>
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace inprof {
+namespace {
+
+constexpr uint64_t kTagPayload = ~kRawTagMask;
+
+Frame SyntheticFrame(std::string name) {
+  Frame f;
+  f.function = std::move(name);
+  f.kind = FrameKind::kSynthetic;
+  return f;
+}
+
+struct FrameHash {
+  size_t operator()(const Frame& f) const {
+    size_t h = std::hash<std::string>()(f.function);
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(std::hash<std::string>()(f.file));
+    mix(std::hash<std::string>()(f.module));
+    mix(std::hash<uint64_t>()(f.address));
+    mix((size_t{f.line} << 32) ^ f.column);
+    mix(static_cast<size_t>(f.kind));
+    return h;
+  }
+};
+
+// Appends `value` to the `separator`-joined list `*list` unless it is empty or listed.
+void AddDistinct(std::string* list, const std::string& value, std::string_view separator) {
+  if (value.empty()) return;
+  std::string_view rest = *list;
+  while (!rest.empty()) {
+    const size_t end = rest.find(separator);
+    if (rest.substr(0, end) == value) return;
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + separator.size());
+  }
+  if (!list->empty()) *list += separator;
+  *list += value;
+}
+
+}  // namespace
+
+// One piece, as the runtime's profile builder was: the frame table, the samples and the
+// unknown count share the address -> chain cache.
+Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer) {
+  Profile profile;
+  profile.meta = raw.meta;
+  profile.events = raw.events;
+  for (EventInfo& e : profile.events) e.total_weight = 0;
+  profile.health = raw.health;
+  if (!raw.threads.empty()) {
+    std::unordered_map<int64_t, const std::string*> names;
+    for (const RawThread& t : raw.threads) {
+      if (!t.name.empty()) names.emplace(t.tid, &t.name);
+    }
+    for (ThreadHealth& t : profile.health.threads) {
+      if (auto it = names.find(t.tid); it != names.end()) t.name = *it->second;
+    }
+  }
+
+  // Each distinct address becomes its chain of frames (outermost first), created once.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> chains;
+  uint64_t unknown = 0;
+  auto chain_for = [&](uint64_t address) -> const std::vector<uint32_t>& {
+    auto it = chains.find(address);
+    if (it != chains.end()) return it->second;
+    std::vector<uint32_t> chain;
+    if ((address & kRawTagMask) == kRawLuaTag) {
+      const uint64_t index = address & kTagPayload;
+      chain.push_back(static_cast<uint32_t>(profile.frames.size()));
+      profile.frames.push_back(index < raw.lua_frames.size() ? raw.lua_frames[index]
+                                                             : SyntheticFrame("[lua]"));
+    } else if (address == kRawTruncated || address == kRawOverflow) {
+      chain.push_back(static_cast<uint32_t>(profile.frames.size()));
+      profile.frames.push_back(
+          SyntheticFrame(address == kRawTruncated ? "[truncated]" : "[overflow]"));
+    } else {
+      const std::vector<SymbolizedFrame>& resolved = symbolizer.Symbolize(address);
+      for (auto r = resolved.rbegin(); r != resolved.rend(); ++r) {
+        Frame f;
+        f.function = r->function;
+        f.file = r->file;
+        f.line = r->line;
+        f.column = r->column;
+        f.module = r->module;
+        f.address = address;
+        f.kind = r->inlined ? FrameKind::kInlined : FrameKind::kNative;
+        if (f.module.empty()) ++unknown;
+        chain.push_back(static_cast<uint32_t>(profile.frames.size()));
+        profile.frames.push_back(std::move(f));
+      }
+    }
+    return chains.emplace(address, std::move(chain)).first->second;
+  };
+
+  profile.samples.reserve(raw.stacks.size());
+  for (const RawStack& stack : raw.stacks) {
+    Sample sample;
+    // Raw stacks are leaf first; samples are root first.
+    for (auto a = stack.addresses.rbegin(); a != stack.addresses.rend(); ++a) {
+      if ((*a & kRawTagMask) == kRawThreadTag) {
+        sample.tid = static_cast<int64_t>(*a & kTagPayload);
+        continue;
+      }
+      const std::vector<uint32_t>& chain = chain_for(*a);
+      sample.frames.insert(sample.frames.end(), chain.begin(), chain.end());
+    }
+    sample.weights = stack.weights;
+    for (size_t e = 0; e < sample.weights.size() && e < profile.events.size(); ++e) {
+      profile.events[e].total_weight += sample.weights[e];
+    }
+    profile.samples.push_back(std::move(sample));
+  }
+  profile.health.unknown_frames = unknown;
+
+  // The mappings of the modules the frames are in (pprof: ranges, file offsets, build-ids).
+  std::unordered_set<std::string> used;
+  for (const Frame& f : profile.frames) {
+    if (!f.module.empty()) used.insert(f.module);
+  }
+  for (Symbolizer::MappedModule& m : symbolizer.Modules()) {
+    if (used.count(m.path) == 0) continue;
+    profile.modules.push_back(
+        Module{std::move(m.path), m.start, m.limit, m.offset, std::move(m.build_id)});
+  }
+  return profile;
+}
+
+Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::string>& root_names) {
+  Profile merged;
+  if (profiles.empty()) return merged;
+
+  merged.meta = profiles[0].meta;
+  const int64_t start = merged.meta.start_time_ns;
+  int64_t end = start + merged.meta.duration_ns;
+  for (const Profile& p : profiles) {
+    if (p.meta.start_time_ns != 0) end = std::max(end, p.meta.start_time_ns + p.meta.duration_ns);
+  }
+  merged.meta.duration_ns = std::max(merged.meta.duration_ns, end - start);
+
+  std::unordered_map<Frame, uint32_t, FrameHash> frame_index;
+  auto intern = [&](Frame&& f) -> uint32_t {
+    auto [it, added] = frame_index.try_emplace(f, static_cast<uint32_t>(merged.frames.size()));
+    if (added) merged.frames.push_back(std::move(f));
+    return it->second;
+  };
+  std::unordered_map<std::string, size_t> event_index;
+  std::unordered_set<std::string> module_keys;
+  Health& health = merged.health;
+  double cpu_total = 0;
+  double achieved_by_cpu = 0;
+  double first_achieved = 0;
+
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    Profile& p = profiles[i];
+    const std::string name = i < root_names.size() ? root_names[i] : std::string();
+
+    std::vector<size_t> event_map(p.events.size());
+    for (size_t e = 0; e < p.events.size(); ++e) {
+      auto [it, added] = event_index.try_emplace(p.events[e].name, merged.events.size());
+      if (added) {
+        merged.events.push_back(p.events[e]);
+        merged.events.back().total_weight = 0;
+        // Earlier samples had no such event: they weigh 0 in it.
+        for (Sample& s : merged.samples) s.weights.push_back(0);
+      }
+      event_map[e] = it->second;
+    }
+
+    std::vector<uint32_t> frame_map(p.frames.size());
+    for (size_t f = 0; f < p.frames.size(); ++f) frame_map[f] = intern(std::move(p.frames[f]));
+    const bool rooted = !name.empty();
+    const uint32_t root = rooted ? intern(SyntheticFrame(name)) : 0;
+
+    for (Sample& s : p.samples) {
+      Sample out;
+      out.tid = s.tid;
+      out.frames.reserve(s.frames.size() + (rooted ? 1 : 0));
+      if (rooted) out.frames.push_back(root);
+      for (uint32_t f : s.frames) {
+        // A sample's index past its profile's frame table is kept out rather than guessed.
+        if (f < frame_map.size()) out.frames.push_back(frame_map[f]);
+      }
+      out.weights.assign(merged.events.size(), 0);
+      for (size_t e = 0; e < s.weights.size() && e < event_map.size(); ++e) {
+        out.weights[event_map[e]] += s.weights[e];
+      }
+      merged.samples.push_back(std::move(out));
+    }
+
+    const Health& h = p.health;
+    health.samples += h.samples;
+    health.dropped += h.dropped;
+    health.truncated += h.truncated;
+    health.broken += h.broken;
+    health.overflow += h.overflow;
+    health.threads_seen += h.threads_seen;
+    health.unknown_frames += h.unknown_frames;
+    health.overruns += h.overruns;
+    health.symbolize_seconds += h.symbolize_seconds;
+    health.write_seconds += h.write_seconds;
+    health.symbol_cache_hits += h.symbol_cache_hits;
+    health.symbol_cache_misses += h.symbol_cache_misses;
+    AddDistinct(&health.engine, h.engine, ", ");
+    AddDistinct(&health.engine_reason, h.engine_reason, "; ");
+    AddDistinct(&health.unwinder, h.unwinder, ", ");
+    if (health.requested_hz == 0) health.requested_hz = h.requested_hz;
+    if (first_achieved == 0) first_achieved = h.achieved_hz;
+    double cpu = 0;
+    for (const ThreadHealth& t : h.threads) cpu += t.cpu_seconds;
+    if (cpu > 0) {
+      cpu_total += cpu;
+      achieved_by_cpu += h.achieved_hz * cpu;
+    }
+    health.threads.insert(health.threads.end(), h.threads.begin(), h.threads.end());
+    for (const std::string& w : h.warnings) {
+      health.warnings.push_back(rooted ? name + ": " + w : w);
+    }
+
+    std::unordered_set<std::string> added_here;
+    for (Module& m : p.modules) {
+      std::string key = m.path + '\0' + m.build_id;
+      if (module_keys.count(key) != 0 && added_here.count(key) == 0) continue;
+      module_keys.insert(key);
+      added_here.insert(std::move(key));
+      merged.modules.push_back(std::move(m));
+    }
+  }
+
+  for (const Sample& s : merged.samples) {
+    for (size_t e = 0; e < s.weights.size(); ++e) merged.events[e].total_weight += s.weights[e];
+  }
+  health.achieved_hz = cpu_total > 0 ? achieved_by_cpu / cpu_total : first_achieved;
+  std::stable_sort(health.threads.begin(), health.threads.end(),
+                   [](const ThreadHealth& a, const ThreadHealth& b) { return a.tid < b.tid; });
+  return merged;
+}
+
+}  // namespace inprof

@@ -1,0 +1,70 @@
+// From raw profiles (raw_profile.h) to the symbolized Profile the exporters write, and many
+// processes' profiles merged into one.
+//
+// The runtime symbolizes its own stacks through SymbolizeRawProfile with a live Symbolizer;
+// `inprof symbolize-profile` and the recorder do the same later, with a Symbolizer set up
+// from the module map the raw profile recorded. MergeProfiles lives here rather than with
+// the exporters because it is the last step of that pipeline: a recording's processes,
+// symbolized one by one, become the one profile the user looks at.
+//
+// Thread-safety: reentrant; the Symbolizer is not thread-safe, so the caller serialises
+// its use. Not async-signal-safe.
+#ifndef INPROF_SYMBOLIZE_RAW_H_
+#define INPROF_SYMBOLIZE_RAW_H_
+
+#include <string>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "inprof/raw_profile.h"
+#include "inprof/symbolize.h"
+
+namespace inprof {
+
+// Symbolizes `raw` with `symbolizer`, used as given: the caller refreshes a live one or sets
+// an offline one up from raw.modules; this function neither refreshes nor replaces modules.
+//
+// - Each distinct address becomes its chain of frames (outermost first, inlined frames
+//   before the real one they are inlined into), created once, in the order stacks first
+//   meet it; `Frame::address` is the address looked up.
+// - Lua tags become raw.lua_frames[index] (a synthetic "[lua]" frame when the index is out
+//   of range); kRawTruncated and kRawOverflow become synthetic "[truncated]" / "[overflow]"
+//   frames; a thread tag sets Sample::tid and adds no frame.
+// - Samples are root first, one per raw stack, in order, with the stack's weights.
+// - meta, events and health are raw's; each event's total_weight is the sum of its samples'
+//   weights (so a profile read from a cut file has totals that match its samples);
+//   health.unknown_frames counts frames created in no module; the name of a health thread
+//   whose tid raw.threads lists is the name found there, when that name is not empty.
+// - modules: the symbolizer's modules (Symbolizer::Modules) that some frame is in.
+//
+// The result equals what the runtime's profile builder made from the same stacks before raw
+// profiles existed. Not async-signal-safe.
+Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer);
+
+// Concatenates processes' profiles into one. Each sample of profiles[i] gets a synthetic
+// root frame named root_names[i] (FrameKind::kSynthetic, `function` = the name) before its
+// frames; an empty name, or a profile past the end of `root_names`, gets none.
+//
+// - Frames are shared: equal frames (Frame::operator==) have one index.
+// - Events are matched by name, in the order they are first met; a profile without an event
+//   contributes weight 0 to it. Unit, period and frequency are the first profile's that has
+//   the event. Totals are the sums of the merged samples' weights.
+// - Health: the counters (samples, dropped, truncated, broken, overflow, threads_seen,
+//   unknown_frames, overruns, symbol_cache_hits, symbol_cache_misses) and the export times
+//   are summed; threads are concatenated, then ordered by tid (stable); warnings are kept,
+//   each prefixed with "NAME: " (its profile's root name) when it has one; engine and
+//   unwinder list each distinct value once, in order, joined by ", " (engine reasons by
+//   "; "); requested_hz is the first nonzero; achieved_hz is the CPU-time-weighted mean over
+//   profiles (threads' cpu_seconds), or the first nonzero when no profile has CPU time.
+// - Modules: the union by (path, build_id); a module's entries (one per executable segment)
+//   come from the first profile that has it.
+// - Metadata: program, pid and start of the first profile; the duration spans from that
+//   start to the latest end of any profile with a known start (start_time_ns != 0), and is
+//   never shorter than the first profile's own.
+//
+// Not async-signal-safe.
+Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::string>& root_names);
+
+}  // namespace inprof
+
+#endif  // INPROF_SYMBOLIZE_RAW_H_

@@ -1,0 +1,855 @@
+// The raw profile format (docs/raw-profile.md): exact round trips, files cut at any point,
+// strict refusal of malformed lines; symbolizing raw profiles with the live symbolizer, and
+// merging processes' profiles.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inprof/exporters.h"
+#include "inprof/raw_profile.h"
+#include "inprof/symbolize.h"
+#include "inprof/symbolize_raw.h"
+#include "test_support.h"
+
+// The fuzz target's check (fuzz/raw_profile_fuzz.cpp, compiled into this test): the same
+// guarantees, replayed on the committed corpus.
+namespace inprof::fuzz {
+std::string CheckRawProfile(std::string_view input);
+}
+
+// Known functions for the live symbolizer: not inlined, not merged, not tail-called.
+extern "C" __attribute__((noinline)) int InprofRawTestLeaf(int x) {
+  asm volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+extern "C" __attribute__((noinline)) int InprofRawTestCaller(int x) {
+  const int r = InprofRawTestLeaf(x) + 1;
+  asm volatile("" ::: "memory");
+  return r;
+}
+
+namespace inprof::test {
+namespace {
+
+std::string Write(const RawProfile& p) {
+  std::ostringstream out;
+  WriteRawProfile(p, out);
+  return out.str();
+}
+
+Status Read(std::string_view text, RawProfile* p) {
+  std::istringstream in{std::string(text)};
+  return ReadRawProfile(in, "t.inprofraw", p);
+}
+
+// Strings that a line-oriented, space-separated format must carry exactly.
+const std::vector<std::string> kOddStrings = {
+    "",
+    "-",
+    "a b",
+    " lead",
+    "trail ",
+    "tab\there",
+    "new\nline",
+    "cr\rx",
+    "back\\s",
+    "\\",
+    "\\x41",
+    "ctl\x01\x1f\x7f",
+    "utf8 \xc3\xa9\xe2\x82\xac",
+    "--",
+    "end",
+    "stack 1 2",
+    std::string("nul\0byte", 8),
+    "%s%n",
+};
+
+RawProfile OddProfile() {
+  RawProfile p;
+  p.meta.program = "/opt/my app/bin/prog name";
+  p.meta.pid = 4242;
+  p.meta.start_time_ns = 1700000000123456789;
+  p.meta.duration_ns = 2500000000;
+  p.ppid = 1;
+  p.comm = "prog name\n";
+  EventInfo cpu{"cpu", "nanoseconds", 10101010, 99, 0};
+  EventInfo odd{"odd event", "", 1, 0.1, 0};
+  p.events = {cpu, odd};
+  Health& h = p.health;
+  h.engine = "timer";
+  h.engine_reason = "perf_event_open: EACCES\tparanoid 3";
+  h.unwinder = "fp";
+  h.requested_hz = 99;
+  h.achieved_hz = 98.76543210987654;
+  h.samples = 1000;
+  h.dropped = 2;
+  h.truncated = 3;
+  h.broken = 4;
+  h.overflow = 5;
+  h.threads_seen = 6;
+  h.unknown_frames = 7;
+  h.overruns = std::numeric_limits<uint64_t>::max();
+  h.symbolize_seconds = 1e-300;
+  h.write_seconds = -0.0;
+  h.symbol_cache_hits = 8;
+  h.symbol_cache_misses = 9;
+  for (size_t i = 0; i < kOddStrings.size(); ++i) {
+    h.threads.push_back(ThreadHealth{static_cast<int64_t>(100 + i), kOddStrings[i], 0.1 * i,
+                                     1.0 / 3 * i, i, 2 * i});
+    h.warnings.push_back(kOddStrings[i]);
+  }
+  RawModule exe;
+  exe.kind = RawModule::Kind::kMainExecutable;
+  exe.path = "/opt/my app/bin/prog name";
+  exe.bias = 0x555555554000;
+  exe.build_id = "0123456789abcdef0123456789abcdef01234567";
+  exe.segments = {{0x555555554000, 0x555555556000, 0, false},
+                  {0x555555556000, 0x55555555a000, 0x2000, true}};
+  RawModule so;
+  so.path = "/lib/x86_64-linux-gnu/libc.so.6";
+  so.bias = 0x7ffff7d80000;
+  so.segments = {{0x7ffff7da8000, 0x7ffff7f3d000, 0x28000, true}};
+  RawModule vdso;
+  vdso.kind = RawModule::Kind::kVdso;
+  vdso.path = "[vdso]";
+  vdso.bias = 0x7ffff7fc1000;
+  vdso.build_id = "ab";
+  p.modules = {exe, so, vdso};
+  for (size_t i = 0; i < kOddStrings.size(); ++i) {
+    Frame f;
+    f.function = kOddStrings[i];
+    f.file = kOddStrings[(i + 1) % kOddStrings.size()];
+    f.module = i % 2 ? "[lua]" : kOddStrings[(i + 2) % kOddStrings.size()];
+    f.line = static_cast<uint32_t>(i == 3 ? 0xffffffffu : i);
+    f.column = static_cast<uint32_t>(i * 7);
+    f.address = i == 4 ? ~uint64_t{0} : i;
+    f.kind = static_cast<FrameKind>(i % 3);
+    p.lua_frames.push_back(f);
+  }
+  for (size_t i = 0; i < kOddStrings.size(); ++i) {
+    p.threads.push_back(RawThread{static_cast<int64_t>(100 + i), kOddStrings[i]});
+  }
+  p.threads.push_back(RawThread{(int64_t{1} << 48) - 1, "highest tid"});
+  const uint64_t t100 = kRawThreadTag | 100;
+  p.stacks = {
+      {{0x555555556123, 0x555555556456, 0x7ffff7da9000, t100}, {10101010, 1}},
+      {{0x555555556124, kRawTruncated, t100}, {0, 0}},
+      {{kRawOverflow, t100}, {-5, std::numeric_limits<int64_t>::min()}},
+      {{kRawLuaTag | 0, kRawLuaTag | 17, 0x7ffff7da9000, kRawThreadTag | ((uint64_t{1} << 48) - 1)},
+       {std::numeric_limits<int64_t>::max(), 3}},
+      {{}, {1, 1}},
+      {{0, 0xfffcffffffffffff, 0xffffffffffffffff, 3}, {2, 2}},
+  };
+  for (const RawStack& s : p.stacks) {
+    p.events[0].total_weight += s.weights[0];
+    p.events[1].total_weight += s.weights[1];
+  }
+  return p;
+}
+
+void ExpectSameDouble(double a, double b, const std::string& what) {
+  if (std::isnan(a) || std::isnan(b)) {
+    EXPECT_TRUE(std::isnan(a) && std::isnan(b)) << what;
+  } else {
+    EXPECT_EQ(a, b) << what;
+  }
+  EXPECT_EQ(std::signbit(a), std::signbit(b)) << what;
+}
+
+void ExpectEqual(const RawProfile& a, const RawProfile& b) {
+  EXPECT_EQ(a.meta.program, b.meta.program);
+  EXPECT_EQ(a.meta.pid, b.meta.pid);
+  EXPECT_EQ(a.meta.start_time_ns, b.meta.start_time_ns);
+  EXPECT_EQ(a.meta.duration_ns, b.meta.duration_ns);
+  EXPECT_EQ(a.ppid, b.ppid);
+  EXPECT_EQ(a.comm, b.comm);
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    EXPECT_EQ(a.events[i].name, b.events[i].name);
+    EXPECT_EQ(a.events[i].unit, b.events[i].unit);
+    EXPECT_EQ(a.events[i].period, b.events[i].period);
+    ExpectSameDouble(a.events[i].frequency_hz, b.events[i].frequency_hz, "frequency");
+    EXPECT_EQ(a.events[i].total_weight, b.events[i].total_weight);
+  }
+  const Health& h = a.health;
+  const Health& g = b.health;
+  EXPECT_EQ(h.engine, g.engine);
+  EXPECT_EQ(h.engine_reason, g.engine_reason);
+  EXPECT_EQ(h.unwinder, g.unwinder);
+  ExpectSameDouble(h.requested_hz, g.requested_hz, "requested_hz");
+  ExpectSameDouble(h.achieved_hz, g.achieved_hz, "achieved_hz");
+  EXPECT_EQ(h.samples, g.samples);
+  EXPECT_EQ(h.dropped, g.dropped);
+  EXPECT_EQ(h.truncated, g.truncated);
+  EXPECT_EQ(h.broken, g.broken);
+  EXPECT_EQ(h.overflow, g.overflow);
+  EXPECT_EQ(h.threads_seen, g.threads_seen);
+  EXPECT_EQ(h.unknown_frames, g.unknown_frames);
+  EXPECT_EQ(h.overruns, g.overruns);
+  ExpectSameDouble(h.symbolize_seconds, g.symbolize_seconds, "symbolize_seconds");
+  ExpectSameDouble(h.write_seconds, g.write_seconds, "write_seconds");
+  EXPECT_EQ(h.symbol_cache_hits, g.symbol_cache_hits);
+  EXPECT_EQ(h.symbol_cache_misses, g.symbol_cache_misses);
+  EXPECT_EQ(h.warnings, g.warnings);
+  ASSERT_EQ(h.threads.size(), g.threads.size());
+  for (size_t i = 0; i < h.threads.size(); ++i) {
+    EXPECT_EQ(h.threads[i].tid, g.threads[i].tid);
+    EXPECT_EQ(h.threads[i].name, g.threads[i].name);
+    ExpectSameDouble(h.threads[i].cpu_seconds, g.threads[i].cpu_seconds, "cpu_seconds");
+    ExpectSameDouble(h.threads[i].expected, g.threads[i].expected, "expected");
+    EXPECT_EQ(h.threads[i].taken, g.threads[i].taken);
+    EXPECT_EQ(h.threads[i].weight, g.threads[i].weight);
+  }
+  ASSERT_EQ(a.modules.size(), b.modules.size());
+  for (size_t i = 0; i < a.modules.size(); ++i) {
+    EXPECT_EQ(a.modules[i].kind, b.modules[i].kind);
+    EXPECT_EQ(a.modules[i].path, b.modules[i].path);
+    EXPECT_EQ(a.modules[i].bias, b.modules[i].bias);
+    EXPECT_EQ(a.modules[i].build_id, b.modules[i].build_id);
+    ASSERT_EQ(a.modules[i].segments.size(), b.modules[i].segments.size());
+    for (size_t s = 0; s < a.modules[i].segments.size(); ++s) {
+      const RawSegment& x = a.modules[i].segments[s];
+      const RawSegment& y = b.modules[i].segments[s];
+      EXPECT_EQ(x.begin, y.begin);
+      EXPECT_EQ(x.end, y.end);
+      EXPECT_EQ(x.file_offset, y.file_offset);
+      EXPECT_EQ(x.executable, y.executable);
+    }
+  }
+  EXPECT_EQ(a.lua_frames, b.lua_frames);
+  ASSERT_EQ(a.threads.size(), b.threads.size());
+  for (size_t i = 0; i < a.threads.size(); ++i) {
+    EXPECT_EQ(a.threads[i].tid, b.threads[i].tid);
+    EXPECT_EQ(a.threads[i].name, b.threads[i].name);
+  }
+  ASSERT_EQ(a.stacks.size(), b.stacks.size());
+  for (size_t i = 0; i < a.stacks.size(); ++i) {
+    EXPECT_EQ(a.stacks[i].addresses, b.stacks[i].addresses) << "stack " << i;
+    EXPECT_EQ(a.stacks[i].weights, b.stacks[i].weights) << "stack " << i;
+  }
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST(RawProfile, RoundTripKeepsEveryField) {
+  const RawProfile original = OddProfile();
+  const std::string text = Write(original);
+  RawProfile read;
+  ASSERT_TRUE(Read(text, &read).ok()) << Read(text, &read).message() << "\n" << text;
+  EXPECT_TRUE(read.complete);
+  ExpectEqual(original, read);
+  EXPECT_EQ(Write(read), text);
+}
+
+TEST(RawProfile, NonFiniteNumbersRoundTrip) {
+  RawProfile p;
+  p.events = {EventInfo{"e", "count", 1, std::numeric_limits<double>::infinity(), 0}};
+  p.health.requested_hz = std::numeric_limits<double>::quiet_NaN();
+  p.health.achieved_hz = -std::numeric_limits<double>::infinity();
+  p.health.symbolize_seconds = std::numeric_limits<double>::denorm_min();
+  p.health.write_seconds = std::numeric_limits<double>::max();
+  RawProfile read;
+  ASSERT_TRUE(Read(Write(p), &read).ok());
+  ExpectEqual(p, read);
+}
+
+TEST(RawProfile, EveryLineIsOneRecordOfSpaceFreeFields) {
+  const std::string text = Write(OddProfile());
+  ASSERT_TRUE(text.ends_with("\nend\n"));
+  for (const std::string& line : Lines(text)) {
+    EXPECT_FALSE(line.empty());
+    EXPECT_EQ(line.find("  "), std::string::npos) << line;
+    EXPECT_NE(line.back(), ' ') << line;
+    for (char c : line) {
+      const auto u = static_cast<unsigned char>(c);
+      EXPECT_FALSE(u < 0x20 || u == 0x7f) << "control character in: " << line;
+    }
+  }
+}
+
+// The format as documented in docs/raw-profile.md, byte for byte.
+TEST(RawProfile, WritesTheDocumentedText) {
+  RawProfile p;
+  p.meta = {"/usr/bin/my prog", 1234, 1700000000000000000, 1500000000};
+  p.ppid = 1000;
+  p.comm = "my prog";
+  p.events = {EventInfo{"cpu", "nanoseconds", 10101010, 99, 30303030}};
+  p.health.engine = "timer";
+  p.health.unwinder = "fp";
+  p.health.requested_hz = 99;
+  p.health.achieved_hz = 98.5;
+  p.health.samples = 3;
+  p.health.threads = {ThreadHealth{1234, "my prog", 0.03, 2.97, 3, 3}};
+  p.health.warnings = {"a warning"};
+  p.modules = {RawModule{RawModule::Kind::kMainExecutable,
+                         "/usr/bin/my prog",
+                         0x555555554000,
+                         "9f2c",
+                         {{0x555555555000, 0x555555556000, 0x1000, true}}}};
+  Frame lua;
+  lua.function = "update";
+  lua.file = "/srv/game/main.lua";
+  lua.line = 42;
+  lua.module = "[lua]";
+  p.lua_frames = {lua};
+  p.threads = {RawThread{1234, "my prog"}};
+  p.stacks = {{{0x555555555123, 0x555555555456, kRawThreadTag | 1234}, {20202020}},
+              {{kRawLuaTag | 0, kRawTruncated, kRawThreadTag | 1234}, {10101010}}};
+  EXPECT_EQ(Write(p),
+            "inprof-raw 1\n"
+            "meta pid 1234\n"
+            "meta ppid 1000\n"
+            "meta comm my\\sprog\n"
+            "meta program /usr/bin/my\\sprog\n"
+            "meta start_ns 1700000000000000000\n"
+            "meta duration_ns 1500000000\n"
+            "event cpu nanoseconds 10101010 99 30303030\n"
+            "health engine timer\n"
+            "health engine_reason -\n"
+            "health unwinder fp\n"
+            "health requested_hz 99\n"
+            "health achieved_hz 98.5\n"
+            "health samples 3\n"
+            "health dropped 0\n"
+            "health truncated 0\n"
+            "health broken 0\n"
+            "health overflow 0\n"
+            "health threads_seen 0\n"
+            "health unknown_frames 0\n"
+            "health overruns 0\n"
+            "health symbolize_seconds 0\n"
+            "health write_seconds 0\n"
+            "health symbol_cache_hits 0\n"
+            "health symbol_cache_misses 0\n"
+            "thread_health 1234 my\\sprog 0.03 2.97 3 3\n"
+            "warning a\\swarning\n"
+            "module exe 555555554000 9f2c /usr/bin/my\\sprog\n"
+            "segment 555555555000 555555556000 1000 x\n"
+            "lua n 42 0 0 update /srv/game/main.lua [lua]\n"
+            "thread 1234 my\\sprog\n"
+            "stack 20202020 555555555123 555555555456 t1234\n"
+            "stack 10101010 L0 T t1234\n"
+            "end\n");
+}
+
+// A write cut at a line boundary keeps every record before the cut.
+TEST(RawProfile, CutAtEveryLineKeepsWhatCameBefore) {
+  const RawProfile original = OddProfile();
+  const std::string text = Write(original);
+  const std::vector<std::string> lines = Lines(text);
+  size_t offset = 0;
+  for (size_t n = 0; n + 1 < lines.size(); ++n) {  // every prefix short of the `end` line
+    offset += n == 0 ? 0 : lines[n - 1].size() + 1;
+    const std::string prefix = text.substr(0, offset);
+    RawProfile read;
+    const Status s = Read(prefix, &read);
+    ASSERT_TRUE(s.ok()) << "cut after " << n << " lines: " << s.message();
+    EXPECT_FALSE(read.complete) << n;
+    size_t stacks = 0, modules = 0, threads = 0, lua = 0, events = 0;
+    for (size_t i = 0; i < n; ++i) {
+      stacks += lines[i].starts_with("stack ");
+      modules += lines[i].starts_with("module ");
+      threads += lines[i].starts_with("thread ");
+      lua += lines[i].starts_with("lua ");
+      events += lines[i].starts_with("event ");
+    }
+    ASSERT_EQ(read.stacks.size(), stacks) << n;
+    EXPECT_EQ(read.modules.size(), modules) << n;
+    EXPECT_EQ(read.threads.size(), threads) << n;
+    EXPECT_EQ(read.lua_frames.size(), lua) << n;
+    EXPECT_EQ(read.events.size(), events) << n;
+    for (size_t i = 0; i < stacks; ++i) {
+      EXPECT_EQ(read.stacks[i].addresses, original.stacks[i].addresses);
+    }
+  }
+  RawProfile whole;
+  ASSERT_TRUE(Read(text, &whole).ok());
+  EXPECT_TRUE(whole.complete);
+}
+
+// Cut anywhere, even inside a line: the partial line is never read as a shorter record (a
+// cut inside "7f12" must not give the address 0x7f), and the file reads as incomplete.
+TEST(RawProfile, CutAtEveryByteReadsAsIncompletePrefix) {
+  const RawProfile original = OddProfile();
+  const std::string text = Write(original);
+  for (size_t cut = 0; cut < text.size(); ++cut) {
+    RawProfile read;
+    const Status s = Read(std::string_view(text).substr(0, cut), &read);
+    ASSERT_TRUE(s.ok()) << "cut at byte " << cut << ": " << s.message();
+    ASSERT_FALSE(read.complete) << cut;
+    ASSERT_LE(read.stacks.size(), original.stacks.size());
+    for (size_t i = 0; i < read.stacks.size(); ++i) {
+      ASSERT_EQ(read.stacks[i].addresses, original.stacks[i].addresses) << cut;
+      ASSERT_EQ(read.stacks[i].weights, original.stacks[i].weights) << cut;
+    }
+    for (size_t i = 0; i < read.modules.size(); ++i) {
+      ASSERT_EQ(read.modules[i].path, original.modules[i].path) << cut;
+    }
+  }
+}
+
+TEST(RawProfile, EmptyInputIsACutFileWithNothingInIt) {
+  RawProfile read;
+  read.comm = "stale";
+  ASSERT_TRUE(Read("", &read).ok());
+  EXPECT_FALSE(read.complete);
+  EXPECT_EQ(read.comm, "");
+  EXPECT_TRUE(read.stacks.empty());
+}
+
+struct Malformed {
+  std::string text;  // appended to a valid header and event
+  size_t line;       // the line the error names
+  std::string what;  // part of the message
+};
+
+TEST(RawProfile, MalformedLinesAreErrorsNamingSourceAndLine) {
+  const std::string head = "inprof-raw 1\nevent cpu ns 1 99 0\n";  // lines 1-2
+  const std::string meta_head = "inprof-raw 1\nmeta ppid 5\n";
+  const std::vector<Malformed> cases = {
+      {"\n", 3, "empty line"},
+      {"meta  pid 1\n", 3, "empty field"},
+      {"meta pid 1 \n", 3, "empty field"},
+      {"meta pid 1\r\n", 3, "not a decimal integer"},
+      {"bogus 1\n", 3, "unknown record 'bogus'"},
+      {"meta pid x\n", 3, "pid: 'x' is not a decimal integer"},
+      {"meta pid 99999999999999999999\n", 3, "not a decimal integer"},
+      {"meta colour red\n", 3, "unknown meta field"},
+      {"meta pid\n", 3, "takes 2 fields, found 1"},
+      {"health samples 1\nhealth samples 2\n", 4, "given twice"},
+      {"health samples -1\n", 3, "non-negative"},
+      {"health achieved_hz fast\n", 3, "is not a number"},
+      {"health nonsense 1\n", 3, "unknown health field"},
+      {"warning a\tb\n", 3, "control character"},
+      {"warning a\\qb\n", 3, "unknown escape"},
+      {"warning a\\\n", 3, "lone '\\'"},
+      {"warning \\x4\n", 3, "two hex digits"},
+      {"thread_health 0 t 1 1 1 1\n", 3, "not a thread id"},
+      {"thread_health -3 t 1 1 1 1\n", 3, "not a thread id"},
+      {"module elf 0 - /x\n", 3, "module kind"},
+      {"module so 0x10 - /x\n", 3, "hex number"},
+      {"module so 10 ABCD /x\n", 3, "lower-case hex"},
+      {"module so 10 abc /x\n", 3, "lower-case hex"},
+      {"module so 10 - -\n", 3, "without a path"},
+      {"segment 1 2 0 x\n", 3, "before any 'module'"},
+      {"module so 0 - /x\nsegment 20 10 0 x\n", 4, "ends before it begins"},
+      {"module so 0 - /x\nsegment 10 20 0 rx\n", 4, "segment flag"},
+      {"lua q 1 0 0 f - -\n", 3, "lua frame kind"},
+      {"lua n 4294967296 0 0 f - -\n", 3, "below 2^32"},
+      {"thread 5 a\nthread 5 b\n", 4, "given twice"},
+      {"thread 281474976710656 a\n", 3, "not a thread id"},
+      {"stack\n", 3, "without its weights"},
+      {"stack 1,2 10\n", 3, "1 weights are expected"},
+      {"stack - 10\n", 3, "1 weights are expected"},
+      {"stack 1,x 10\n", 3, "not a decimal integer"},
+      {"stack 1 zz\n", 3, "expected a hex address"},
+      {"stack 1 1\n", 3, "marker written as an address"},
+      {"stack 1 fffe0000000004d2\n", 3, "marker written as an address"},
+      {"stack 1 L0\n", 3, "has 0 Lua frames"},
+      {"lua n 1 0 0 f - -\nstack 1 L1\n", 4, "has 1 Lua frames"},
+      {"stack 1 L99999999999999999999999\n", 3, "not a decimal number"},
+      {"stack 1 t0\n", 3, "not a thread id"},
+      {"stack 1 t281474976710656\n", 3, "not a thread id"},
+      {"stack 1 t-1\n", 3, "not a decimal number"},
+      {"stack 1 10\nmodule so 0 - /x\n", 4, "after a later section"},
+      {"thread 5 a\nlua n 1 0 0 f - -\n", 4, "after a later section"},
+      {"end\nstack 1 10\n", 4, "after the 'end' line"},
+      {"end\n\n", 4, "after the 'end' line"},
+  };
+  for (const Malformed& c : cases) {
+    RawProfile read;
+    // Meta records come before events: their cases follow a meta record instead.
+    const Status s = Read((c.text.starts_with("meta") ? meta_head : head) + c.text, &read);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.text;
+    const std::string expected = "t.inprofraw:" + std::to_string(c.line) + ": ";
+    EXPECT_TRUE(s.message().starts_with(expected)) << c.text << " -> " << s.message();
+    EXPECT_NE(s.message().find(c.what), std::string::npos) << c.text << " -> " << s.message();
+  }
+}
+
+TEST(RawProfile, WeightsMustMatchTheEventsCount) {
+  RawProfile read;
+  EXPECT_TRUE(Read("inprof-raw 1\nstack - 10\nend\n", &read).ok());
+  ASSERT_EQ(read.stacks.size(), 1u);
+  EXPECT_TRUE(read.stacks[0].weights.empty());
+  const Status s = Read("inprof-raw 1\nstack 5 10\nend\n", &read);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("the profile has 0 events, so '-' are expected"), std::string::npos)
+      << s.message();
+}
+
+TEST(RawProfile, FirstLineMustBeTheHeader) {
+  RawProfile read;
+  for (const char* text : {"inprof-raw 2\nend\n", "inprof-raw 10\n"}) {
+    const Status s = Read(text, &read);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("this reader knows 1 only"), std::string::npos) << s.message();
+  }
+  for (const char* text : {"a;b 1\n", "inprof-raw\n", "inprof-raw 1 \n", "hello", "\n"}) {
+    const Status s = Read(text, &read);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_TRUE(s.message().starts_with("t.inprofraw:1: not a raw profile")) << s.message();
+  }
+  // The start of the header, cut: a process killed as it began to write.
+  for (const char* text : {"i", "inprof-ra", "inprof-raw 1"}) {
+    ASSERT_TRUE(Read(text, &read).ok()) << text;
+    EXPECT_FALSE(read.complete);
+  }
+}
+
+// Counts in the text are never trusted for allocation: a claimed Lua index or tid far past
+// anything real is refused without allocating, and a weights list far longer than the
+// events is refused at its first extra weight.
+TEST(RawProfile, HostileNumbersAreRefusedCheaply) {
+  std::string many = "inprof-raw 1\nevent e u 1 0 0\nstack 1";
+  for (int i = 0; i < 200000; ++i) many += ",1";
+  many += " 10\n";
+  RawProfile read;
+  const auto begin = std::chrono::steady_clock::now();
+  const Status s = Read(many, &read);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("1 weights are expected"), std::string::npos);
+  EXPECT_FALSE(Read("inprof-raw 1\nstack - L281474976710655\n", &read).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(2));
+}
+
+TEST(RawProfile, FormatIsChosenByNameAndNotWrittenFromASymbolizedProfile) {
+  EXPECT_EQ(FormatFromPath("/tmp/profile.inprofraw"), Format::kRaw);
+  EXPECT_EQ(FormatFromPath("p.1234.inprofraw"), Format::kRaw);
+  EXPECT_EQ(FormatFromPath(".inprofraw"), std::nullopt);
+  EXPECT_EQ(FormatFromPath("profile.inprofraw.gz"), std::nullopt);
+  char dir_template[] = "/tmp/inprof-raw-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string path = std::string(dir_template) + "/p.inprofraw";
+  Profile profile;
+  profile.events = {EventInfo{"cpu", "nanoseconds", 1, 0, 0}};
+  const Status s = WriteProfileFile(profile, Format::kRaw, path);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("unsymbolized"), std::string::npos) << s.message();
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "nothing may be written";
+  rmdir(dir_template);
+}
+
+// Inputs the fuzz target found or was seeded with, through its own checks.
+TEST(RawProfile, FuzzCorpusPassesTheFuzzerChecks) {
+  const std::string dir = SourceDir() + "/fuzz/corpus/raw_profile";
+  size_t files = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream in(dir + "/" + e->d_name, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      EXPECT_EQ(fuzz::CheckRawProfile(text.str()), "") << e->d_name;
+      ++files;
+    }
+    closedir(d);
+  }
+  EXPECT_GT(files, 0u) << "no seeds in " << dir;
+  EXPECT_EQ(fuzz::CheckRawProfile(Write(OddProfile())), "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// SymbolizeRawProfile with the live symbolizer, on functions of this test program.
+
+uint64_t Address(int (*function)(int)) { return reinterpret_cast<uint64_t>(function); }
+
+TEST(SymbolizeRawProfile, BuildsFramesSamplesAndTotalsFromStacks) {
+  const uint64_t leaf = Address(InprofRawTestLeaf);
+  const uint64_t caller = Address(InprofRawTestCaller);
+  RawProfile raw;
+  raw.meta = {"/bin/test", 77, 1000, 2000};
+  raw.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 999}, EventInfo{"wall", "ns", 20, 50, 1}};
+  raw.health.samples = 5;
+  raw.health.unknown_frames = 12345;  // recomputed
+  raw.health.threads = {ThreadHealth{11, "old", 1, 1, 1, 1}, ThreadHealth{12, "kept", 1, 1, 1, 1}};
+  raw.health.warnings = {"w"};
+  raw.threads = {RawThread{11, "worker"}, RawThread{12, ""}, RawThread{13, "other"}};
+  Frame lua;
+  lua.function = "tick";
+  lua.file = "/g/main.lua";
+  lua.line = 7;
+  lua.module = "[lua]";
+  raw.lua_frames = {lua};
+  const uint64_t unknown = 0x10;  // in no module
+  raw.stacks = {
+      {{leaf, caller, kRawThreadTag | 11}, {3, 1}},
+      {{caller, kRawTruncated, kRawThreadTag | 12}, {4, 0}},
+      {{kRawLuaTag | 0, kRawOverflow, leaf}, {5, 2}},
+      {{kRawLuaTag | 9, unknown, unknown}, {1, 1}},
+  };
+
+  Symbolizer symbolizer;
+  symbolizer.RefreshModules();
+  const Profile p = SymbolizeRawProfile(raw, symbolizer);
+
+  EXPECT_EQ(p.meta.program, "/bin/test");
+  EXPECT_EQ(p.meta.pid, 77);
+  EXPECT_EQ(p.meta.start_time_ns, 1000);
+  EXPECT_EQ(p.meta.duration_ns, 2000);
+  ASSERT_EQ(p.events.size(), 2u);
+  EXPECT_EQ(p.events[0].total_weight, 13);  // the samples' sum, not the raw 999
+  EXPECT_EQ(p.events[1].total_weight, 4);
+  EXPECT_EQ(p.events[1].period, 20u);
+  EXPECT_EQ(p.health.samples, 5u);
+  EXPECT_EQ(p.health.warnings, raw.health.warnings);
+  ASSERT_EQ(p.health.threads.size(), 2u);
+  EXPECT_EQ(p.health.threads[0].name, "worker");
+  EXPECT_EQ(p.health.threads[1].name, "kept");
+  EXPECT_EQ(p.health.unknown_frames, 1u);  // one frame created for the unknown address
+
+  // Frames: per distinct address its chain, in the order stacks meet them (root first).
+  auto name = [&](const Sample& s, size_t i) { return p.frames.at(s.frames.at(i)).function; };
+  ASSERT_EQ(p.samples.size(), 4u);
+  const Sample& s0 = p.samples[0];
+  EXPECT_EQ(s0.tid, 11);
+  EXPECT_EQ(s0.weights, (std::vector<int64_t>{3, 1}));
+  ASSERT_GE(s0.frames.size(), 2u);
+  EXPECT_NE(name(s0, 0).find("InprofRawTestCaller"), std::string::npos) << name(s0, 0);
+  EXPECT_NE(name(s0, s0.frames.size() - 1).find("InprofRawTestLeaf"), std::string::npos);
+  const Frame& leaf_frame = p.frames[s0.frames.back()];
+  EXPECT_EQ(leaf_frame.address, leaf);
+  EXPECT_EQ(leaf_frame.kind, FrameKind::kNative);
+  EXPECT_TRUE(leaf_frame.file.ends_with("raw_profile_test.cpp")) << leaf_frame.file;
+  EXPECT_GT(leaf_frame.line, 0u);
+  EXPECT_FALSE(leaf_frame.module.empty());
+
+  const Sample& s1 = p.samples[1];
+  EXPECT_EQ(s1.tid, 12);
+  ASSERT_EQ(s1.frames.size(), 2u);
+  EXPECT_EQ(name(s1, 0), "[truncated]");
+  EXPECT_EQ(p.frames[s1.frames[0]].kind, FrameKind::kSynthetic);
+  EXPECT_EQ(s1.frames[1], s0.frames[0]) << "one frame per distinct address";
+
+  const Sample& s2 = p.samples[2];
+  EXPECT_EQ(s2.tid, 0);
+  ASSERT_EQ(s2.frames.size(), 3u);
+  EXPECT_EQ(s2.frames[0], s0.frames.back());
+  EXPECT_EQ(name(s2, 1), "[overflow]");
+  EXPECT_EQ(p.frames[s2.frames[2]], lua);
+
+  const Sample& s3 = p.samples[3];
+  ASSERT_EQ(s3.frames.size(), 3u);
+  EXPECT_EQ(s3.frames[0], s3.frames[1]);
+  EXPECT_EQ(name(s3, 0), "[unknown]");
+  EXPECT_EQ(name(s3, 2), "[lua]");  // an index past lua_frames
+  EXPECT_EQ(p.frames[s3.frames[2]].kind, FrameKind::kSynthetic);
+
+  // Each address's frames are exactly the symbolizer's chain, outermost first.
+  Symbolizer reference;
+  reference.RefreshModules();
+  const std::vector<SymbolizedFrame> chain = reference.Symbolize(leaf);
+  std::vector<uint32_t> leaf_frames(s0.frames.end() - static_cast<long>(chain.size()),
+                                    s0.frames.end());
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const Frame& f = p.frames[leaf_frames[chain.size() - 1 - i]];
+    EXPECT_EQ(f.function, chain[i].function);
+    EXPECT_EQ(f.file, chain[i].file);
+    EXPECT_EQ(f.line, chain[i].line);
+    EXPECT_EQ(f.kind, chain[i].inlined ? FrameKind::kInlined : FrameKind::kNative);
+  }
+
+  // Modules: the symbolizer's, only those the frames are in.
+  ASSERT_FALSE(p.modules.empty());
+  for (const Module& m : p.modules) {
+    bool used = false;
+    for (const Frame& f : p.frames) used |= f.module == m.path;
+    EXPECT_TRUE(used) << m.path;
+  }
+  bool has_leaf_module = false;
+  for (const Module& m : p.modules) {
+    has_leaf_module |= m.path == leaf_frame.module && leaf >= m.start && leaf < m.limit;
+  }
+  EXPECT_TRUE(has_leaf_module);
+}
+
+TEST(SymbolizeRawProfile, ReadBackRawProfileSymbolizesLikeTheOriginal) {
+  RawProfile raw;
+  raw.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 0}};
+  raw.stacks = {
+      {{Address(InprofRawTestLeaf), Address(InprofRawTestCaller), kRawThreadTag | 5}, {7}}};
+  RawProfile read;
+  ASSERT_TRUE(Read(Write(raw), &read).ok());
+  Symbolizer symbolizer;
+  symbolizer.RefreshModules();
+  const Profile a = SymbolizeRawProfile(raw, symbolizer);
+  const Profile b = SymbolizeRawProfile(read, symbolizer);
+  EXPECT_EQ(a.frames, b.frames);
+  ASSERT_EQ(a.samples.size(), b.samples.size());
+  EXPECT_EQ(a.samples[0].frames, b.samples[0].frames);
+  EXPECT_EQ(a.samples[0].tid, 5);
+}
+
+// What `inprof symbolize-profile` does: the raw profile's own module map, written and read
+// back, drives an offline symbolizer, which gives what the live one gave.
+TEST(SymbolizeRawProfile, OfflineFromTheRecordedModulesMatchesLive) {
+  Symbolizer live;
+  live.RefreshModules();
+  RawProfile raw;
+  raw.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 0}};
+  raw.modules = live.RecordedModules();
+  raw.stacks = {
+      {{Address(InprofRawTestLeaf), Address(InprofRawTestCaller), kRawThreadTag | 5}, {7}},
+      {{Address(InprofRawTestCaller) + 4, kRawTruncated}, {1}}};
+  const Profile expected = SymbolizeRawProfile(raw, live);
+
+  RawProfile read;
+  ASSERT_TRUE(Read(Write(raw), &read).ok());
+  Symbolizer offline;
+  offline.UseRecordedModules(read.modules);
+  const Profile p = SymbolizeRawProfile(read, offline);
+  EXPECT_EQ(p.frames, expected.frames);
+  ASSERT_EQ(p.samples.size(), expected.samples.size());
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    EXPECT_EQ(p.samples[i].frames, expected.samples[i].frames);
+    EXPECT_EQ(p.samples[i].tid, expected.samples[i].tid);
+  }
+  ASSERT_EQ(p.modules.size(), expected.modules.size());
+  for (size_t i = 0; i < p.modules.size(); ++i) {
+    EXPECT_EQ(p.modules[i].path, expected.modules[i].path);
+    EXPECT_EQ(p.modules[i].build_id, expected.modules[i].build_id);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MergeProfiles on hand-made profiles.
+
+Frame Native(std::string function, std::string file = "/src/a.cpp", uint32_t line = 1) {
+  Frame f;
+  f.function = std::move(function);
+  f.file = std::move(file);
+  f.line = line;
+  return f;
+}
+
+TEST(RawProfileMerge, RootsFramesEventsHealthModulesAndTime) {
+  Profile a;
+  a.meta = {"/bin/a", 10, 1000, 500};
+  a.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 7}};
+  a.frames = {Native("main"), Native("work")};
+  a.samples = {Sample{{0, 1}, {5}, 10}, Sample{{0}, {2}, 11}};
+  a.health.engine = "timer";
+  a.health.unwinder = "fp";
+  a.health.requested_hz = 100;
+  a.health.achieved_hz = 90;
+  a.health.samples = 7;
+  a.health.dropped = 1;
+  a.health.truncated = 2;
+  a.health.unknown_frames = 3;
+  a.health.threads = {ThreadHealth{11, "a2", 1, 100, 90, 90},
+                      ThreadHealth{10, "a1", 1, 100, 90, 90}};
+  a.health.warnings = {"slow"};
+  a.modules = {Module{"/bin/a", 0x1000, 0x2000, 0, "aa"},
+               Module{"/lib/libc.so.6", 0x7000, 0x8000, 0, "cc"},
+               Module{"/lib/libc.so.6", 0x9000, 0xa000, 0x2000, "cc"}};
+
+  Profile b;
+  b.meta = {"/bin/b", 20, 1200, 900};
+  b.events = {EventInfo{"wall", "nanoseconds", 20, 50, 4},
+              EventInfo{"cpu", "nanoseconds", 10, 100, 3}};
+  b.frames = {Native("other"), Native("main")};  // "main" equals a's frame 0
+  b.samples = {Sample{{1, 0}, {4, 3}, 20}};
+  b.health.engine = "perf";
+  b.health.unwinder = "fp";
+  b.health.achieved_hz = 60;
+  b.health.samples = 3;
+  b.health.dropped = 4;
+  b.health.threads = {ThreadHealth{5, "b", 2, 200, 120, 120}};
+  b.health.warnings = {"late"};
+  b.modules = {Module{"/lib/libc.so.6", 0x5000, 0x6000, 0, "cc"},
+               Module{"/lib/libc.so.6", 0x5000, 0x6000, 0, "dd"}};
+
+  const Profile m = MergeProfiles({a, b}, {"a [10]", "b [20]"});
+
+  EXPECT_EQ(m.meta.program, "/bin/a");
+  EXPECT_EQ(m.meta.pid, 10);
+  EXPECT_EQ(m.meta.start_time_ns, 1000);
+  EXPECT_EQ(m.meta.duration_ns, 1100);  // to b's end at 2100
+
+  ASSERT_EQ(m.events.size(), 2u);
+  EXPECT_EQ(m.events[0].name, "cpu");
+  EXPECT_EQ(m.events[1].name, "wall");
+  EXPECT_EQ(m.events[1].period, 20u);
+  EXPECT_EQ(m.events[0].total_weight, 10);
+  EXPECT_EQ(m.events[1].total_weight, 4);
+
+  // Frames: main, work, the root "a [10]", other, the root "b [20]" -- main once.
+  ASSERT_EQ(m.frames.size(), 5u);
+  auto index = [&](const Frame& f) {
+    for (size_t i = 0; i < m.frames.size(); ++i) {
+      if (m.frames[i] == f) return static_cast<uint32_t>(i);
+    }
+    ADD_FAILURE() << "no frame " << f.function;
+    return uint32_t{0};
+  };
+  Frame root_a;
+  root_a.function = "a [10]";
+  root_a.kind = FrameKind::kSynthetic;
+  Frame root_b = root_a;
+  root_b.function = "b [20]";
+  const uint32_t main_i = index(Native("main")), work_i = index(Native("work"));
+  const uint32_t other_i = index(Native("other"));
+  ASSERT_EQ(m.samples.size(), 3u);
+  EXPECT_EQ(m.samples[0].frames, (std::vector<uint32_t>{index(root_a), main_i, work_i}));
+  EXPECT_EQ(m.samples[0].weights, (std::vector<int64_t>{5, 0}));
+  EXPECT_EQ(m.samples[0].tid, 10);
+  EXPECT_EQ(m.samples[1].frames, (std::vector<uint32_t>{index(root_a), main_i}));
+  EXPECT_EQ(m.samples[2].frames, (std::vector<uint32_t>{index(root_b), main_i, other_i}));
+  EXPECT_EQ(m.samples[2].weights, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(m.samples[2].tid, 20);
+
+  EXPECT_EQ(m.health.samples, 10u);
+  EXPECT_EQ(m.health.dropped, 5u);
+  EXPECT_EQ(m.health.truncated, 2u);
+  EXPECT_EQ(m.health.unknown_frames, 3u);
+  EXPECT_EQ(m.health.engine, "timer, perf");
+  EXPECT_EQ(m.health.unwinder, "fp");
+  EXPECT_EQ(m.health.requested_hz, 100);
+  EXPECT_DOUBLE_EQ(m.health.achieved_hz, (90.0 * 2 + 60.0 * 2) / 4);
+  ASSERT_EQ(m.health.threads.size(), 3u);
+  EXPECT_EQ(m.health.threads[0].tid, 5);
+  EXPECT_EQ(m.health.threads[1].tid, 10);
+  EXPECT_EQ(m.health.threads[2].tid, 11);
+  EXPECT_EQ(m.health.warnings, (std::vector<std::string>{"a [10]: slow", "b [20]: late"}));
+
+  // Modules by (path, build-id): a's libc (both segments), not b's; b's other build-id.
+  ASSERT_EQ(m.modules.size(), 4u);
+  EXPECT_EQ(m.modules[1].start, 0x7000u);
+  EXPECT_EQ(m.modules[2].start, 0x9000u);
+  EXPECT_EQ(m.modules[3].build_id, "dd");
+}
+
+TEST(RawProfileMerge, NamelessProfilesGetNoRootAndNothingMergesToEmpty) {
+  EXPECT_TRUE(MergeProfiles({}, {}).samples.empty());
+  Profile a;
+  a.events = {EventInfo{"cpu", "nanoseconds", 1, 0, 1}};
+  a.frames = {Native("f")};
+  a.samples = {Sample{{0}, {1}, 0}};
+  const Profile m = MergeProfiles({a, a}, {""});
+  ASSERT_EQ(m.frames.size(), 1u);
+  ASSERT_EQ(m.samples.size(), 2u);
+  EXPECT_EQ(m.samples[1].frames, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(m.events[0].total_weight, 2);
+}
+
+}  // namespace
+}  // namespace inprof::test
