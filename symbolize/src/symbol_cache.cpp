@@ -64,15 +64,19 @@ T ReadAs(const unsigned char* p) {
   return value;
 }
 
+}  // namespace
+
 // FNV-1a over 8-byte words (then the tail bytes): a torn or bit-flipped file is what it
 // guards against, not an adversary, and a word at a time keeps a 1 MB file under 0.2 ms.
-uint64_t Checksum(const unsigned char* data, uint64_t size) {
+uint64_t SymbolCacheChecksum(const unsigned char* data, uint64_t size) {
   uint64_t h = 0xcbf29ce484222325ull;
   uint64_t i = 0;
   for (; i + 8 <= size; i += 8) h = (h ^ ReadAs<uint64_t>(data + i)) * 0x100000001b3ull;
   for (; i < size; ++i) h = (h ^ data[i]) * 0x100000001b3ull;
   return h;
 }
+
+namespace {
 
 bool ReadAll(int fd, unsigned char* out, uint64_t size) {
   uint64_t done = 0;
@@ -194,7 +198,8 @@ std::unique_ptr<SymbolCacheFile::Image> SymbolCacheFile::Read() const {
       header.frame_count >= kNone) {
     return nullptr;
   }
-  if (Checksum(bytes + sizeof(Header), image->size - sizeof(Header)) != header.checksum) {
+  if (SymbolCacheChecksum(bytes + sizeof(Header), image->size - sizeof(Header)) !=
+      header.checksum) {
     return nullptr;
   }
   image->entry_count = header.entry_count;
@@ -365,7 +370,8 @@ SymbolCacheFile::SaveResult SymbolCacheFile::Save() {
   std::string body = std::move(entries);
   body += frames;
   body += strings.data();
-  header.checksum = Checksum(reinterpret_cast<const unsigned char*>(body.data()), body.size());
+  header.checksum =
+      SymbolCacheChecksum(reinterpret_cast<const unsigned char*>(body.data()), body.size());
 
   const std::string path = Path();
   const std::string dir = path.substr(0, path.rfind('/'));

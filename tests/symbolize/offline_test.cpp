@@ -42,27 +42,6 @@ const RawModule* FindModule(const std::vector<RawModule>& modules, const std::st
   return nullptr;
 }
 
-// A copy of a fixture library under another name, dlopen'ed; the copy can be moved or
-// replaced afterwards, as a file is after a recording.
-struct LoadedCopy {
-  LoadedCopy(const TempDir& dir, const char* fixture, const char* symbol) {
-    path = dir.path() + "/lib/libinprof_copy.so";
-    if (!CopyFile(fixture, path)) return;
-    path = RealPath(path);
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return;
-    auto capture = reinterpret_cast<CaptureFn>(dlsym(handle, symbol));
-    if (capture != nullptr) address = capture(&line) - 1;
-  }
-  ~LoadedCopy() {
-    if (handle != nullptr) dlclose(handle);
-  }
-  std::string path;
-  void* handle = nullptr;
-  uint64_t address = 0;
-  int line = 0;
-};
-
 TEST(Symbolizer, RecordedModulesDescribeThisProcess) {
   const known::Capture capture = known::DirectCall();
   Symbolizer symbolizer;

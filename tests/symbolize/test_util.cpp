@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <sys/wait.h>
 
@@ -149,6 +150,20 @@ bool CopyFile(const std::string& from, const std::string& to) {
   std::filesystem::create_directories(std::filesystem::path(to).parent_path(), error);
   return std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing,
                                     error);
+}
+
+LoadedCopy::LoadedCopy(const TempDir& dir, const char* fixture, const char* symbol) {
+  path = dir.path() + "/lib/libinprof_copy.so";
+  if (!CopyFile(fixture, path)) return;
+  path = RealPath(path);
+  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return;
+  auto capture = reinterpret_cast<uintptr_t (*)(int*)>(dlsym(handle, symbol));
+  if (capture != nullptr) address = capture(&line) - 1;
+}
+
+LoadedCopy::~LoadedCopy() {
+  if (handle != nullptr) dlclose(handle);
 }
 
 }  // namespace inprof_test

@@ -53,6 +53,21 @@ std::vector<uint64_t> SpreadAddresses(const std::string& name_part, size_t count
 // Copies a file (creating the directories of `to`); false on failure.
 bool CopyFile(const std::string& from, const std::string& to);
 
+// A copy of a fixture library under another name (DIR/lib/libinprof_copy.so), dlopen'ed,
+// and one address in it (a return address minus one, from `symbol`, a capture function of
+// the fixture: uintptr_t (int* line)). The copy can be moved or replaced afterwards, as a
+// file is after a recording. dlclose'd on destruction.
+struct LoadedCopy {
+  LoadedCopy(const TempDir& dir, const char* fixture, const char* symbol);
+  ~LoadedCopy();
+  LoadedCopy(const LoadedCopy&) = delete;
+  LoadedCopy& operator=(const LoadedCopy&) = delete;
+  std::string path;  // canonical
+  void* handle = nullptr;
+  uint64_t address = 0;  // 0 when anything failed
+  int line = 0;
+};
+
 }  // namespace inprof_test
 
 #endif  // INPROF_TESTS_SYMBOLIZE_TEST_UTIL_H_

@@ -58,6 +58,7 @@ class SymbolCacheFile {
   // Reads the file once; absent, unreadable or invalid reads as empty. Not
   // async-signal-safe.
   void Load();
+  bool loaded() const { return loaded_ != nullptr; }
 
   // True when the answers on file were made with DWARF (file:line); false when there are
   // none or they were made from symbols only.
@@ -116,6 +117,9 @@ class SymbolCacheFile {
   std::map<uint64_t, std::vector<Owned>> pending_;
   bool pending_with_dwarf_ = true;
 };
+
+// The checksum in a cache file's header, of everything after the header. Exposed for tests.
+uint64_t SymbolCacheChecksum(const unsigned char* data, uint64_t size);
 
 // The hex form of a build-id.
 std::string BuildIdHex(const std::vector<uint8_t>& build_id);

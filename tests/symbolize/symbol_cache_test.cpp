@@ -1,0 +1,415 @@
+// The per-user symbol cache: answers from it are byte-identical to answers from debug info;
+// a corrupt, truncated or foreign file is never trusted and gets replaced; a directory that
+// cannot be written costs nothing but the cache; concurrent writers never leave a torn file.
+#include <gtest/gtest.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fixtures/known_frames.h"
+#include "frames_text.h"
+#include "inprof/exporters.h"
+#include "inprof/symbolize.h"
+#include "internal/symbol_cache.h"
+#include "test_util.h"
+
+namespace inprof_test {
+namespace {
+
+using inprof::RawModule;
+using inprof::Symbolizer;
+using inprof::SymbolizerOptions;
+using inprof::SymbolizerStats;
+
+SymbolizerOptions WithCache(const std::string& dir) {
+  SymbolizerOptions options;
+  options.cache_dir = dir;
+  return options;
+}
+
+std::vector<std::string> Answers(Symbolizer& symbolizer, const std::vector<uint64_t>& addresses) {
+  std::vector<std::string> out;
+  for (uint64_t a : addresses) out.push_back(FramesText(symbolizer.Symbolize(a)));
+  return out;
+}
+
+std::string LibcBuildId() {
+  Symbolizer symbolizer;
+  for (const RawModule& m : symbolizer.RecordedModules()) {
+    if (m.path.find("/libc.so.6") != std::string::npos) return m.build_id;
+  }
+  return {};
+}
+
+std::string CacheFile(const std::string& dir, const std::string& build_id) {
+  return dir + "/" + build_id.substr(0, 2) + "/" + build_id.substr(2);
+}
+
+std::vector<uint8_t> Bytes(const std::string& hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+}
+
+bool ValidCacheFile(const std::string& dir, const std::string& build_id) {
+  inprof::internal::SymbolCacheFile file(dir, Bytes(build_id));
+  file.Load();
+  return file.loaded();
+}
+
+TEST(SymbolCache, WarmAnswersAreIdenticalToColdOnes) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/cache/inprof/symbols";  // created as needed
+  std::vector<uint64_t> addresses = {known::DirectCall().pc - 1, known::InlineCall().inner.pc - 1,
+                                     known::InlineCallTwoLevels().inner.pc - 1};
+  for (uint64_t a : SpreadAddresses("libc.so.6", 300)) addresses.push_back(a);
+  for (const auto& [begin, end] : MainProgram().exec_ranges) {
+    for (uint64_t a = begin; a < end; a += std::max<uint64_t>((end - begin) / 50, 1)) {
+      addresses.push_back(a);
+    }
+  }
+  if (const uint64_t vdso = getauxval(AT_SYSINFO_EHDR); vdso != 0) {
+    for (const auto& [begin, end] : ObjectContaining(vdso).exec_ranges) {
+      for (uint64_t a = begin; a < end; a += 64) addresses.push_back(a);
+    }
+  }
+  Symbolizer uncached;
+  const std::vector<std::string> expected = Answers(uncached, addresses);
+
+  SymbolizerStats cold_stats;
+  {
+    Symbolizer cold(WithCache(dir));
+    EXPECT_EQ(Answers(cold, addresses), expected);
+    cold_stats = cold.Stats();
+    EXPECT_EQ(cold_stats.cache_hits, 0u);
+    EXPECT_EQ(cold_stats.cache_misses, cold_stats.addresses);
+    EXPECT_GE(cold_stats.files, 2u);
+  }  // saves
+
+  const std::string libc = CacheFile(dir, LibcBuildId());
+  struct stat st {};
+  ASSERT_EQ(stat(libc.c_str(), &st), 0) << libc;
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat(libc.substr(0, libc.rfind('/')).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+
+  Symbolizer warm(WithCache(dir));
+  EXPECT_EQ(Answers(warm, addresses), expected);
+  const SymbolizerStats stats = warm.Stats();
+  EXPECT_EQ(stats.addresses, cold_stats.addresses);
+  EXPECT_EQ(stats.cache_hits, stats.addresses);
+  EXPECT_EQ(stats.cache_misses, 0u);
+  EXPECT_EQ(stats.files, 0u) << "answered without opening any file with libdwfl";
+  // Path remapping is applied after the cache, so it applies to cached answers too.
+  SymbolizerOptions mapped = WithCache(dir);
+  mapped.path_map = {{"/", "/mapped/"}};
+  Symbolizer remapped(mapped);
+  const auto& frames = remapped.Symbolize(addresses[0]);
+  EXPECT_EQ(frames.front().file.rfind("/mapped/", 0), 0u) << frames.front().file;
+  EXPECT_EQ(remapped.Stats().cache_hits, 1u);
+}
+
+enum class Damage {
+  kEmpty,
+  kHeaderOnly,
+  kTruncated,
+  kFlippedByte,
+  kBadMagic,
+  kOtherBuildId,
+  kGarbage,
+  kBadOffsetGoodChecksum
+};
+
+class SymbolCacheDamage : public testing::TestWithParam<Damage> {};
+
+TEST_P(SymbolCacheDamage, FileIsIgnoredAndReplaced) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/symbols";
+  const std::vector<uint64_t> addresses = SpreadAddresses("libc.so.6", 40);
+  Symbolizer uncached;
+  const std::vector<std::string> expected = Answers(uncached, addresses);
+  {
+    Symbolizer first(WithCache(dir));
+    Answers(first, addresses);
+  }
+  const std::string build_id = LibcBuildId();
+  const std::string path = CacheFile(dir, build_id);
+  ASSERT_TRUE(ValidCacheFile(dir, build_id));
+  std::string data = ReadFile(path);
+  ASSERT_GT(data.size(), 256u);
+  switch (GetParam()) {
+    case Damage::kEmpty:
+      data.clear();
+      break;
+    case Damage::kHeaderOnly:
+      data.resize(128);
+      break;
+    case Damage::kTruncated:
+      data.resize(data.size() - 1);
+      break;
+    case Damage::kFlippedByte:
+      data[data.size() / 2] ^= 0x20;
+      break;
+    case Damage::kBadMagic:
+      data[0] ^= 1;
+      break;
+    case Damage::kOtherBuildId:
+      data[60] ^= 1;
+      break;  // inside the header's build-id
+    case Damage::kGarbage:
+      for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 131 + 7);
+      break;
+    case Damage::kBadOffsetGoodChecksum: {
+      // A frame's function string far outside the string table, with the checksum made to
+      // match: only the bounds checks stand between this and a wild read.
+      uint64_t entries = 0;
+      std::memcpy(&entries, data.data() + 16, 8);
+      const size_t frame = 128 + entries * 16;
+      const uint32_t wild = 0x7ffffff0;
+      std::memcpy(data.data() + frame, &wild, 4);
+      const uint64_t sum = inprof::internal::SymbolCacheChecksum(
+          reinterpret_cast<const unsigned char*>(data.data()) + 128, data.size() - 128);
+      std::memcpy(data.data() + 40, &sum, 8);
+      break;
+    }
+  }
+  WriteFile(path, data);
+  EXPECT_FALSE(ValidCacheFile(dir, build_id));
+
+  {
+    Symbolizer damaged(WithCache(dir));
+    EXPECT_EQ(Answers(damaged, addresses), expected);
+    EXPECT_EQ(damaged.Stats().cache_hits, 0u);
+    EXPECT_EQ(damaged.Stats().files, 1u);
+  }
+  EXPECT_TRUE(ValidCacheFile(dir, build_id)) << "replaced by the next save";
+  Symbolizer again(WithCache(dir));
+  EXPECT_EQ(Answers(again, addresses), expected);
+  EXPECT_EQ(again.Stats().cache_hits, again.Stats().addresses);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SymbolCacheDamage,
+                         testing::Values(Damage::kEmpty, Damage::kHeaderOnly, Damage::kTruncated,
+                                         Damage::kFlippedByte, Damage::kBadMagic,
+                                         Damage::kOtherBuildId, Damage::kGarbage,
+                                         Damage::kBadOffsetGoodChecksum));
+
+TEST(SymbolCache, UnwritableDirectoryWorksWithoutCacheQuietly) {
+  TempDir tmp;
+  const std::string file = tmp.path() + "/not-a-directory";
+  WriteFile(file, "x");
+  const std::vector<uint64_t> addresses = SpreadAddresses("libc.so.6", 20);
+  Symbolizer uncached;
+  const std::vector<std::string> expected = Answers(uncached, addresses);
+  testing::internal::CaptureStderr();
+  {
+    Symbolizer symbolizer(WithCache(file + "/symbols"));
+    EXPECT_EQ(Answers(symbolizer, addresses), expected);
+    symbolizer.SaveCache();
+    symbolizer.SaveCache();
+    EXPECT_TRUE(symbolizer.Warnings().empty());
+    EXPECT_EQ(symbolizer.Stats().cache_misses, symbolizer.Stats().addresses);
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(ReadFile(file), "x");
+}
+
+TEST(SymbolCache, ReadOnlyDirectoryStillAnswers) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes to read-only directories";
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/symbols";
+  const std::vector<uint64_t> addresses = SpreadAddresses("libc.so.6", 20);
+  std::vector<std::string> expected;
+  {
+    Symbolizer first(WithCache(dir));
+    expected = Answers(first, addresses);
+  }
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.is_directory()) chmod(entry.path().c_str(), 0500);
+  }
+  chmod(dir.c_str(), 0500);
+  const std::vector<uint64_t> more = SpreadAddresses("libc.so.6", 45);
+  Symbolizer reader(WithCache(dir));
+  EXPECT_EQ(Answers(reader, addresses), expected);
+  EXPECT_EQ(reader.Stats().cache_hits, reader.Stats().addresses);
+  Answers(reader, more);  // new answers that cannot be saved
+  reader.SaveCache();
+  EXPECT_TRUE(reader.Warnings().empty());
+}
+
+TEST(SymbolCache, ConcurrentWritersNeverLeaveATornFile) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/symbols";
+  const std::string build_id = LibcBuildId();
+  const std::string path = CacheFile(dir, build_id);
+  const std::vector<uint64_t> all = SpreadAddresses("libc.so.6", 600);
+  ASSERT_GE(all.size(), 600u);
+  constexpr int kWriters = 6;
+  constexpr int kRounds = 3;
+  std::vector<pid_t> children;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      for (int round = 0; round < kRounds; ++round) {
+        Symbolizer symbolizer(WithCache(dir));
+        for (size_t i = static_cast<size_t>(w * kRounds + round); i < all.size();
+             i += kWriters * kRounds) {
+          symbolizer.Symbolize(all[i]);
+        }
+      }
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  // Meanwhile: once the file exists, every read of it must be a whole, valid file.
+  int reads = 0;
+  int invalid = 0;
+  for (;;) {
+    int running = 0;
+    for (pid_t pid : children) running += waitpid(pid, nullptr, WNOHANG) == 0 ? 1 : 0;
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) {
+      ++reads;
+      if (!ValidCacheFile(dir, build_id)) ++invalid;
+    }
+    if (running == 0) break;
+  }
+  for (pid_t pid : children) waitpid(pid, nullptr, 0);
+  EXPECT_GT(reads, 0);
+  EXPECT_EQ(invalid, 0) << "of " << reads << " reads";
+  ASSERT_TRUE(ValidCacheFile(dir, build_id));
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    EXPECT_TRUE(entry.is_directory() || entry.path() == path) << "left behind: " << entry.path();
+  }
+  // Whatever the last writer kept answers as debug info does.
+  Symbolizer uncached;
+  Symbolizer cached(WithCache(dir));
+  EXPECT_EQ(Answers(cached, all), Answers(uncached, all));
+  EXPECT_GE(cached.Stats().cache_hits, all.size() / (kWriters * kRounds));
+}
+
+#if defined(INPROF_SPLIT_DEBUG_NOBUILDID_FIXTURE_PATH) && defined(INPROF_SPLIT_DEBUG_FIXTURE_PATH)
+TEST(SymbolCache, FilesWithoutBuildIdAreNotCached) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/symbols";
+  LoadedCopy copy(tmp, INPROF_SPLIT_DEBUG_NOBUILDID_FIXTURE_PATH, "inprof_split_capture");
+  ASSERT_NE(copy.address, 0u);
+  {
+    Symbolizer symbolizer(WithCache(dir));
+    symbolizer.Symbolize(copy.address);
+    EXPECT_EQ(symbolizer.Stats().cache_hits + symbolizer.Stats().cache_misses, 0u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+// Answers made from symbols only are made again once the debug info is there (libc6-dbg
+// installed after a first run), and replace the old ones.
+TEST(SymbolCache, SymbolsOnlyAnswersAreRedoneWhenDebugInfoAppears) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/symbols";
+  LoadedCopy copy(tmp, INPROF_SPLIT_DEBUG_FIXTURE_PATH, "inprof_split_capture");
+  ASSERT_NE(copy.address, 0u);
+  std::string build_id;
+  {
+    Symbolizer symbols_only(WithCache(dir));
+    EXPECT_EQ(symbols_only.Symbolize(copy.address).front().line, 0u);
+    for (const RawModule& m : symbols_only.RecordedModules()) {
+      if (m.path == copy.path) build_id = m.build_id;
+    }
+  }
+  ASSERT_FALSE(build_id.empty());
+  ASSERT_TRUE(ValidCacheFile(dir, build_id));
+  const std::string debug_dir = tmp.path() + "/debug";
+  ASSERT_TRUE(CopyFile(
+      std::string(INPROF_SPLIT_DEBUG_FIXTURE_PATH) + ".debug",
+      debug_dir + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug"));
+  SymbolizerOptions options = WithCache(dir);
+  options.debug_dirs = {debug_dir};
+  {
+    Symbolizer with_debug(options);
+    EXPECT_EQ(with_debug.Symbolize(copy.address).front().line, static_cast<uint32_t>(copy.line));
+    EXPECT_EQ(with_debug.Stats().cache_hits, 0u);
+  }
+  Symbolizer warm(options);
+  EXPECT_EQ(warm.Symbolize(copy.address).front().line, static_cast<uint32_t>(copy.line));
+  EXPECT_EQ(warm.Stats().cache_hits, 1u);
+}
+#endif
+
+TEST(SymbolCache, DefaultDirectoryFollowsTheEnvironment) {
+  struct Saved {
+    const char* name;
+    std::string value;
+    bool set;
+  };
+  std::vector<Saved> saved;
+  for (const char* name : {"INPROF_SYMBOL_CACHE", "XDG_CACHE_HOME", "HOME"}) {
+    const char* v = std::getenv(name);
+    saved.push_back({name, v != nullptr ? v : "", v != nullptr});
+    unsetenv(name);
+  }
+  EXPECT_EQ(inprof::DefaultSymbolCacheDir(), "");
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(inprof::DefaultSymbolCacheDir(), "/home/u/.cache/inprof/symbols");
+  setenv("XDG_CACHE_HOME", "relative", 1);  // ignored, as the XDG specification says
+  EXPECT_EQ(inprof::DefaultSymbolCacheDir(), "/home/u/.cache/inprof/symbols");
+  setenv("XDG_CACHE_HOME", "/var/cache/u", 1);
+  EXPECT_EQ(inprof::DefaultSymbolCacheDir(), "/var/cache/u/inprof/symbols");
+  setenv("INPROF_SYMBOL_CACHE", "/elsewhere", 1);
+  EXPECT_EQ(inprof::DefaultSymbolCacheDir(), "/elsewhere");
+  for (const char* off : {"off", "0"}) {
+    setenv("INPROF_SYMBOL_CACHE", off, 1);
+    EXPECT_EQ(inprof::DefaultSymbolCacheDir(), "");
+  }
+  for (const Saved& s : saved) {
+    if (s.set) {
+      setenv(s.name, s.value.c_str(), 1);
+    } else {
+      unsetenv(s.name);
+    }
+  }
+}
+
+// What the SDK copies from Stats() into the health block survives the annotation JSON.
+TEST(SymbolCache, HealthCountsRoundTripThroughAnnotationJson) {
+  inprof::Profile profile;
+  profile.events.push_back({"cpu", "nanoseconds", 1, 99, 0});
+  for (const uint64_t hits : {uint64_t{0}, uint64_t{977}}) {
+    profile.health.symbol_cache_hits = hits;
+    profile.health.symbol_cache_misses = hits / 2 + 23 * (hits != 0);
+    std::ostringstream out;
+    inprof::WriteAnnotationJson(inprof::BuildAnnotations(profile), out);
+    EXPECT_EQ(out.str().find("symbol_cache_hits") != std::string::npos, hits != 0) << out.str();
+    inprof::Annotations read;
+    ASSERT_TRUE(inprof::ReadAnnotationJson(out.str(), "t.json", &read).ok());
+    EXPECT_EQ(read.health.symbol_cache_hits, profile.health.symbol_cache_hits);
+    EXPECT_EQ(read.health.symbol_cache_misses, profile.health.symbol_cache_misses);
+  }
+}
+
+}  // namespace
+}  // namespace inprof_test
