@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "codesearch.h"
 #include "progress.h"
+#include "symbolize_profile.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -429,6 +430,8 @@ const std::vector<Command>& Commands() {
       {"symbolize", "addresses of an ELF file to functions, lines and inline chains as JSON",
        SymbolizeCommand},
       {"record", "run a program under the profiler: inprof record -- COMMAND [ARGS...]", RunRecord},
+      {"symbolize-profile", "raw profiles (*.inprofraw) into the outputs, later or elsewhere",
+       RunSymbolizeProfile},
       {"hot", "keep the hits of grep/rg/git grep/... (on stdin) that are on hot lines", RunHot},
       {"grep", "regex search over the hot lines of the profiled sources", RunGrep},
       {"query", "heat of FILE:LINE or FILE:FIRST-LAST, for editors and scripts", RunQuery},
