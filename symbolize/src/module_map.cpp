@@ -66,14 +66,27 @@ std::string CanonicalModulePath(const LoadedObject& object) {
 
 void ModuleMap::Assign(std::vector<Module> modules) {
   std::deque<Module> assigned;
+  std::vector<std::pair<uint64_t, uint64_t>> taken;  // segments of the loaded ones
+  std::vector<size_t> unloaded;                      // in list order
   for (Module& m : modules) {
     m.id = assigned.size();
-    m.loaded = true;
     m.forgotten = false;
+    m.loaded = std::none_of(m.segments.begin(), m.segments.end(), [&](const Segment& s) {
+      return std::any_of(taken.begin(), taken.end(), [&](const auto& t) {
+        return s.begin < t.second && t.first < s.end;
+      });
+    });
+    if (m.loaded) {
+      for (const Segment& s : m.segments) {
+        if (s.end > s.begin) taken.emplace_back(s.begin, s.end);
+      }
+    } else {
+      unloaded.push_back(m.id);
+    }
     assigned.push_back(std::move(m));
   }
   modules_ = std::move(assigned);
-  retired_.clear();
+  retired_.assign(unloaded.rbegin(), unloaded.rend());  // Find() tries the last one first
   free_ids_.clear();
   offline_ = true;
   refreshed_ = true;
@@ -193,6 +206,15 @@ void ModuleMap::RebuildIndex() {
   }
   std::sort(loaded_ranges_.begin(), loaded_ranges_.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
+}
+
+std::vector<size_t> ModuleMap::RecordedOrder() const {
+  std::vector<size_t> ids;
+  for (const Module& m : modules_) {
+    if (m.loaded) ids.push_back(m.id);
+  }
+  ids.insert(ids.end(), retired_.rbegin(), retired_.rend());
+  return ids;
 }
 
 Module* ModuleMap::Find(uint64_t address) {

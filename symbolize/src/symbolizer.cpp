@@ -492,9 +492,11 @@ std::vector<RawModule> Symbolizer::RecordedModules() {
     Impl& impl = *impl_;
     if (impl.modules.offline()) return impl.recorded;
     if (!impl.modules.refreshed()) impl.Refresh();
-    for (size_t id = 0; id < impl.modules.size(); ++id) {
+    // Loaded modules first, then unloaded ones most recent first: UseRecordedModules takes
+    // a module overlapping an earlier one as unloaded, so addresses land where they did.
+    for (size_t id : impl.modules.RecordedOrder()) {
       const internal::Module& m = impl.modules.at(id);
-      if (m.forgotten || m.segments.empty()) continue;
+      if (m.segments.empty()) continue;
       RawModule& raw = out.emplace_back();
       raw.kind = RawKind(m.kind);
       raw.path = m.path;

@@ -258,6 +258,40 @@ TEST(OfflineSymbolizer, LibraryOfManyProcessesIsOpenedOnce) {
   EXPECT_TRUE(offline.Warnings().empty());
 }
 
+// Where modules overlap (a library unloaded, another loaded at its place), addresses land in
+// the module listed first; RecordedModules lists the loaded ones first, as the live
+// Symbolizer looks them up.
+TEST(OfflineSymbolizer, OverlappingModulesResolveToTheOneListedFirst) {
+  void* fixture = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(fixture, nullptr) << dlerror();
+  int line = 0;
+  const uint64_t address =
+      reinterpret_cast<CaptureFn>(dlsym(fixture, "inprof_fixture_capture_first"))(&line) - 1;
+  Symbolizer live;
+  live.Symbolize(address);
+  const std::vector<RawModule> recorded = live.RecordedModules();
+  dlclose(fixture);
+  live.RefreshModules();
+  const std::string path = RealPath(INPROF_DL_FIXTURE_PATH);
+  const std::vector<RawModule> after = live.RecordedModules();
+  ASSERT_FALSE(after.empty());
+  if (ObjectContaining(address).found) GTEST_SKIP() << "the fixture stayed mapped";
+  EXPECT_EQ(after.back().path, path) << "the unloaded library comes after the loaded ones";
+
+  const RawModule* library = FindModule(recorded, path);
+  ASSERT_NE(library, nullptr);
+  RawModule other = *library;  // another file at the same place
+  other.path = RealPath(INPROF_NODEBUG_FIXTURE_PATH);
+  other.build_id.clear();
+  Symbolizer first;
+  first.UseRecordedModules({*library, other});
+  EXPECT_EQ(first.Symbolize(address).front().module, path);
+  EXPECT_EQ(first.Symbolize(address).front().function, "fixture_lib::CaptureFirst(int*)");
+  Symbolizer second;
+  second.UseRecordedModules({other, *library});
+  EXPECT_EQ(second.Symbolize(address).front().module, other.path);
+}
+
 TEST(OfflineSymbolizer, VdsoOfAnotherKernelIsNotUsed) {
   const uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
   if (vdso == 0) GTEST_SKIP() << "no vDSO";

@@ -44,11 +44,17 @@ class ModuleMap {
   // counters did not move. Throws std::bad_alloc only. Not async-signal-safe.
   bool Refresh(std::vector<size_t>* added, std::vector<size_t>* forgotten = nullptr);
 
-  // Offline: replaces the map with the modules of a recorded process (all loaded; ids are
-  // their indexes) and stops following the loader: Refresh() does nothing from now on.
+  // Offline: replaces the map with the modules of a recorded process (ids are their
+  // indexes) and stops following the loader: Refresh() does nothing from now on. A module
+  // that overlaps one listed before it is taken as unloaded (and found after the loaded
+  // ones, earlier-listed first), so a list in RecordedOrder() finds what Find() found.
   // Throws std::bad_alloc only. Not async-signal-safe.
   void Assign(std::vector<Module> modules);
   bool offline() const { return offline_; }
+
+  // Ids of the modules not forgotten: loaded ones by id, then unloaded ones, the most
+  // recently unloaded first (the order in which Find() tries them). Not async-signal-safe.
+  std::vector<size_t> RecordedOrder() const;
 
   // The module containing `address`: currently loaded modules first, then unloaded ones,
   // most recently unloaded first. nullptr when none. Not async-signal-safe.
