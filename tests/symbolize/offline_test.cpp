@@ -217,6 +217,39 @@ TEST(OfflineSymbolizer, FileWithAnotherBuildIdIsNotUsed) {
   EXPECT_EQ(offline.Stats().files, 0u);
 }
 
+#ifdef INPROF_SPLIT_DEBUG_NOBUILDID_FIXTURE_PATH
+// Without a build-id, the file at the recorded path is used only when its segments are the
+// recorded ones.
+TEST(OfflineSymbolizer, FileWithoutBuildIdIsCheckedByItsSegments) {
+  TempDir tmp;
+  LoadedCopy copy(tmp, INPROF_SPLIT_DEBUG_NOBUILDID_FIXTURE_PATH, "inprof_split_capture");
+  ASSERT_NE(copy.address, 0u) << copy.path;
+  Symbolizer live;
+  const std::string expected = FramesText(live.Symbolize(copy.address));
+  ASSERT_EQ(live.Symbolize(copy.address).front().function, "split_debug::Capture(int*)");
+  const std::vector<RawModule> recorded = live.RecordedModules();
+  const RawModule* module = FindModule(recorded, copy.path);
+  ASSERT_NE(module, nullptr);
+  ASSERT_EQ(module->build_id, "");
+
+  Symbolizer same;
+  same.UseRecordedModules(recorded);
+  EXPECT_EQ(FramesText(same.Symbolize(copy.address)), expected);
+  EXPECT_TRUE(same.Warnings().empty());
+
+  ASSERT_TRUE(CopyFile(INPROF_DL_FIXTURE_PATH, copy.path + ".new"));
+  ASSERT_EQ(std::rename((copy.path + ".new").c_str(), copy.path.c_str()), 0);
+  Symbolizer replaced;
+  replaced.UseRecordedModules(recorded);
+  EXPECT_EQ(replaced.Symbolize(copy.address).front().function.rfind("libinprof_copy.so+0x", 0), 0u);
+  ASSERT_EQ(replaced.Warnings().size(), 1u);
+  EXPECT_NE(replaced.Warnings()[0].find("segments differ from the recorded ones"),
+            std::string::npos)
+      << replaced.Warnings()[0];
+  EXPECT_NE(replaced.Warnings()[0].find("no build-id to look it up by"), std::string::npos);
+}
+#endif
+
 TEST(OfflineSymbolizer, LibraryOfManyProcessesIsOpenedOnce) {
   void* fixture = dlopen(INPROF_DL_FIXTURE_PATH, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(fixture, nullptr) << dlerror();
