@@ -87,7 +87,8 @@ void SyncDirectory(const std::string& directory) {
 
 }  // namespace
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents, bool replace) {
+Status WriteFileAtomically(const std::string& path, std::string_view contents, bool replace,
+                           bool durable) {
   if (path.empty()) return Status::Error("cannot write a file with an empty name");
   const size_t slash = path.rfind('/');
   const std::string_view prefix =
@@ -108,7 +109,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, b
 
   // fsync before rename: otherwise a crash soon after can leave the new name pointing at an
   // empty file on some file systems (ext4 with delalloc, xfs).
-  bool ok = WriteAll(fd, contents) && fsync(fd) == 0;
+  bool ok = WriteAll(fd, contents) && (!durable || fsync(fd) == 0);
   int err = ok ? 0 : errno;
   if (close(fd) != 0 && ok) {
     ok = false;
@@ -134,7 +135,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, b
     unlink(temp.c_str());
     return ErrnoError(path, err);
   }
-  SyncDirectory(prefix.empty() ? std::string(".") : std::string(prefix));
+  if (durable) SyncDirectory(prefix.empty() ? std::string(".") : std::string(prefix));
   return Status::Ok();
 }
 

@@ -193,9 +193,10 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
 // directory (a symlink, another process's file) is followed or written through. With
 // `replace` false an existing `path` is never replaced: the write fails with
 // StatusCode::kAlreadyExists (renameat2 RENAME_NOREPLACE, or link(2) where the file system lacks it).
+// With `durable` (the default) the file and its directory are synced before the call returns.
 // Not async-signal-safe.
 Status WriteFileAtomically(const std::string& path, std::string_view contents,
-                           bool replace = true);
+                           bool replace = true, bool durable = true);
 
 // ---------------------------------------------------------------------------------------------
 // Annotations: a profile summarised per source line, the model behind the annotation JSON and

@@ -155,6 +155,7 @@ void StartPendingChildLocked(Runtime& rt) {
   auto net = NetworkOutputs::Attach(session.get());
   if (session->Start(rt.excluded).ok()) {
     session->ImportBootstrap(g_bootstrap.tid);
+    session->MarkRawOutputsStarted();
     if (net && !net->Start().ok()) net.reset();
     PublishExitInfo(session->config());
     rt.net = std::move(net);
@@ -220,6 +221,7 @@ RuntimeResult RuntimeStart(Config config) {
   }
   PublishExitInfo(session->config());
   ExitPathsInit();
+  session->MarkRawOutputsStarted();
   rt.session = session.release();
   rt.net = std::move(net);
   return {};
@@ -312,6 +314,14 @@ RuntimeResult RuntimeStop() {
       for (const auto& [file, event] : session->FilesFor(path)) {
         if (access(file.c_str(), F_OK) == 0) written.push_back(file);
       }
+    }
+  }
+  if (!sampled) {
+    // The marker a session with raw outputs wrote at start (MarkRawOutputsStarted) goes
+    // too: nothing of this process is missing.
+    for (const std::string& path : session->config().outputs) {
+      if (FormatFromPath(path) != Format::kRaw) continue;
+      for (const auto& [file, event] : session->FilesFor(path)) unlink(file.c_str());
     }
   }
   const bool nothing_to_say = !sampled && !session->config().outputs.empty() &&

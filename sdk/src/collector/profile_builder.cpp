@@ -2,13 +2,14 @@
 // profile_builder.h). Control path.
 #include "internal/profile_builder.h"
 
+#include "inprof/symbolize_raw.h"
+
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
-#include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace inprof::internal {
 namespace {
@@ -20,12 +21,18 @@ std::string ProgramPath() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-Frame SyntheticFrame(const char* name) {
-  Frame f;
-  f.function = name;
-  f.kind = FrameKind::kSynthetic;
-  return f;
+// The command name, as ps and perf show it (/proc/self/comm, set at exec or by prctl).
+std::string ProcessComm() {
+  char buf[64] = {};
+  const int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  std::string comm(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
 }
+
 
 }  // namespace
 
@@ -38,6 +45,13 @@ ProfileBuilder::ProfileBuilder(const Config& config, const std::vector<const Eve
     : config_(config), events_(events), lua_(lua), symbolizer_([&config] {
         SymbolizerOptions options;
         options.path_map = config.path_map;
+        // The per-user cache of answers by build-id (docs/symbolizer.md): a small profile's
+        // export takes milliseconds once the program's libraries have been seen.
+        if (config.symbol_cache.empty()) {
+          options.cache_dir = DefaultSymbolCacheDir();
+        } else if (config.symbol_cache != "off" && config.symbol_cache != "0") {
+          options.cache_dir = config.symbol_cache;
+        }
         return options;
       }()) {}
 
@@ -46,16 +60,20 @@ void ProfileBuilder::NoteModules() {
   symbolizer_.RefreshModules();
 }
 
-// One piece: the frame table, the samples and the modules share the address -> chain cache
-// and the symbolizer lock; split, each part would need both passed around.
-Profile ProfileBuilder::Build(const StackTable& table, Health health, int64_t start_unix_ns,
-                              int64_t duration_ns) {
-  Profile profile;
-  profile.health = std::move(health);
-  profile.meta.program = ProgramPath();
-  profile.meta.pid = getpid();
-  profile.meta.start_time_ns = start_unix_ns;
-  profile.meta.duration_ns = duration_ns;
+Profile ProfileBuilder::Symbolize(const RawProfile& raw) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const SymbolizerStats before = symbolizer_.Stats();
+  Profile profile = SymbolizeRawProfile(raw, symbolizer_);
+  // New answers reach the cache now: the process may end without another chance.
+  symbolizer_.SaveCache();
+  const SymbolizerStats after = symbolizer_.Stats();
+  profile.health.symbol_cache_hits = after.cache_hits - before.cache_hits;
+  profile.health.symbol_cache_misses = after.cache_misses - before.cache_misses;
+  return profile;
+}
+
+std::vector<EventInfo> ProfileBuilder::EventInfos() const {
+  std::vector<EventInfo> infos;
   for (size_t e = 0; e < events_->size(); ++e) {
     const EventSpec& spec = *(*events_)[e];
     EventInfo info;
@@ -70,78 +88,52 @@ Profile ProfileBuilder::Build(const StackTable& table, Health health, int64_t st
     } else {
       info.period = 1;  // sample weights are already event counts (period x samples)
     }
-    profile.events.push_back(info);
+    infos.push_back(info);
   }
+  return infos;
+}
 
-  // Each distinct address becomes its chain of frames (outermost first), created once.
-  std::unordered_map<uintptr_t, std::vector<uint32_t>> chains;
-  uint64_t unknown = 0;
-  auto chain_for = [&](uintptr_t address) -> const std::vector<uint32_t>& {
-    auto it = chains.find(address);
-    if (it != chains.end()) return it->second;
-    std::vector<uint32_t> chain;
-    if (IsLuaFrameMarker(address)) {
-      chain.push_back(static_cast<uint32_t>(profile.frames.size()));
-      profile.frames.push_back(lua_->FrameOf(address));
-    } else if (address == kTruncatedMarker || address == kOverflowMarker) {
-      chain.push_back(static_cast<uint32_t>(profile.frames.size()));
-      profile.frames.push_back(
-          SyntheticFrame(address == kTruncatedMarker ? "[truncated]" : "[overflow]"));
-    } else {
-      const std::vector<SymbolizedFrame>& resolved = symbolizer_.Symbolize(address);
-      for (auto r = resolved.rbegin(); r != resolved.rend(); ++r) {
-        Frame f;
-        f.function = r->function;
-        f.file = r->file;
-        f.line = r->line;
-        f.column = r->column;
-        f.module = r->module;
-        f.address = address;
-        f.kind = r->inlined ? FrameKind::kInlined : FrameKind::kNative;
-        if (f.module.empty()) ++unknown;
-        chain.push_back(static_cast<uint32_t>(profile.frames.size()));
-        profile.frames.push_back(std::move(f));
-      }
-    }
-    return chains.emplace(address, std::move(chain)).first->second;
-  };
+RawProfile ProfileBuilder::BuildRawHeader(Health health, int64_t start_unix_ns) {
+  RawProfile raw;
+  raw.meta.program = ProgramPath();
+  raw.meta.pid = getpid();
+  raw.meta.start_time_ns = start_unix_ns;
+  raw.ppid = getppid();
+  raw.comm = ProcessComm();
+  raw.events = EventInfos();
+  raw.health = std::move(health);
+  return raw;
+}
 
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    symbolizer_.RefreshModules();
-    profile.samples.reserve(table.size());
-    table.ForEach([&](std::span<const uintptr_t> frames, std::span<const uint64_t> weights) {
-      Sample sample;
-      // Raw stacks are leaf first; samples are root first.
-      for (auto a = frames.rbegin(); a != frames.rend(); ++a) {
-        if (IsThreadMarker(*a)) {
-          sample.tid = ThreadOfMarker(*a);
-          continue;
-        }
-        const std::vector<uint32_t>& chain = chain_for(*a);
-        sample.frames.insert(sample.frames.end(), chain.begin(), chain.end());
+RawProfile ProfileBuilder::BuildRaw(const StackTable& table, Health health,
+                                    int64_t start_unix_ns, int64_t duration_ns) {
+  RawProfile raw = BuildRawHeader(std::move(health), start_unix_ns);
+  raw.meta.duration_ns = duration_ns;
+  for (const ThreadHealth& t : raw.health.threads) raw.threads.push_back({t.tid, t.name});
+  // Lua frames: the splicer's interned index becomes an index into raw.lua_frames.
+  std::unordered_map<uintptr_t, uint64_t> lua_index;
+  raw.stacks.reserve(table.size());
+  table.ForEach([&](std::span<const uintptr_t> frames, std::span<const uint64_t> weights) {
+    RawStack& stack = raw.stacks.emplace_back();
+    stack.addresses.reserve(frames.size());
+    for (uintptr_t a : frames) {
+      if (IsLuaFrameMarker(a)) {
+        auto [it, inserted] = lua_index.try_emplace(a, raw.lua_frames.size());
+        if (inserted) raw.lua_frames.push_back(lua_->FrameOf(a));
+        stack.addresses.push_back(kRawLuaTag | it->second);
+      } else {
+        stack.addresses.push_back(a);
       }
-      sample.weights.assign(weights.begin(), weights.end());
-      for (size_t e = 0; e < sample.weights.size() && e < profile.events.size(); ++e) {
-        profile.events[e].total_weight += sample.weights[e];
-      }
-      profile.samples.push_back(std::move(sample));
-    });
-  }
-  profile.health.unknown_frames = unknown;
-  // The mappings of the modules the frames are in (pprof: ranges, file offsets, build-ids).
-  {
-    std::unordered_set<std::string> used;
-    for (const Frame& f : profile.frames) {
-      if (!f.module.empty()) used.insert(f.module);
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    for (Symbolizer::MappedModule& m : symbolizer_.Modules()) {
-      if (used.count(m.path) == 0) continue;
-      profile.modules.push_back(Module{std::move(m.path), m.start, m.limit, m.offset, std::move(m.build_id)});
+    stack.weights.assign(weights.begin(), weights.end());
+    for (size_t e = 0; e < weights.size() && e < raw.events.size(); ++e) {
+      raw.events[e].total_weight += static_cast<int64_t>(weights[e]);
     }
-  }
-  return profile;
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  symbolizer_.RefreshModules();
+  raw.modules = symbolizer_.RecordedModules();
+  return raw;
 }
 
 }  // namespace inprof::internal

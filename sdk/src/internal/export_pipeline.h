@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "inprof/raw_profile.h"
 #include "internal/config.h"
 #include "internal/stack_table.h"
 
@@ -61,6 +62,12 @@ std::vector<std::pair<std::string, size_t>> FilesFor(const Config& config,
 // Writes one file of an output: `file` in `format`, with `options` (the event it holds).
 using FileWriter =
     std::function<Status(const std::string& file, Format format, const ExportOptions& options)>;
+
+// Writes a raw profile (docs/raw-profile.md) to `file` atomically; `complete` false leaves out
+// the `end` line (the marker a session writes at start, MarkRawOutputsStarted). Raw files are
+// a hand-over, not a record: they are not synced to disk, which would cost every short
+// process of a recording a disk flush.
+Status WriteRawFile(const RawProfile& raw, const std::string& file, bool complete);
 
 // Every output of `profile`, annotation JSON last so that its health block reports how long
 // the other writes took (write_seconds is updated before each file, from `symbolized_ns`,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
 #include "internal/config.h"
 #include "internal/events.h"
@@ -30,7 +31,18 @@ class ProfileBuilder {
   ProfileBuilder(const Config& config, const std::vector<const EventSpec*>* events,
                  const LuaSplicer* lua);
   Profile Build(const StackTable& table, Health health, int64_t start_unix_ns,
-                int64_t duration_ns);
+                int64_t duration_ns) {
+    return Symbolize(BuildRaw(table, std::move(health), start_unix_ns, duration_ns));
+  }
+  // Symbolizes a raw profile of this process (SymbolizeRawProfile with the live symbolizer).
+  Profile Symbolize(const RawProfile& raw);
+  // The same profile unsymbolized (docs/raw-profile.md): the stacks as they are, the modules
+  // loaded now and kept since, the Lua frames the stacks use. No symbolization.
+  RawProfile BuildRaw(const StackTable& table, Health health, int64_t start_unix_ns,
+                      int64_t duration_ns);
+  // The raw profile's metadata only (pid, ppid, comm, program, events): what a process writes
+  // when its session starts, so that one killed before its exit write is still known.
+  RawProfile BuildRawHeader(Health health, int64_t start_unix_ns);
   // Records the modules loaded now, which the symbolizer keeps after they are unloaded.
   void NoteModules();
 
@@ -38,6 +50,7 @@ class ProfileBuilder {
   const Config& config_;
   const std::vector<const EventSpec*>* events_;
   const LuaSplicer* lua_;
+  std::vector<EventInfo> EventInfos() const;
   std::mutex mu_;
   Symbolizer symbolizer_;
 };

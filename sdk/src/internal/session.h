@@ -68,6 +68,13 @@ class Session : private SampleSink {
   std::vector<std::pair<std::string, size_t>> FilesFor(const std::string& path) const;
   // The symbolized profile so far. Not async-signal-safe.
   Profile Snapshot();
+  // The profile so far, unsymbolized (docs/raw-profile.md). Not async-signal-safe.
+  RawProfile SnapshotRaw();
+  // For each raw output: writes the header of a raw profile without its `end` line, which
+  // the exit-time write replaces. A process killed before that write (SIGKILL, a crash) is
+  // still known, by pid and command name, to whoever reads the raw files (inprof record).
+  // Not async-signal-safe.
+  void MarkRawOutputsStarted();
   // "inprof: engine=timer unwinder=fp ..." Not async-signal-safe.
   std::string SummaryLine(const std::vector<std::string>& written);
 

@@ -15,6 +15,8 @@
 #include <span>
 #include <vector>
 
+#include "inprof/raw_profile.h"
+
 namespace inprof::internal {
 
 // Marker "addresses" that no code can have.
@@ -31,6 +33,10 @@ inline constexpr bool IsThreadMarker(uintptr_t a) { return (a >> 48) == 0xfffe; 
 inline constexpr int64_t ThreadOfMarker(uintptr_t a) {
   return static_cast<int64_t>(a & ((uintptr_t{1} << 48) - 1));
 }
+
+// The raw profile format keeps these values as they are (docs/raw-profile.md).
+static_assert(kTruncatedMarker == kRawTruncated && kOverflowMarker == kRawOverflow &&
+              kThreadMarker == kRawThreadTag && kLuaFrameMarker == kRawLuaTag);
 
 class StackTable {
  public:

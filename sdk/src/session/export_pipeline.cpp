@@ -50,6 +50,14 @@ std::vector<std::pair<std::string, size_t>> FilesFor(const Config& config,
   return files;
 }
 
+Status WriteRawFile(const RawProfile& raw, const std::string& file, bool complete) {
+  std::ostringstream out;
+  WriteRawProfile(raw, out);
+  std::string text = std::move(out).str();
+  if (!complete && text.ends_with("end\n")) text.resize(text.size() - 4);
+  return WriteFileAtomically(file, text, true, false);
+}
+
 Status WriteOutputs(Profile& profile, const Config& config,
                     const std::vector<std::string>& outputs, int64_t symbolized_ns,
                     const FileWriter& write) {

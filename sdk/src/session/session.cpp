@@ -158,17 +158,44 @@ std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string&
 
 Status Session::Dump(const std::vector<std::string>& outputs) {
   const int64_t begin_ns = Now(CLOCK_MONOTONIC);
-  Profile profile = Snapshot();
+  // Raw outputs need no symbolization: a process inside a recording only writes those.
+  bool symbolized_outputs = false;
+  for (const std::string& path : outputs) {
+    if (FormatFromPath(path) != Format::kRaw) symbolized_outputs = true;
+  }
+  RawProfile raw = SnapshotRaw();
+  Profile profile;
+  if (symbolized_outputs) profile = builder_.Symbolize(raw);
   const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
   profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
   Status s = WriteOutputs(profile, config_, outputs, symbolized_ns,
-                          [&profile](const std::string& file, Format format,
-                                     const ExportOptions& options) {
+                          [&profile, &raw](const std::string& file, Format format,
+                                           const ExportOptions& options) {
+                            if (format == Format::kRaw) return WriteRawFile(raw, file, true);
                             return WriteProfileFile(profile, format, file, options);
                           });
   dump_symbolize_ns_.store(symbolized_ns - begin_ns, std::memory_order_relaxed);
   dump_write_ns_.store(Now(CLOCK_MONOTONIC) - symbolized_ns, std::memory_order_relaxed);
   return s;
+}
+
+void Session::MarkRawOutputsStarted() {
+  bool any = false;
+  for (const std::string& path : config_.outputs) any = any || FormatFromPath(path) == Format::kRaw;
+  if (!any) return;
+  Health health;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    health = CurrentHealth();
+  }
+  const RawProfile header = builder_.BuildRawHeader(std::move(health), times_.start_realtime_ns);
+  for (const std::string& path : config_.outputs) {
+    if (FormatFromPath(path) != Format::kRaw) continue;
+    for (const auto& [file, event] : FilesFor(path)) {
+      // Best effort: the exit-time write reports a path that cannot be written.
+      [[maybe_unused]] Status s = WriteRawFile(header, file, false);
+    }
+  }
 }
 
 // The highest rate at which one thread can fill its ring, from the engines in use: timers

@@ -5,8 +5,10 @@
 
 namespace inprof::internal {
 
-Profile Session::Snapshot() {
-  // A copy of the table (compact arrays), so symbolization runs without data_mu_.
+Profile Session::Snapshot() { return builder_.Symbolize(SnapshotRaw()); }
+
+RawProfile Session::SnapshotRaw() {
+  // A copy of the table (compact arrays), so the rest runs without data_mu_.
   StackTable copy(0, 0);
   Health health;
   // The span: the current window's in continuous mode, the whole run's otherwise.
@@ -27,7 +29,7 @@ Profile Session::Snapshot() {
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t end =
       stopped_ ? times_.stop_monotonic_ns : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-  return builder_.Build(copy, std::move(health), start_unix_ns, end - start_monotonic_ns);
+  return builder_.BuildRaw(copy, std::move(health), start_unix_ns, end - start_monotonic_ns);
 }
 
 uint64_t Session::AddTap() {
