@@ -207,6 +207,15 @@ RuntimeResult RuntimeStart(Config config) {
   }
   // Pushing needs windows: Pyroscope's own agents send every 10 s.
   if (!config.push_url.empty() && config.window <= 0) config.window = kDefaultPushWindowSeconds;
+  if (config.window > 0) {
+    for (const std::string& path : config.outputs) {
+      if (FormatFromPath(path) == Format::kRaw) {
+        return {RuntimeError::kConfig, "inprof_start: output '" + path +
+                                           "': a raw profile is written once, at the end; "
+                                           "continuous mode (window) cannot write it"};
+      }
+    }
+  }
   auto session = std::make_unique<Session>(std::move(config));
   auto net = NetworkOutputs::Attach(session.get());
   Status s = session->Start(rt.excluded);
