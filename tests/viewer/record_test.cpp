@@ -1,6 +1,7 @@
 // `inprof record` as a user runs it: options and errors, exit statuses passed through,
-// signals passed on, forks followed, and a real profile of a program the project did not
-// write (sort).
+// signals passed on, one profile of a whole process tree (a shell loop of 200 processes, a
+// child killed mid-run), the per-process layout, and a real profile of a program the project
+// did not write (sort).
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "inprof/raw_profile.h"
 #include "pprof_reader.h"
 #include "test_util.h"
 
@@ -129,19 +131,32 @@ TEST(Record, ExitStatusAndSignalDeathPassThrough) {
   EXPECT_NE(r.err.find("killed by signal 9"), std::string::npos) << r.err;
 }
 
+// A shell loop busy for a few tenths of a second: long enough to be sampled.
+constexpr const char* kBusy = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
+
 TEST(Record, DefaultDirectoryIsNamedAfterTheProgram) {
   const std::string dir = MakeTempDir();
-  const ProcessResult r = RunProcess(
-      {"/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -q -- true", dir, INPROF_VIEWER}, Env());
+  const ProcessResult r =
+      RunProcess({"/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -q -- sh -c \"$2\"", dir,
+                  INPROF_VIEWER, kBusy},
+                 Env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> made = List(dir);
   ASSERT_EQ(made.size(), 1u);
-  EXPECT_TRUE(std::regex_match(made[0], std::regex(R"(inprof-true-\d{8}-\d{6})"))) << made[0];
+  EXPECT_TRUE(std::regex_match(made[0], std::regex(R"(inprof-sh-\d{8}-\d{6})"))) << made[0];
   EXPECT_NE(r.err.find("profile in " + made[0] + "/"), std::string::npos) << r.err;
 }
 
-// A shell loop busy for a few tenths of a second: long enough to be sampled.
-constexpr const char* kBusy = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
+TEST(Record, NoSampleInTheWholeTreeWritesNothing) {
+  const std::string dir = MakeTempDir();
+  const ProcessResult r =
+      RunProcess({"/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -- sh -c 'true; /bin/true'",
+                  dir, INPROF_VIEWER},
+                 Env());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("no process took a sample: nothing written"), std::string::npos) << r.err;
+  EXPECT_TRUE(List(dir).empty()) << "the default directory is not left behind empty";
+}
 
 // SIGTERM to inprof reaches the program, which writes its profile and dies of it.
 std::atomic<int> g_inprof_pid{0};
@@ -240,16 +255,17 @@ TEST(Record, BadRuntimeOptionIsReportedByTheRuntime) {
   const ProcessResult r = Record({"-o", dir, "-F", "fast", "--", "true"});
   EXPECT_EQ(r.exit_code, 0) << "the program still runs, unprofiled";
   EXPECT_NE(r.err.find("frequency"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("no profile to summarise"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no process took a sample"), std::string::npos) << r.err;
 }
 
 TEST(Record, SeveralEventsShareOnePprofFile) {
   const std::string dir = MakeTempDir();
-  const ProcessResult r = Record({"-q", "-o", dir, "--events", "cpu,wall", "--", "sh", "-c", kBusy});
+  const ProcessResult r =
+      Record({"-q", "-o", dir, "--events", "cpu,wall", "--", "sh", "-c", kBusy});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<std::string> expected = {
-      "flame.cpu.svg",      "flame.wall.svg", "perf.cpu.log",  "perf.wall.log",
-      "profile.cpu.folded", "profile.json",   "profile.pb.gz", "profile.wall.folded"};
+  const std::vector<std::string> expected = {"flame.cpu.svg", "flame.wall.svg",     "perf.cpu.log",
+                                             "perf.wall.log", "profile.cpu.folded", "profile.json",
+                                             "profile.pb.gz", "profile.wall.folded"};
   EXPECT_EQ(List(dir), expected) << r.err;
   std::string raw, error;
   ASSERT_TRUE(Gunzip(ReadFile(dir + "/profile.pb.gz"), &raw, &error)) << error;
@@ -260,12 +276,12 @@ TEST(Record, SeveralEventsShareOnePprofFile) {
   EXPECT_EQ(types, "samples/count cpu/nanoseconds wall_samples/count wall/nanoseconds ");
 }
 
-TEST(Record, ForkedChildrenWriteTheirOwnFiles) {
+TEST(Record, PerProcessLayoutHasOneSetOfFilesPerProcess) {
   const std::string dir = MakeTempDir();
   // bash runs a busy loop in a forked subshell, then one of its own (processes that take no
   // sample write nothing).
-  const ProcessResult r = Record(
-      {"-q", "-o", dir, "--", "bash", "-c", std::string("(") + kBusy + "); " + kBusy + "; exit 0"});
+  const ProcessResult r = Record({"-q", "--per-process", "-o", dir, "--", "bash", "-c",
+                                  std::string("(") + kBusy + "); " + kBusy + "; exit 0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> files = List(dir);
   EXPECT_TRUE(std::find(files.begin(), files.end(), "profile.json") != files.end()) << r.err;
@@ -276,6 +292,123 @@ TEST(Record, ForkedChildrenWriteTheirOwnFiles) {
   EXPECT_TRUE(std::any_of(files.begin(), files.end(), [](const std::string& f) {
     return std::regex_match(f, std::regex(R"(profile\.\d+\.pb\.gz)"));
   })) << r.err;
+}
+
+}  // namespace
+}  // namespace inprof::test
+
+namespace inprof::test {
+namespace {
+
+// The process tree's root frames: the first frame of every folded line, with its weight.
+std::map<std::string, int64_t> RootWeights(const std::string& folded) {
+  std::map<std::string, int64_t> roots;
+  for (const FoldedStack& stack : ReadFolded(folded)) {
+    if (!stack.frames.empty()) roots[stack.frames[0]] += stack.count;
+  }
+  return roots;
+}
+
+// What users run: a script that starts many short processes. 100 sha256sum runs of a few
+// milliseconds of CPU each, and 100 /bin/true runs that never take a sample.
+TEST(RecordTree, ShellLoopOfShortProcessesGivesOneProfile) {
+  SKIP_UNDER_EMULATOR("200 emulated processes take minutes");
+  const std::string dir = MakeTempDir();
+  {
+    std::mt19937_64 rng(7);
+    std::ofstream data(dir + "/data.bin", std::ios::binary);
+    for (int i = 0; i < (3 << 20) / 8; ++i) {
+      const uint64_t v = rng();
+      data.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
+  const std::string out = dir + "/out";
+  const std::string script = "i=0; while [ $i -lt 100 ]; do sha256sum '" + dir +
+                             "/data.bin' >/dev/null; /bin/true; i=$((i+1)); done";
+  const ProcessResult r = Record({"--keep-raw", "-F", "499", "-o", out, "--", "sh", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // One set of outputs (and the kept raw profiles), nothing per process, no spool left.
+  const std::vector<std::string> expected = {"flame.svg",    "perf.log",      "profile.folded",
+                                             "profile.json", "profile.pb.gz", "raw"};
+  EXPECT_EQ(List(out), expected) << r.err;
+  std::vector<std::string> hidden;
+  if (DIR* d = opendir(out.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.' && std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+        hidden.emplace_back(e->d_name);
+    }
+    closedir(d);
+  }
+  EXPECT_TRUE(hidden.empty()) << hidden.front();
+
+  // Processes with samples are root frames; sha256sum did most of the work; /bin/true never
+  // took a sample, so it is nowhere.
+  const std::map<std::string, int64_t> roots = RootWeights(out + "/profile.folded");
+  int64_t total = 0;
+  for (const auto& [root, weight] : roots) {
+    total += weight;
+    EXPECT_TRUE(root == "sh" || root == "sha256sum") << root;
+  }
+  ASSERT_TRUE(roots.count("sha256sum")) << r.err;
+  EXPECT_GT(roots.at("sha256sum") * 2, total) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\d+\.\d+%\s+sha256sum \(\d+ processes\))")))
+      << r.err;
+  EXPECT_NE(r.err.find("Hottest functions"), std::string::npos) << r.err;
+
+  // A raw file only for a process that took a sample: never one per process started.
+  const std::vector<std::string> raw = List(out + "/raw");
+  EXPECT_GE(raw.size(), 2u) << r.err;
+  EXPECT_LT(raw.size(), 150u) << "100 /bin/true runs take no sample and leave no file";
+  for (const std::string& name : raw) {
+    std::ifstream in(out + "/raw/" + name);
+    RawProfile p;
+    ASSERT_TRUE(ReadRawProfile(in, name, &p).ok()) << name;
+    EXPECT_TRUE(p.complete) << name;
+    EXPECT_FALSE(p.stacks.empty()) << name << " (" << p.comm << ") has no sample";
+    EXPECT_NE(p.comm, "true") << name;
+  }
+}
+
+// A child killed with SIGKILL while it runs: the recording completes with the others'
+// samples and names the process whose samples are lost.
+TEST(RecordTree, ChildKilledMidRunIsNamedAndTheRestKept) {
+  SKIP_UNDER_EMULATOR("timing of an emulated child is not representative");
+  const std::string dir = MakeTempDir();
+  // sha256sum hashes an endless input in the background; once its first sample has started
+  // its raw file (kept in DIR/raw/ to be seen), the shell spins a little and kills it.
+  const std::string script =
+      std::string(
+          "sha256sum /dev/zero & p=$!; n=0; while [ ! -e \"$0/raw/profile.$p.inprofraw\" ] "
+          "&& [ $n -lt 3000000 ]; do n=$((n+1)); done; ") +
+      kBusy + "; kill -KILL $p; wait $p; echo killed $p >&2; exit 0";
+  const ProcessResult r = Record({"--keep-raw", "-o", dir, "--", "sh", "-c", script, dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(killed (\d+))"))) << r.err;
+  const std::string pid = m[1];
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("process " + pid +
+                        R"( \(sha256sum\): ended before writing its profile \(killed\?\))")))
+      << r.err;
+  EXPECT_TRUE(FileExists(dir + "/profile.folded")) << r.err;
+  const std::map<std::string, int64_t> roots = RootWeights(dir + "/profile.folded");
+  EXPECT_TRUE(roots.count("sh")) << r.err;
+}
+
+TEST(RecordTree, PerPidRootFramesAndOptionErrors) {
+  const std::string dir = MakeTempDir();
+  const ProcessResult r = Record({"-q", "--per-pid", "-o", dir, "--", "bash", "-c",
+                                  std::string("(") + kBusy + "); " + kBusy + "; exit 0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::map<std::string, int64_t> roots = RootWeights(dir + "/profile.folded");
+  ASSERT_FALSE(roots.empty());
+  for (const auto& [root, weight] : roots) {
+    EXPECT_TRUE(std::regex_match(root, std::regex(R"(bash-\d+)"))) << root;
+  }
+  EXPECT_EQ(roots.size(), 2u) << "the shell and its subshell, apart";
+  const ProcessResult bad = Record({"--per-process", "--keep-raw", "--", "true"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--keep-raw"), std::string::npos) << bad.err;
 }
 
 }  // namespace

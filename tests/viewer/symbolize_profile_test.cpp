@@ -300,5 +300,37 @@ TEST(SymbolizeProfile, FormatsAndUsage) {
   EXPECT_NE(r.out.find("usage: inprof symbolize-profile"), std::string::npos);
 }
 
+// The must-hold round trip: a real program's raw profile, symbolized later, gives the folded
+// stacks the program wrote itself from the same samples; also after the program moved away
+// from the path it ran at, found again by build-id in a --debug-dir.
+TEST(SymbolizeProfileRoundTrip, RawSymbolizedLaterEqualsInProcess) {
+  const std::string dir = MakeTempDir();
+  const std::string bin = dir + "/bin", debug = dir + "/debug";
+  ASSERT_EQ(mkdir(bin.c_str(), 0777), 0);
+  ASSERT_EQ(mkdir(debug.c_str(), 0777), 0);
+  ASSERT_EQ(RunProcess({"/bin/cp", INPROF_WORKLOAD, bin + "/workload"}, {}).exit_code, 0);
+  const ProcessResult run =
+      RunProcess({bin + "/workload", "qsort", "0.4"},
+                 {{"LD_PRELOAD", PreloadValue()},
+                  {"INPROF_OUTPUT", dir + "/self.folded," + dir + "/self.inprofraw"},
+                  {"INPROF_FREQUENCY", "499"},
+                  {"INPROF_SYMBOL_CACHE", "off"},
+                  {"INPROF_QUIET", "1"}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string self = ReadFile(dir + "/self.folded");
+  ASSERT_NE(self.find("compare_hot"), std::string::npos) << self.substr(0, 1000);
+
+  ProcessResult r =
+      SymbolizeProfile({"--formats", "folded", dir + "/self.inprofraw", "-o", dir + "/later"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(dir + "/later/profile.folded"), self);
+
+  ASSERT_EQ(rename((bin + "/workload").c_str(), (debug + "/workload").c_str()), 0);
+  r = SymbolizeProfile(
+      {"--formats", "folded", "--debug-dir", debug, dir + "/self.inprofraw", "-o", dir + "/moved"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(dir + "/moved/profile.folded"), self) << r.err;
+}
+
 }  // namespace
 }  // namespace inprof::test

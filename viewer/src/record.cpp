@@ -1,9 +1,17 @@
 // `inprof record [OPTIONS] -- CMD ARGS...`: runs an unmodified, dynamically linked program
-// with libinprof.so preloaded, waits for it, and summarises the profile it wrote.
+// with libinprof.so preloaded, waits for it, and summarises the profile of its process tree.
 //
-// The runtime does the profiling (autostart from INPROF_* variables, forked children into
-// their own `<name>.<pid>.<ext>` files); this file only prepares the environment, passes
-// signals on and reports. Not async-signal-safe, except ForwardSignal.
+// The runtime does the profiling (autostart from INPROF_* variables, forks and execs
+// followed). By default every process of the tree hands its raw samples over in a spool
+// directory (one `*.inprofraw` file per process that took a sample, written at its exit, a
+// first incomplete one at its first sample) and does not symbolize; when the command ends,
+// the spool becomes one profile (symbolize_profile.h), each binary symbolized once for the
+// whole tree. A spool of files rather than a socket or shared memory: a process that dies
+// loses only its own samples (its file says who it was), nothing in the tree waits on the
+// recorder, and the files are the same raw profiles `symbolize-profile` reads later.
+// --per-process keeps the older layout: each process symbolizes and writes its own files.
+// This file prepares the environment, passes signals on and reports. Not async-signal-safe,
+// except ForwardSignal.
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -18,12 +26,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iomanip>
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cli.h"
+#include "symbolize_profile.h"
 #include "viewer.h"
 
 extern char** environ;
@@ -36,7 +46,8 @@ constexpr int kUsage = 2;
 constexpr const char* kRecordHelp = R"(usage: inprof record [OPTIONS] -- COMMAND [ARGS...]
 
 Runs COMMAND with inprof preloaded (no privileges, no rebuild; it must be dynamically
-linked), follows its forks, writes the profile into a directory and prints where the time
+linked), follows its forks and execs, writes one profile of the whole process tree into a
+directory (each process a root frame named after its command) and prints where the time
 went. The exit status is COMMAND's (128+N when it died of signal N). SIGINT and SIGTERM sent
 to inprof are passed on to COMMAND, which still writes its profile.
 
@@ -46,33 +57,34 @@ options:
       --events LIST  what to sample: cpu, wall, task-clock, ... (INPROF_EVENTS)
       --engine E     auto, timer, perf or itimer (INPROF_ENGINE)
       --unwind U     unwinder (INPROF_UNWIND)
+      --per-pid      root frames "comm-PID", one per process, instead of one per command
+      --per-process  no tree profile: each process writes its own files (profile.<pid>.json)
+      --keep-raw     keep the processes' raw profiles in DIR/raw/ (inprof symbolize-profile)
   -n N               entries in the summary (default 5)
   -q, --quiet        no summary, only errors
   -h, --help         this text
 
 files in DIR: profile.json (annotation JSON: `inprof top DIR/profile.json`), perf.log
-(perfanno.nvim), profile.folded (flame graphs), profile.pb.gz (`go tool pprof`); a forked
-child writes profile.<pid>.json and so on. With several events the per-event formats get the
-event in their name (profile.cpu.folded). libinprof.so is looked up next to inprof
-(../sdk/ in a build tree, ../lib/ when installed) unless INPROF_LIBRARY names it.
+(perfanno.nvim), profile.folded and flame.svg (flame graphs), profile.pb.gz (`go tool
+pprof`). With several events the per-event formats get the event in their name
+(profile.cpu.folded). Processes that took no sample leave nothing. libinprof.so is looked up
+next to inprof (../sdk/ in a build tree, ../lib/ when installed) unless INPROF_LIBRARY names
+it.
 
 examples:
   inprof record -- sort -o /dev/null big.txt
   inprof record -o out -F 499 --events cpu,wall -- ./server --port 8080
+  inprof record -o build-prof -- make -j8
 )";
-
-// The outputs record asks the runtime for, by file name; the format follows from the name.
-const std::vector<std::string>& OutputNames() {
-  static const std::vector<std::string> names = {"profile.json", "perf.log", "profile.folded",
-                                                 "flame.svg", "profile.pb.gz"};
-  return names;
-}
 
 struct RecordOptions {
   std::string dir;
   std::string frequency, events, engine, unwind;
   size_t limit = 5;
   bool quiet = false;
+  bool per_pid = false;
+  bool per_process = false;
+  bool keep_raw = false;
   std::vector<std::string> command;
 };
 
@@ -251,32 +263,46 @@ int ParseRecordArgs(const std::vector<std::string>& args, RecordOptions* o) {
         return Usage("-n needs a positive number");
       }
       o->limit = std::stoul(n);
-    } else if (arg == "-q" || arg == "--quiet") {
+    } else if (arg == "-q" || arg == "--quiet" || arg == "--per-pid" || arg == "--per-process" ||
+               arg == "--keep-raw") {
       if (has_value) return Usage(arg + " takes no value");
-      o->quiet = true;
+      bool* flag = arg == "--per-pid"       ? &o->per_pid
+                   : arg == "--per-process" ? &o->per_process
+                   : arg == "--keep-raw"    ? &o->keep_raw
+                                            : &o->quiet;
+      *flag = true;
     } else {
       return Usage("unknown option '" + args[i] + "'");
     }
   }
   o->command.assign(args.begin() + static_cast<long>(std::min(i, args.size())), args.end());
   if (o->command.empty()) return Usage("missing the command to run (inprof record -- COMMAND ...)");
+  if (o->per_process && (o->per_pid || o->keep_raw)) {
+    return Usage(std::string(o->per_pid ? "--per-pid" : "--keep-raw") +
+                 " is about the tree profile, which --per-process does not write");
+  }
   return -1;
 }
 
-// The environment of the child: ours, with the runtime preloaded and configured.
+// The environment of the child: ours, with the runtime preloaded and configured. `outputs`
+// is INPROF_OUTPUT: the raw file in the spool, or (--per-process) the outputs in DIR.
 std::vector<std::string> ChildEnvironment(const RecordOptions& o, const std::string& library,
-                                          const std::string& dir) {
+                                          const std::string& outputs) {
   std::vector<std::string> env;
   std::string preload;
+  bool user_quiet = false;
   for (char** e = environ; e && *e; ++e) {
     std::string_view entry(*e);
+    user_quiet = user_quiet || entry.starts_with("INPROF_QUIET=");
     if (entry.starts_with("LD_PRELOAD=")) {
       preload = std::string(entry.substr(11));
       continue;
     }
     // The runtime rejects unknown INPROF_* variables; these are inprof's own.
+    // INPROF_ROOT_PID marks a recording's descendants: a record run inside one starts its own.
     if (entry.starts_with("INPROF_OUTPUT=") || entry.starts_with("INPROF_FOLLOW_FORK=") ||
-        entry.starts_with("INPROF_LIBRARY=") || (o.quiet && entry.starts_with("INPROF_QUIET="))) {
+        entry.starts_with("INPROF_LIBRARY=") || entry.starts_with("INPROF_ROOT_PID=") ||
+        (o.quiet && entry.starts_with("INPROF_QUIET="))) {
       continue;
     }
     if ((!o.frequency.empty() && entry.starts_with("INPROF_FREQUENCY=")) ||
@@ -289,16 +315,15 @@ std::vector<std::string> ChildEnvironment(const RecordOptions& o, const std::str
   }
   // After what is already preloaded: a sanitizer runtime, for one, must come first.
   env.push_back("LD_PRELOAD=" + (preload.empty() ? library : preload + ":" + library));
-  std::string outputs;
-  for (const std::string& name : OutputNames())
-    outputs += (outputs.empty() ? "" : ",") + dir + "/" + name;
   env.push_back("INPROF_OUTPUT=" + outputs);
   env.push_back("INPROF_FOLLOW_FORK=1");
   if (!o.frequency.empty()) env.push_back("INPROF_FREQUENCY=" + o.frequency);
   if (!o.events.empty()) env.push_back("INPROF_EVENTS=" + o.events);
   if (!o.engine.empty()) env.push_back("INPROF_ENGINE=" + o.engine);
   if (!o.unwind.empty()) env.push_back("INPROF_UNWIND=" + o.unwind);
-  if (o.quiet) env.push_back("INPROF_QUIET=1");
+  // A tree's processes hand their samples to the recorder, which reports for all of them:
+  // their own one-line summaries (40 of them in a build) are noise, unless asked for.
+  if (o.quiet || (!o.per_process && !user_quiet)) env.push_back("INPROF_QUIET=1");
   return env;
 }
 
@@ -308,6 +333,7 @@ int ExitStatus(int status) {
   return 1;
 }
 
+// --per-process: every process wrote its own files; the command's own profile summarised.
 void Summarize(const RecordOptions& o, const std::string& dir) {
   std::cerr << "\ninprof: profile in " << dir << "/\n";
   DIR* d = opendir(dir.c_str());
@@ -346,20 +372,103 @@ void Summarize(const RecordOptions& o, const std::string& dir) {
             << "; go tool pprof -http=: " << dir << "/profile.pb.gz\n";
 }
 
+// The spool the processes write their raw profiles into: DIR/raw/ when it is kept (it must
+// not hold an earlier run's files), else a hidden directory of its own in DIR, removed after.
+bool MakeSpool(const std::string& dir, bool keep, std::string* spool) {
+  if (keep) {
+    *spool = dir + "/raw";
+    if (mkdir(spool->c_str(), 0777) == 0) return true;
+    std::cerr << "inprof: record: cannot create " << *spool << ": "
+              << (errno == EEXIST ? "it exists (an earlier recording's raw profiles?)"
+                                  : std::strerror(errno))
+              << '\n';
+    return false;
+  }
+  std::string name = dir + "/.inprof-raw-XXXXXX";
+  if (mkdtemp(name.data()) == nullptr) {
+    std::cerr << "inprof: record: cannot create a directory in " << dir << ": "
+              << std::strerror(errno) << '\n';
+    return false;
+  }
+  *spool = name;
+  return true;
+}
+
+// Removes the spool and the raw files in it (nothing else is written there). A process that
+// outlived the command may still write into it; its file is lost with the directory.
+void RemoveSpool(const std::string& spool) {
+  if (DIR* d = opendir(spool.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") unlink((spool + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(spool.c_str());
+}
+
+// Symbolizes the spool into DIR and prints what a user wants to know: the files, the
+// processes by their share, the hottest lines and functions over the tree, and which
+// processes' samples are missing (also with -q). False when nothing was written.
+bool FinishTree(const RecordOptions& o, const std::string& dir, const std::string& spool) {
+  SymbolizeProfileOptions so;
+  so.inputs = {spool};
+  so.dir = dir;
+  so.process_roots = true;
+  so.per_pid = o.per_pid;
+  so.recording = true;
+  SymbolizeProfileReport report;
+  const Status s = SymbolizeProfiles(so, &report);
+  PrintNotes(report, std::cerr);
+  if (!s.ok()) {
+    std::cerr << "inprof: record: " << s.message();
+    if (s.code() == StatusCode::kNotFound) {
+      std::cerr << " (at 99 Hz a process takes its first sample after about 10 ms of CPU time; "
+                   "raise -F for shorter commands)";
+    }
+    std::cerr << '\n';
+    return false;
+  }
+  std::cerr << "\ninprof: profile in " << dir << "/\n";
+  std::vector<std::string> names;
+  for (const std::string& file : report.written) names.push_back(file.substr(file.rfind('/') + 1));
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) std::cerr << "  " << name << '\n';
+  if (o.keep_raw) std::cerr << "  raw/ (the processes' raw profiles)\n";
+  if (o.quiet) return true;
+  std::cerr << "symbolized " << report.binaries << " binaries, " << report.addresses
+            << " distinct addresses in " << std::fixed << std::setprecision(2) << report.seconds
+            << std::defaultfloat << " s\n\n";
+  PrintProcessShares(report, o.limit, std::cerr);
+  std::cerr << '\n';
+  TopOptions v;
+  v.limit = o.limit;
+  v.profile = dir + "/profile.json";
+  const Annotations a = BuildAnnotations(report.profile);
+  RunTop(v, a, 0, std::cerr);
+  std::cerr << "\nmore: inprof top " << dir << "/profile.json; inprof flame -o flame.svg " << dir
+            << "/profile.folded; go tool pprof -http=: " << dir << "/profile.pb.gz\n";
+  return true;
+}
+
 // The output directory: `*dir` as given (created if missing), or a new default one named
-// after the program. False after saying why it cannot be used.
-bool PrepareOutputDir(const std::string& program, std::string* dir_out) {
+// after the program. False after saying why it cannot be used. `*created` says whether this
+// run made it.
+bool PrepareOutputDir(const std::string& program, std::string* dir_out, bool* created) {
   std::string& dir = *dir_out;
   std::string error;
+  *created = true;
   if (dir.empty()) {
     if (!MakeDefaultDir(program, &dir, &error)) {
       std::cerr << "inprof: record: " << error << '\n';
       return false;
     }
-  } else if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    std::cerr << "inprof: record: cannot create " << dir << ": " << std::strerror(errno) << '\n';
-    return false;
-  } else {
+  } else if (mkdir(dir.c_str(), 0777) != 0) {
+    if (errno != EEXIST) {
+      std::cerr << "inprof: record: cannot create " << dir << ": " << std::strerror(errno) << '\n';
+      return false;
+    }
+    *created = false;
     struct stat st {};
     if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       std::cerr << "inprof: record: " << dir << " is not a directory\n";
@@ -453,10 +562,22 @@ int RunRecord(const std::vector<std::string>& args) {
     return 1;
   }
   std::string dir = o.dir;
-  if (!PrepareOutputDir(program, &dir)) return 1;
+  bool created = false;
+  if (!PrepareOutputDir(program, &dir, &created)) return 1;
   const std::string abs_dir = Absolute(dir);
+  std::string outputs, spool;
+  if (o.per_process) {
+    for (const std::string& name : DefaultOutputNames())
+      outputs += (outputs.empty() ? "" : ",") + abs_dir + "/" + name;
+  } else {
+    if (!MakeSpool(abs_dir, o.keep_raw, &spool)) return 1;
+    outputs = spool + "/profile.inprofraw";
+  }
   int status = 0;
-  if (!RunChild(program, o.command, ChildEnvironment(o, library, abs_dir), &status)) return 1;
+  if (!RunChild(program, o.command, ChildEnvironment(o, library, outputs), &status)) {
+    if (!spool.empty() && !o.keep_raw) RemoveSpool(spool);
+    return 1;
+  }
   const int rc = ExitStatus(status);
   if (rc != 0) {
     std::cerr << "inprof: record: " << o.command[0]
@@ -464,7 +585,16 @@ int RunRecord(const std::vector<std::string>& args) {
                                       : " exited with status " + std::to_string(rc))
               << '\n';
   }
-  Summarize(o, dir);
+  if (o.per_process) {
+    Summarize(o, dir);
+  } else {
+    const bool written = FinishTree(o, dir, spool);
+    if (!o.keep_raw) RemoveSpool(spool);
+    // Nothing to show: a directory this run made is not left behind empty.
+    if (!written && created && rmdir(dir.c_str()) == 0) {
+      std::cerr << "inprof: record: removed " << dir << "/ (empty)\n";
+    }
+  }
   return rc;
 }
 

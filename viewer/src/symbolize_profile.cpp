@@ -309,8 +309,8 @@ void PrintProcessShares(const SymbolizeProfileReport& report, size_t limit, std:
                    [](const Group& a, const Group& b) { return a.weight > b.weight; });
   const std::string event =
       report.profile.events.empty() ? std::string("samples") : report.profile.events[0].name;
-  out << "Processes by " << event << " (" << sampled << " of " << report.processes.size()
-      << " took samples)\n";
+  out << "Processes by " << event << " (" << sampled << (sampled == 1 ? " process" : " processes")
+      << " in the profile)\n";
   for (size_t i = 0; i < groups.size() && i < limit; ++i) {
     out << "  " << Percent(groups[i].weight, total) << "  " << groups[i].root;
     if (groups[i].processes > 1) out << " (" << groups[i].processes << " processes)";
