@@ -120,7 +120,7 @@ TEST(LifecycleTest, AProcessWithoutSamplesWritesNothing) {
   // At 1 Hz: a sample only after a CPU-second, which the program never uses, even under an
   // emulator whose start-up counts as the process's CPU time (20 ms under qemu-user took one
   // sample at 99 Hz).
-  LifecycleRun run = Lifecycle({"noop"}, {{"INPROF_FREQUENCY", "1"}});
+  LifecycleRun run = Lifecycle({"noop"}, {{"INPROF_FREQUENCY", "1"}, {"INPROF_TEST_WHOLE_FIRST_PERIOD", "1"}});
   EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
   EXPECT_TRUE(ListDir(run.dir).empty()) << Joined(ListDir(run.dir));
   EXPECT_NE(run.process.err.find("no samples: no output written"), std::string::npos)
@@ -131,7 +131,7 @@ TEST(LifecycleTest, AProcessWithoutSamplesWritesNothing) {
 // exit watcher only (no collector thread, no module map, no engines), and one that does gets
 // the whole session, with full stacks from then on.
 TEST(LifecycleTest, TheSessionStartsAtTheFirstSample) {
-  LifecycleRun idle = Lifecycle({"threads", "0"}, {{"INPROF_FREQUENCY", "1"}, {"INPROF_QUIET", "1"}});
+  LifecycleRun idle = Lifecycle({"threads", "0"}, {{"INPROF_FREQUENCY", "1"}, {"INPROF_TEST_WHOLE_FIRST_PERIOD", "1"}, {"INPROF_QUIET", "1"}});
   EXPECT_EQ(idle.process.exit_code, 0) << idle.process.err;
   EXPECT_NE(idle.process.out.find("thread inprof-exit"), std::string::npos) << idle.process.out;
   EXPECT_EQ(idle.process.out.find("thread inprof-collect"), std::string::npos) << idle.process.out;
@@ -144,7 +144,7 @@ TEST(LifecycleTest, TheSessionStartsAtTheFirstSample) {
 
   // lazy=0: the whole session from the start, as an explicit inprof_start has.
   LifecycleRun eager =
-      Lifecycle({"threads", "0"}, {{"INPROF_FREQUENCY", "1"}, {"INPROF_LAZY", "0"}, {"INPROF_QUIET", "1"}});
+      Lifecycle({"threads", "0"}, {{"INPROF_FREQUENCY", "1"}, {"INPROF_TEST_WHOLE_FIRST_PERIOD", "1"}, {"INPROF_LAZY", "0"}, {"INPROF_QUIET", "1"}});
   EXPECT_EQ(eager.process.exit_code, 0) << eager.process.err;
   EXPECT_NE(eager.process.out.find("thread inprof-collect"), std::string::npos) << eager.process.out;
 }
@@ -157,7 +157,10 @@ TEST_P(ForkExitTest, ChildrenWriteTheirProfilesAndIdleOnesNothing) {
   SKIP_FORK_UNDER_ASAN();
   SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
   const auto [how, engine] = GetParam();
-  LifecycleRun run = Lifecycle({"fork", how}, {{"INPROF_ENGINE", engine}});
+  // The idle children must take no sample for certain: their timer's first expiry comes after
+  // a whole period (by default it is random, so that short processes are sampled in proportion).
+  LifecycleRun run = Lifecycle({"fork", how}, {{"INPROF_ENGINE", engine},
+                                               {"INPROF_TEST_WHOLE_FIRST_PERIOD", "1"}});
   SKIP_WITHOUT_PERF(run.process);
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   std::smatch m;

@@ -99,7 +99,7 @@ TEST(RawOutput, AProcessWithoutSamplesLeavesNoRawFile) {
   for (const char* lazy : {"1", "0"}) {
     auto run = RunProcess({INPROF_LIFECYCLE, "noop"},
                           {{"LD_PRELOAD", PreloadValue()},
-                           {"INPROF_FREQUENCY", "1"},
+                           {"INPROF_FREQUENCY", "1"}, {"INPROF_TEST_WHOLE_FIRST_PERIOD", "1"},
                            {"INPROF_LAZY", lazy},
                            {"INPROF_OUTPUT", dir + "/p.inprofraw"}});
     EXPECT_EQ(run.exit_code, 0) << run.err;

@@ -455,7 +455,10 @@ Status ConfigFromEnvironment(Config* config) {
     if (eq == std::string_view::npos) continue;
     std::string key(entry.substr(kPrefix.size(), eq - kPrefix.size()));
     // Variables the runtime sets for itself, not configuration.
-    if (key == "ROOT_PID" || key == "TEST_PERF_ERRNO" || key == "TEST_TIMER_ERRNO") continue;
+    if (key == "ROOT_PID" || key == "TEST_PERF_ERRNO" || key == "TEST_TIMER_ERRNO" ||
+        key == "TEST_WHOLE_FIRST_PERIOD") {
+      continue;
+    }
     for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     Status s = SetKey(key, Trim(entry.substr(eq + 1)), config);
     if (!s.ok()) {

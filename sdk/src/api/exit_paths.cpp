@@ -192,6 +192,14 @@ void* TerminationWatcher(void*) {
       }
       continue;
     }
+    if (signal == kBootstrapMarkByte) {
+      try {
+        RuntimeMarkDeferredStarted();
+      } catch (...) {
+        // Only the marker of a process that may be killed later is missing.
+      }
+      continue;
+    }
     if (signal != 0) break;
     // 0: an _exit on another thread asks for the write (HandOffToWatcher).
     FinishForExit(ExitPath::kExit, 0);

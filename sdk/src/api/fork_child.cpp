@@ -11,9 +11,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
+#include "inprof/raw_profile.h"
+#include "inprof/symbolize.h"
 #include "internal/bootstrap.h"
+#include "internal/export_pipeline.h"
+#include "internal/profile_builder.h"
+#include "internal/stack_buffer.h"
+#include "internal/stack_table.h"
 
 extern "C" void* __libc_stack_end;  // the C library's: the main thread's stack top
 
@@ -76,7 +83,19 @@ bool ArmTable(int signal, double frequency, uint32_t max_depth) {
   struct itimerspec spec;
   spec.it_interval.tv_sec = period_ns / 1000000000;
   spec.it_interval.tv_nsec = period_ns % 1000000000;
-  spec.it_value = spec.it_interval;
+  // A random first expiry in (0, period], as the session's timers have: a process shorter
+  // than one period (most processes of a build or a shell loop) is then sampled with a
+  // probability in proportion to its CPU time, instead of never. From the clock and the tid
+  // (no library call: this may run inside fork()).
+  uint64_t mix = static_cast<uint64_t>(b.start_monotonic_ns) ^
+                 (static_cast<uint64_t>(static_cast<uint32_t>(b.tid)) << 32);
+  mix ^= mix >> 33;
+  mix *= 0xFF51AFD7ED558CCDull;
+  mix ^= mix >> 33;
+  const long first_ns =
+      b.whole_first_period ? period_ns : 1 + static_cast<long>(mix % static_cast<uint64_t>(period_ns));
+  spec.it_value.tv_sec = first_ns / 1000000000;
+  spec.it_value.tv_nsec = first_ns % 1000000000;
   b.active.store(true, std::memory_order_seq_cst);
   syscall(SYS_timer_settime, timer, 0, &spec, nullptr);
   return true;
@@ -99,7 +118,8 @@ bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t 
   return ArmTable(signal, frequency, max_depth);
 }
 
-bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd) {
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd,
+                          uint32_t wake_after_samples) {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
   b.busy.store(0, std::memory_order_relaxed);
@@ -128,6 +148,7 @@ bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int 
   // stack bounds only, as after a forked child's first dlclose.
   b.code.store(nullptr, std::memory_order_seq_cst);
   b.wake_fd = wake_fd;
+  b.wake_after = wake_after_samples > 0 ? wake_after_samples : 1;
   return ArmTable(signal, frequency, max_depth);
 }
 
@@ -174,6 +195,80 @@ void BootstrapForgetCode() {
 BootstrapTotals BootstrapTotalsNow() {
   const BootstrapTable* t = g_bootstrap.table;
   return t != nullptr ? BootstrapTotals{t->samples, t->weight} : BootstrapTotals{};
+}
+
+void BootstrapStackForLookup(std::span<const uintptr_t> frames, WalkStop stop, pid_t tid,
+                             std::vector<uintptr_t>* out) {
+  out->clear();
+  // As the collector adjusts a ring's walk: return addresses are looked up at -1.
+  for (size_t f = 0; f < frames.size() && f < kMaxFrames; ++f) {
+    out->push_back(f == 0 ? frames[0] : frames[f] - 1);
+  }
+  if (stop == WalkStop::kDepthLimit) out->push_back(kTruncatedMarker);
+  if (tid > 0) out->push_back(kThreadMarker | static_cast<uintptr_t>(tid));
+}
+
+Status WriteBootstrapRaw(const Config& config, const std::vector<std::string>& outputs,
+                         bool complete) {
+  const Bootstrap& b = g_bootstrap;
+  RawProfile raw;
+  raw.meta.program = ProgramPath();
+  raw.meta.pid = getpid();
+  raw.meta.start_time_ns = b.start_realtime_ns;
+  raw.meta.duration_ns = NowNs(CLOCK_MONOTONIC) - b.start_monotonic_ns;
+  raw.ppid = getppid();
+  raw.comm = ProcessComm();
+  const double hz = config.frequency;
+  const BootstrapTotals totals = BootstrapTotalsNow();
+  EventInfo cpu;
+  cpu.name = "cpu";
+  cpu.unit = "nanoseconds";
+  cpu.period = static_cast<uint64_t>(1e9 / hz);
+  cpu.frequency_hz = hz;
+  raw.events.push_back(cpu);
+  Health& h = raw.health;
+  h.engine = "timer";
+  h.engine_reason = "the process ended before its session started: its CPU-time timer only";
+  h.unwinder = "fp";
+  h.requested_hz = hz;
+  h.samples = totals.samples;
+  h.threads_seen = 1;
+  const double cpu_seconds =
+      static_cast<double>(NowNs(CLOCK_PROCESS_CPUTIME_ID) - b.start_cpu_ns) / 1e9;
+  h.achieved_hz = cpu_seconds > 0 ? static_cast<double>(totals.weight) / cpu_seconds : 0;
+  ThreadHealth& thread = h.threads.emplace_back();
+  thread.tid = b.tid;
+  thread.name = raw.comm;
+  thread.cpu_seconds = cpu_seconds;
+  thread.expected = cpu_seconds * hz;
+  thread.taken = totals.samples;
+  thread.weight = totals.weight;
+  h.overruns = totals.weight - totals.samples;
+  raw.threads.push_back({b.tid, raw.comm});
+  std::vector<uintptr_t> stack;
+  if (complete) BootstrapForEach([&](std::span<const uintptr_t> frames, WalkStop stop, uint64_t weight) {
+    BootstrapStackForLookup(frames, stop, b.tid, &stack);
+    if (stop == WalkStop::kDepthLimit) ++h.truncated;
+    RawStack& r = raw.stacks.emplace_back();
+    r.addresses.assign(stack.begin(), stack.end());
+    r.weights = {static_cast<int64_t>(weight)};
+    raw.events[0].total_weight += static_cast<int64_t>(weight);
+  });
+  if (const uint64_t lost = complete ? BootstrapOverflowWeight() : 0; lost != 0) {
+    raw.stacks.push_back({{kOverflowMarker}, {static_cast<int64_t>(lost)}});
+    raw.events[0].total_weight += static_cast<int64_t>(lost);
+    h.overflow = lost;
+  }
+  if (complete) {
+    Symbolizer modules;
+    raw.modules = modules.RecordedModules();
+  }
+  std::string failures;
+  for (const std::string& path : outputs) {
+    Status s = WriteRawFile(raw, path, complete);
+    if (!s.ok()) failures += (failures.empty() ? "" : "; ") + s.message();
+  }
+  return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
 void BootstrapRelease() {

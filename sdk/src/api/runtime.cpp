@@ -68,6 +68,10 @@ Runtime& GetRuntime() {
                         }
                       }) == 0;
     pthread_atfork(nullptr, nullptr, &ChildAfterFork);
+    // For tests that need a process to take no sample for certain (less CPU time than one
+    // period): the bootstrap timer's first expiry after a whole period instead of a random
+    // part of one. Forked children inherit the choice.
+    g_bootstrap.whole_first_period = std::getenv("INPROF_TEST_WHOLE_FIRST_PERIOD") != nullptr;
     return r;
   }();
   g_runtime = runtime;
@@ -182,6 +186,10 @@ thread_local bool t_profiler_work = false;
 
 constexpr double kDefaultPushWindowSeconds = 10;
 
+// Samples a raw-only deferred process takes before its session starts (about 80 ms of CPU at
+// the default rate): see RuntimeStartDeferred.
+constexpr uint32_t kRawWakeSamples = 8;
+
 }  // namespace
 
 ProfilerWorkScope::ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
@@ -236,6 +244,14 @@ RuntimeResult RuntimeStart(Config config) {
   return {};
 }
 
+bool OnlyRawOutputs(const Config& config) {
+  if (config.outputs.empty()) return false;
+  for (const std::string& path : config.outputs) {
+    if (FormatFromPath(path) != Format::kRaw) return false;
+  }
+  return true;
+}
+
 bool CanStartLazily(const Config& config) {
   // Only files at exit: the pull endpoint, pushes and windows need the session from the
   // start; the bootstrap sampler is a CPU-time timer, as the cpu event's timer engine.
@@ -258,7 +274,12 @@ RuntimeResult RuntimeStartDeferred(Config config, int wake_fd) {
       rt.deferred_config = std::make_unique<Config>(config);
       rt.pending_deferred.store(true, std::memory_order_release);
       rt.pending_child.store(rt.deferred_config.get(), std::memory_order_release);
-      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, wake_fd)) {
+      // Raw outputs only (a process inside `inprof record`): most such processes are short,
+      // and one that ends after a few samples writes them from the bootstrap table without
+      // ever starting a session; a longer one gets its session after kRawWakeSamples.
+      const uint32_t wake_after = OnlyRawOutputs(config) ? kRawWakeSamples : 1;
+      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, wake_fd,
+                               wake_after)) {
         return {};
       }
       rt.pending_child.store(nullptr, std::memory_order_release);
@@ -268,6 +289,15 @@ RuntimeResult RuntimeStartDeferred(Config config, int wake_fd) {
   // No timer for the bootstrap sampler (or a session exists): start as usual, which
   // reports why it cannot.
   return RuntimeStart(std::move(config));
+}
+
+void RuntimeMarkDeferredStarted() {
+  ProfilerWorkScope work;
+  Runtime& rt = GetRuntime();
+  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  const Config* pending = rt.pending_child.load(std::memory_order_acquire);
+  if (pending == nullptr || !rt.pending_deferred.load(std::memory_order_acquire)) return;
+  [[maybe_unused]] Status s = WriteBootstrapRaw(*pending, pending->outputs, false);
 }
 
 void RuntimeStartDeferredNow() {
@@ -462,6 +492,23 @@ void RuntimeWriteForExit() {
       }
       rt.pending_child.store(nullptr, std::memory_order_release);
       BootstrapDisarm();
+      BootstrapRelease();
+      return;
+    }
+    const Config* pending = rt.pending_child.load(std::memory_order_acquire);
+    if (pending != nullptr && OnlyRawOutputs(*pending)) {
+      // A short process of a recording: its samples are all in the bootstrap table, and a
+      // session would start only to write them. Written as they are.
+      std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+      pending = rt.pending_child.exchange(nullptr, std::memory_order_acq_rel);
+      if (pending == nullptr) return;
+      BootstrapDisarm();
+      std::vector<std::string> outputs = pending->outputs;
+      if (!rt.pending_deferred.exchange(false, std::memory_order_acq_rel)) {
+        for (std::string& path : outputs) path = PathForProcess(path, getpid());
+      }
+      Status s = WriteBootstrapRaw(*pending, outputs, true);
+      if (!s.ok()) std::fprintf(stderr, "inprof: %s\n", s.message().c_str());
       BootstrapRelease();
       return;
     }

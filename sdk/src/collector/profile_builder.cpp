@@ -12,7 +12,6 @@
 #include <unordered_map>
 
 namespace inprof::internal {
-namespace {
 
 std::string ProgramPath() {
   char buf[PATH_MAX];
@@ -32,9 +31,6 @@ std::string ProcessComm() {
   while (!comm.empty() && comm.back() == '\n') comm.pop_back();
   return comm;
 }
-
-
-}  // namespace
 
 int LuaIntervalMs(const Config& config) {
   return std::max(1, static_cast<int>(1000.0 / config.frequency + 0.5));

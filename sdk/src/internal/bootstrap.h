@@ -76,11 +76,16 @@ struct Bootstrap {
   // writes kBootstrapWakeByte here after that sample, and the exit watcher thread reading it
   // starts the session. -1: no one to wake (a forked child: its safe points start it).
   int wake_fd = -1;
+  uint32_t wake_after = 1;  // the sample whose arrival writes to wake_fd
+  bool whole_first_period = false;  // INPROF_TEST_WHOLE_FIRST_PERIOD (tests only)
 };
 
 // The byte the handler writes to wake_fd; the termination watcher's pipe also carries signal
 // numbers (1-64) and 0 (an _exit's hand-off).
 inline constexpr unsigned char kBootstrapWakeByte = 0xFF;
+// Written at the first sample when the session waits for a later one (wake_after > 1): the
+// watcher writes the process's started marker (a raw output's header).
+inline constexpr unsigned char kBootstrapMarkByte = 0xFE;
 
 extern Bootstrap g_bootstrap;
 

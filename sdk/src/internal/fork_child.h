@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "inprof/unwind.h"
+#include "inprof/status.h"
+#include "internal/config.h"
 #include "internal/sampler.h"
 
 namespace inprof::internal {
@@ -20,8 +23,9 @@ namespace inprof::internal {
 bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth);
 // At autostart, on the thread running the library's constructor (the main thread): the same
 // sampler for that thread, which wakes the exit watcher through `wake_fd` at its first sample
-// so the deferred session starts then. Not async-signal-safe (reads the thread's stack bounds).
-bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd);
+// (or its `wake_after_samples`-th) so the deferred session starts then. Not async-signal-safe (reads the thread's stack bounds).
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd,
+                          uint32_t wake_after_samples = 1);
 // Before a dlclose: the walk stops using the parent's code ranges, which may cover the
 // library about to be unmapped (frames are no longer checked against them, and a frameless
 // leaf's caller is no longer recovered). Waits for a handler still walking.
@@ -42,6 +46,17 @@ struct BootstrapTotals {
 BootstrapTotals BootstrapTotalsNow();
 // Unmaps the table. After BootstrapDisarm.
 void BootstrapRelease();
+// A bootstrap stack as the session's tables keep it: return addresses minus one, the
+// truncation marker when the walk hit the depth limit, the thread marker of `tid` last.
+void BootstrapStackForLookup(std::span<const uintptr_t> frames, WalkStop stop, pid_t tid,
+                             std::vector<uintptr_t>* out);
+// Writes the bootstrap table as the raw profile `outputs` ask for (every one a raw output),
+// without a session: what a short process of a recording does at exit instead of starting a
+// session only to write (docs/record.md); after BootstrapDisarm. Not `complete`: only the
+// header, without its end line (the marker of a process that sampled; the exit write
+// replaces it). Not async-signal-safe.
+Status WriteBootstrapRaw(const Config& config, const std::vector<std::string>& outputs,
+                         bool complete);
 
 }  // namespace inprof::internal
 

@@ -24,6 +24,10 @@ namespace inprof::internal {
 
 // The LuaJIT profiler's interval for `config`'s rate (at least 1 ms).
 int LuaIntervalMs(const Config& config);
+// The executable's path (/proc/self/exe) and the command name (/proc/self/comm, as ps and
+// perf show it), as raw profiles record them.
+std::string ProgramPath();
+std::string ProcessComm();
 
 class ProfileBuilder {
  public:

@@ -38,6 +38,12 @@ bool CanStartLazily(const Config& config);
 // API call or an exit path with samples, and never for a process that takes none.
 RuntimeResult RuntimeStartDeferred(Config config, int wake_fd);
 void RuntimeStartDeferredNow();
+// The exit watcher at a deferred raw-only process's first sample: writes its started marker
+// (WriteBootstrapRaw, not complete), so that a process killed before its session starts is
+// still named in the recording.
+void RuntimeMarkDeferredStarted();
+// True when every output is a raw profile (a process inside `inprof record`).
+bool OnlyRawOutputs(const Config& config);
 RuntimeResult RuntimeDump(const std::vector<std::string>* outputs);
 RuntimeResult RuntimeStop();
 

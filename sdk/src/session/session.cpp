@@ -431,16 +431,10 @@ void Session::ImportBootstrap(pid_t tid) {
   times_.start_monotonic_ns = g_bootstrap.start_monotonic_ns;
   times_.start_cpu_ns = g_bootstrap.start_cpu_ns;
   std::lock_guard<std::mutex> lock(data_mu_);
-  StackBuffer stack;
+  std::vector<uintptr_t> stack;
   BootstrapForEach([&](std::span<const uintptr_t> frames, WalkStop stop, uint64_t weight) {
-    stack.clear();
-    // As the collector adjusts a ring's walk: return addresses are looked up at -1.
-    for (size_t f = 0; f < frames.size() && f < kMaxFrames; ++f) {
-      stack.push(f == 0 ? frames[0] : frames[f] - 1);
-    }
-    if (stop == WalkStop::kDepthLimit) stack.push(kTruncatedMarker);
-    if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
-    AggregateLocked(stack.frames(), static_cast<uint32_t>(weight), 0);
+    BootstrapStackForLookup(frames, stop, tid, &stack);
+    AggregateLocked(stack, static_cast<uint32_t>(weight), 0);
   });
   if (const uint64_t lost = BootstrapOverflowWeight(); lost != 0) {
     static constexpr uintptr_t kOverflow[] = {kOverflowMarker};

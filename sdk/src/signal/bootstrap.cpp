@@ -71,11 +71,14 @@ void BootstrapSample(const ucontext_t* context, uint32_t weight) {
     const WalkResult walk = FpWalk(context, b.bounds, b.code.load(std::memory_order_seq_cst),
                                    frames, b.max_depth);
     Add(b.table, frames, walk.depth, static_cast<uint8_t>(walk.stop), weight);
-    // The first sample of a deferred session: the watcher starts it (write(2) is
+    // The first (or wake_after-th) sample of a deferred session: the watcher starts it (write(2) is
     // async-signal-safe; a full pipe only means a wake-up is already pending).
-    if (b.table->samples == 1 && b.wake_fd >= 0) {
+    if (b.wake_fd >= 0 && b.table->samples == b.wake_after) {
       static constexpr unsigned char kWake = kBootstrapWakeByte;
       RawSyscall4(kSysWrite, b.wake_fd, reinterpret_cast<long>(&kWake), 1);
+    } else if (b.wake_fd >= 0 && b.table->samples == 1) {
+      static constexpr unsigned char kMark = kBootstrapMarkByte;
+      RawSyscall4(kSysWrite, b.wake_fd, reinterpret_cast<long>(&kMark), 1);
     }
   }
   b.busy.fetch_sub(1, std::memory_order_seq_cst);
