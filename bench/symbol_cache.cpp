@@ -6,9 +6,15 @@
 //   symbolize_ms save_ms addresses cache_hits cache_misses files frames_with_line
 // symbolize_ms: from constructing the Symbolizer to the last answer (wall); save_ms: the
 // cache write that follows (SaveCache), 0 without a cache.
-//   inprof_symbol_cache_bench CACHE_DIR|- [ADDRESSES]
+//   inprof_symbol_cache_bench CACHE_DIR|- [ADDRESSES [other]]
+// `other`: each address moved to another byte of the same function (as a later run of a
+// sampled program meets other instructions of its hot functions), chosen before the clock
+// starts by a forked child with its own uncached Symbolizer, so that nothing it read
+// stays in this process.
 #include <link.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -68,16 +74,50 @@ std::vector<uint64_t> Spread(Object object, size_t count) {
   return out;
 }
 
+// Each address moved by a few bytes where the outermost function (and module) stays the
+// same; an address with no such neighbour stays. Computed in a child process.
+std::vector<uint64_t> OtherAddressesInTheSameFunctions(const std::vector<uint64_t>& addresses) {
+  int fds[2];
+  if (pipe(fds) != 0) return addresses;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    inprof::Symbolizer symbolizer;
+    for (uint64_t a : addresses) {
+      const inprof::SymbolizedFrame outer = symbolizer.Symbolize(a).back();
+      uint64_t moved = a;
+      for (const int64_t delta : {16, -16, 8, -8, 4, -4, 1}) {
+        const inprof::SymbolizedFrame& other = symbolizer.Symbolize(a + delta).back();
+        if (other.function == outer.function && other.module == outer.module &&
+            !outer.module.empty() && other.function.find("+0x") == std::string::npos) {
+          moved = a + delta;
+          break;
+        }
+      }
+      if (write(fds[1], &moved, sizeof moved) != sizeof moved) _exit(1);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::vector<uint64_t> out;
+  uint64_t moved = 0;
+  while (pid > 0 && read(fds[0], &moved, sizeof moved) == sizeof moved) out.push_back(moved);
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return out.size() == addresses.size() ? out : addresses;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: %s CACHE_DIR|- [ADDRESSES]\n", argv[0]);
+  if (argc < 2 || argc > 4 || (argc == 4 && std::strcmp(argv[3], "other") != 0)) {
+    std::fprintf(stderr, "usage: %s CACHE_DIR|- [ADDRESSES [other]]\n", argv[0]);
     return 2;
   }
-  const size_t count = argc == 3 ? std::strtoul(argv[2], nullptr, 10) : 1000;
+  const size_t count = argc >= 3 ? std::strtoul(argv[2], nullptr, 10) : 1000;
   std::vector<uint64_t> addresses = Spread({true, nullptr, {}}, count / 2);
   for (uint64_t a : Spread({false, "libc.so.6", {}}, count - count / 2)) addresses.push_back(a);
+  if (argc == 4) addresses = OtherAddressesInTheSameFunctions(addresses);
 
   inprof::SymbolizerOptions options;
   if (std::strcmp(argv[1], "-") != 0) options.cache_dir = argv[1];

@@ -20,7 +20,7 @@ namespace inprof::internal {
 namespace {
 
 constexpr char kMagic[8] = {'i', 'n', 'p', 'r', 'o', 'f', 'S', 'C'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;          // 1: one entry per address, without ranges
 constexpr uint32_t kWithDwarf = 1;        // header flag
 constexpr uint32_t kInlined = 1;          // frame flag
 constexpr uint32_t kNone = ~uint32_t{0};  // string offset: no string
@@ -41,11 +41,12 @@ struct Header {
 static_assert(sizeof(Header) == 128);
 
 struct Entry {
-  uint64_t vaddr;
+  uint64_t lo;
+  uint64_t hi;  // exclusive
   uint32_t first_frame;
   uint32_t frame_count;
 };
-static_assert(sizeof(Entry) == 16);
+static_assert(sizeof(Entry) == 24);
 
 struct Frame {
   uint32_t function;
@@ -100,19 +101,25 @@ bool WriteAll(int fd, const char* data, size_t size) {
   return true;
 }
 
-// Builds the string table while frames are written: each distinct string once.
+// Builds the string table while frames are written: each distinct string once. The same
+// few strings come back for every range of a function, mostly at the same address: those
+// are found without hashing their text.
 class StringTable {
  public:
-  uint32_t Add(bool present, const std::string& s) {
-    if (!present) return kNone;
+  uint32_t Add(const char* s) {
+    if (s == nullptr) return kNone;
+    auto [known, new_pointer] = by_pointer_.try_emplace(s, 0);
+    if (!new_pointer) return known->second;
     auto [it, inserted] = offsets_.try_emplace(s, static_cast<uint32_t>(data_.size()));
-    if (inserted) data_.append(s.c_str(), s.size() + 1);
+    if (inserted) data_.append(s, std::strlen(s) + 1);
+    known->second = it->second;
     return it->second;
   }
   const std::string& data() const { return data_; }
 
  private:
-  std::unordered_map<std::string, uint32_t> offsets_;
+  std::unordered_map<const char*, uint32_t> by_pointer_;
+  std::unordered_map<std::string_view, uint32_t> offsets_;  // views of the callers' strings
   std::string data_;
 };
 
@@ -175,7 +182,9 @@ std::unique_ptr<SymbolCacheFile::Image> SymbolCacheFile::Read() const {
             static_cast<uint64_t>(st.st_size) <= kMaxSymbolCacheFileBytes;
   if (ok) {
     image->size = static_cast<uint64_t>(st.st_size);
-    image->words = std::make_unique<uint64_t[]>((image->size + 7) / 8);
+    // Not value-initialised: read() fills it, and zeroing megabytes first showed in
+    // profiles of warm runs.
+    image->words.reset(new uint64_t[(image->size + 7) / 8]);
     ok = ReadAll(fd, reinterpret_cast<unsigned char*>(image->words.get()), image->size);
   }
   close(fd);
@@ -210,14 +219,14 @@ std::unique_ptr<SymbolCacheFile::Image> SymbolCacheFile::Read() const {
   const unsigned char* frames = entries + image->entry_count * sizeof(Entry);
   const unsigned char* strings = frames + image->frame_count * sizeof(Frame);
   if (image->strings_size != 0 && strings[image->strings_size - 1] != '\0') return nullptr;
-  uint64_t previous = 0;
+  uint64_t previous_hi = 0;
   for (uint64_t i = 0; i < image->entry_count; ++i) {
     const Entry e = ReadAs<Entry>(entries + i * sizeof(Entry));
-    if ((i != 0 && e.vaddr <= previous) || e.frame_count == 0 ||
+    if (e.lo >= e.hi || (i != 0 && e.lo < previous_hi) || e.frame_count == 0 ||
         e.first_frame > image->frame_count || e.frame_count > image->frame_count - e.first_frame) {
       return nullptr;
     }
-    previous = e.vaddr;
+    previous_hi = e.hi;
   }
   for (uint64_t i = 0; i < image->frame_count; ++i) {
     const Frame f = ReadAs<Frame>(frames + i * sizeof(Frame));
@@ -232,19 +241,20 @@ bool SymbolCacheFile::FindIn(const Image& image, uint64_t vaddr, std::vector<Cac
   const unsigned char* entries = image.bytes() + sizeof(Header);
   const unsigned char* frames = entries + image.entry_count * sizeof(Entry);
   const char* strings = reinterpret_cast<const char*>(frames + image.frame_count * sizeof(Frame));
+  // The last entry starting at or below vaddr; entries are disjoint, so no other can hold it.
   uint64_t lo = 0;
   uint64_t hi = image.entry_count;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    if (ReadAs<uint64_t>(entries + mid * sizeof(Entry)) < vaddr) {
+    if (ReadAs<uint64_t>(entries + mid * sizeof(Entry)) <= vaddr) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
-  if (lo == image.entry_count) return false;
-  const Entry e = ReadAs<Entry>(entries + lo * sizeof(Entry));
-  if (e.vaddr != vaddr) return false;
+  if (lo == 0) return false;
+  const Entry e = ReadAs<Entry>(entries + (lo - 1) * sizeof(Entry));
+  if (vaddr >= e.hi) return false;
   out->clear();
   for (uint32_t i = 0; i < e.frame_count; ++i) {
     const Frame f = ReadAs<Frame>(frames + (uint64_t{e.first_frame} + i) * sizeof(Frame));
@@ -260,108 +270,198 @@ bool SymbolCacheFile::FindIn(const Image& image, uint64_t vaddr, std::vector<Cac
 }
 
 bool SymbolCacheFile::Find(uint64_t vaddr, std::vector<CachedFrame>* frames) const {
-  return loaded_ != nullptr && FindIn(*loaded_, vaddr, frames);
+  if (loaded_ != nullptr && FindIn(*loaded_, vaddr, frames)) return true;
+  const Span* span = FindSpan(vaddr);
+  if (span == nullptr) return false;
+  frames->assign(frames_.begin() + span->first, frames_.begin() + span->first + span->count);
+  return true;
 }
 
-void SymbolCacheFile::Decode(const Image& image, std::map<uint64_t, std::vector<Owned>>* out) {
-  const unsigned char* entries = image.bytes() + sizeof(Header);
-  std::vector<CachedFrame> frames;
-  for (uint64_t i = 0; i < image.entry_count; ++i) {
-    const uint64_t vaddr = ReadAs<uint64_t>(entries + i * sizeof(Entry));
-    if (!FindIn(image, vaddr, &frames)) continue;
-    auto [it, inserted] = out->try_emplace(vaddr);
-    if (!inserted) continue;
-    for (const CachedFrame& c : frames) {
-      Owned& o = it->second.emplace_back();
-      o.has_function = c.function != nullptr;
-      o.has_file = c.file != nullptr;
-      o.has_comp_dir = c.comp_dir != nullptr;
-      if (o.has_function) o.function = c.function;
-      if (o.has_file) o.file = c.file;
-      if (o.has_comp_dir) o.comp_dir = c.comp_dir;
-      o.line = c.line;
-      o.column = c.column;
-      o.inlined = c.inlined;
-    }
+const SymbolCacheFile::Span* SymbolCacheFile::FindSpan(uint64_t vaddr) const {
+  auto it = added_.upper_bound(vaddr);
+  if (it == added_.begin()) return nullptr;
+  --it;
+  return vaddr < it->second.hi ? &it->second : nullptr;
+}
+
+void SymbolCacheFile::Add(uint64_t lo, uint64_t hi, const std::vector<CachedFrame>& frames,
+                          bool with_dwarf) {
+  if (frames.empty() || lo >= hi || frames.size() > UINT32_MAX ||
+      frames_.size() > UINT32_MAX - frames.size()) {
+    return;
   }
-}
-
-void SymbolCacheFile::Add(uint64_t vaddr, const std::vector<CachedFrame>& frames, bool with_dwarf) {
-  if (frames.empty()) return;
-  if (pending_.empty()) {
-    pending_with_dwarf_ = with_dwarf;
-  } else if (pending_with_dwarf_ != with_dwarf) {
+  if (added_.empty()) {
+    added_with_dwarf_ = with_dwarf;
+  } else if (added_with_dwarf_ != with_dwarf) {
     return;  // the file's debug info changed under us: keep the first kind only
   }
-  std::vector<Owned>& out = pending_[vaddr];
-  out.clear();
-  for (const CachedFrame& c : frames) {
-    Owned& o = out.emplace_back();
-    o.has_function = c.function != nullptr;
-    o.has_file = c.file != nullptr;
-    o.has_comp_dir = c.comp_dir != nullptr;
-    if (o.has_function) o.function = c.function;
-    if (o.has_file) o.file = c.file;
-    if (o.has_comp_dir) o.comp_dir = c.comp_dir;
-    o.line = c.line;
-    o.column = c.column;
-    o.inlined = c.inlined;
+  const Span chain{0, static_cast<uint32_t>(frames_.size()), static_cast<uint32_t>(frames.size())};
+  bool used = false;
+  // The parts of [lo, hi) nothing covers yet.
+  for (uint64_t at = lo; at < hi;) {
+    if (const Span* span = FindSpan(at)) {
+      at = span->hi;
+      continue;
+    }
+    auto next = added_.upper_bound(at);
+    const uint64_t end = next == added_.end() ? hi : std::min(hi, next->first);
+    added_.emplace_hint(next, at, Span{end, chain.first, chain.count});
+    used = true;
+    at = end;
+  }
+  if (!used) return;
+  frames_.insert(frames_.end(), frames.begin(), frames.end());
+  dirty_ = true;
+}
+
+void SymbolCacheFile::Decode(const Image& image, std::vector<CachedFrame>* pool,
+                             std::vector<Ref>* out) {
+  const unsigned char* entries = image.bytes() + sizeof(Header);
+  const unsigned char* frames = entries + image.entry_count * sizeof(Entry);
+  const char* strings = reinterpret_cast<const char*>(frames + image.frame_count * sizeof(Frame));
+  const auto string = [strings](uint32_t offset) {
+    return offset == kNone ? nullptr : strings + offset;
+  };
+  const CachedFrame* base = pool->data() + pool->size();  // never reallocates: reserved
+  for (uint64_t i = 0; i < image.frame_count; ++i) {
+    const Frame f = ReadAs<Frame>(frames + i * sizeof(Frame));
+    pool->push_back(CachedFrame{string(f.function), string(f.file), string(f.comp_dir), f.line,
+                                f.column, (f.flags & kInlined) != 0});
+  }
+  out->reserve(out->size() + image.entry_count);
+  for (uint64_t i = 0; i < image.entry_count; ++i) {
+    const Entry e = ReadAs<Entry>(entries + i * sizeof(Entry));
+    out->push_back(Ref{e.lo, e.hi, base + e.first_frame, e.frame_count});
   }
 }
 
+std::vector<SymbolCacheFile::Ref> SymbolCacheFile::MergeUncovered(const std::vector<Ref>& base,
+                                                                  const std::vector<Ref>& extra) {
+  std::vector<Ref> uncovered;
+  size_t j = 0;
+  for (const Ref& e : extra) {
+    while (j < base.size() && base[j].hi <= e.lo) ++j;
+    uint64_t at = e.lo;
+    for (size_t k = j; at < e.hi;) {
+      if (k < base.size() && base[k].lo <= at) {
+        at = base[k++].hi;  // covered up to there
+        continue;
+      }
+      const uint64_t end = k < base.size() ? std::min(e.hi, base[k].lo) : e.hi;
+      uncovered.push_back(Ref{at, end, e.frames, e.count});
+      at = end;
+    }
+  }
+  std::vector<Ref> out(base.size() + uncovered.size());
+  std::merge(base.begin(), base.end(), uncovered.begin(), uncovered.end(), out.begin(),
+             [](const Ref& a, const Ref& b) { return a.lo < b.lo; });
+  return out;
+}
+
+namespace {
+
+bool SameString(const char* a, const char* b) {
+  return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
+}
+
+bool SameFrames(const CachedFrame* a, uint32_t a_count, const CachedFrame* b, uint32_t b_count) {
+  if (a_count != b_count) return false;
+  for (uint32_t i = 0; i < a_count; ++i) {
+    if (!SameString(a[i].function, b[i].function) || !SameString(a[i].file, b[i].file) ||
+        !SameString(a[i].comp_dir, b[i].comp_dir) || a[i].line != b[i].line ||
+        a[i].column != b[i].column || a[i].inlined != b[i].inlined) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 SymbolCacheFile::SaveResult SymbolCacheFile::Save() {
-  if (pending_.empty()) return SaveResult::kNothing;
+  if (!dirty_) return SaveResult::kNothing;
   if (build_id_.empty() || build_id_.size() > kMaxBuildId) {
-    pending_.clear();
+    dirty_ = false;
     return SaveResult::kNothing;
   }
-  // What is on disk now (other processes may have added answers since Load), what Load()
-  // read, then ours. Answers of the other kind (with vs without DWARF) are not mixed: ours
-  // replace a file made without DWARF; ours made without DWARF are not written over one
-  // made with it.
-  std::map<uint64_t, std::vector<Owned>> merged;
+  // Ours, then what is on disk now (other processes may have added answers since Load),
+  // then what Load() read; an address keeps the first answer met. Answers of the other
+  // kind (with vs without DWARF) are not mixed: ours replace a file made without DWARF;
+  // ours made without DWARF are not written over one made with it.
+  std::vector<Ref> merged;
+  merged.reserve(added_.size());
+  for (const auto& [lo, span] : added_) {
+    merged.push_back(Ref{lo, span.hi, frames_.data() + span.first, span.count});
+  }
   const std::unique_ptr<Image> disk = Read();
+  std::vector<CachedFrame> pool;  // the images' frames, decoded
+  uint64_t pool_size = 0;
   for (const Image* image : {disk.get(), loaded_.get()}) {
     if (image == nullptr) continue;
-    if (image->with_dwarf != pending_with_dwarf_) {
+    if (image->with_dwarf != added_with_dwarf_) {
       if (image->with_dwarf) {
-        pending_.clear();
+        dirty_ = false;
         return SaveResult::kNothing;
       }
       continue;
     }
-    Decode(*image, &merged);
+    pool_size += image->frame_count;
   }
-  for (auto& [vaddr, frames] : pending_) merged[vaddr] = frames;
+  pool.reserve(pool_size);
+  for (const Image* image : {disk.get(), loaded_.get()}) {
+    if (image == nullptr || image->with_dwarf != added_with_dwarf_) continue;
+    std::vector<Ref> decoded;
+    Decode(*image, &pool, &decoded);
+    merged = MergeUncovered(merged, decoded);
+  }
+  // Neighbours with the same answer (an address cached alone next to its function's
+  // range, ranges from two processes) become one entry.
+  size_t kept = 0;
+  for (const Ref& r : merged) {
+    if (kept > 0 && merged[kept - 1].hi == r.lo &&
+        SameFrames(merged[kept - 1].frames, merged[kept - 1].count, r.frames, r.count)) {
+      merged[kept - 1].hi = r.hi;
+    } else {
+      merged[kept++] = r;
+    }
+  }
+  merged.resize(kept);
 
   StringTable strings;
   std::string entries;
   std::string frames;
   entries.reserve(merged.size() * sizeof(Entry));
+  // A chain is written once and shared by every entry with that answer (a line met again
+  // further down its function).
+  std::unordered_map<std::string, uint32_t> chains;
+  std::string chain;
   uint64_t frame_count = 0;
-  for (const auto& [vaddr, chain] : merged) {
-    const Entry e{vaddr, static_cast<uint32_t>(frame_count), static_cast<uint32_t>(chain.size())};
-    entries.append(reinterpret_cast<const char*>(&e), sizeof e);
-    for (const Owned& o : chain) {
-      const Frame f{strings.Add(o.has_function, o.function),
-                    strings.Add(o.has_file, o.file),
-                    strings.Add(o.has_comp_dir, o.comp_dir),
-                    o.line,
-                    o.column,
-                    o.inlined ? kInlined : 0};
-      frames.append(reinterpret_cast<const char*>(&f), sizeof f);
-      ++frame_count;
+  for (const Ref& r : merged) {
+    chain.clear();
+    for (uint32_t i = 0; i < r.count; ++i) {
+      const CachedFrame& c = r.frames[i];
+      const Frame f{
+          strings.Add(c.function), strings.Add(c.file), strings.Add(c.comp_dir), c.line, c.column,
+          c.inlined ? kInlined : 0};
+      chain.append(reinterpret_cast<const char*>(&f), sizeof f);
     }
+    auto [known, inserted] = chains.try_emplace(chain, static_cast<uint32_t>(frame_count));
+    if (inserted) {
+      frames += chain;
+      frame_count += r.count;
+    }
+    const Entry e{r.lo, r.hi, known->second, r.count};
+    entries.append(reinterpret_cast<const char*>(&e), sizeof e);
     if (sizeof(Header) + entries.size() + frames.size() + strings.data().size() >
         kMaxSymbolCacheFileBytes) {
-      pending_.clear();
+      dirty_ = false;
       return SaveResult::kTooLarge;
     }
   }
   Header header{};
   std::memcpy(header.magic, kMagic, sizeof kMagic);
   header.version = kVersion;
-  header.flags = pending_with_dwarf_ ? kWithDwarf : 0;
+  header.flags = added_with_dwarf_ ? kWithDwarf : 0;
   header.entry_count = merged.size();
   header.frame_count = frame_count;
   header.strings_size = strings.data().size();
@@ -385,7 +485,7 @@ SymbolCacheFile::SaveResult SymbolCacheFile::Save() {
     unlink(temp.c_str());
     return SaveResult::kFailed;
   }
-  pending_.clear();
+  dirty_ = false;
   return SaveResult::kSaved;
 }
 

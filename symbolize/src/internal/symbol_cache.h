@@ -1,19 +1,27 @@
 // The per-user symbol cache: answers of the Symbolizer kept across processes, one file per
 // build-id, the way perf's build-id cache (~/.debug/.build-id/xx/rest) and debuginfod's client
-// cache keep whole files. Here what is kept is smaller and is what costs the time: the
-// resolved inline chain of each address a process asked about, by file-relative address
-// (ELF vaddr), so a later process asking about the same addresses opens no debug info.
+// cache keep whole files. Here what is kept is smaller and is what costs the time: resolved
+// inline chains by file-relative address (ELF vaddr) range, so a later process asking about
+// addresses in the same functions opens no debug info. A range [lo, hi) holds one answer that
+// every address in it gets; a sampling profiler meets other instructions of the same hot
+// functions on every run, so an answer kept for the sampled address alone would miss again
+// (the Symbolizer stores, for each function it resolves, the maximal ranges of identical
+// answers over the whole function).
 //
 // File: DIR/xx/rest for build-id xxrest (lower-case hex). Native byte order (the magic reads
 // differently in the other), read with one read(2), validated in full before use (magic,
-// version, build-id, sizes, a checksum of the body, entries sorted, every frame and string
-// inside its table); a file that fails any check is ignored and replaced by the next save.
+// version, build-id, sizes, a checksum of the body, ranges sorted and disjoint, every frame
+// and string inside its table); a file that fails any check is ignored and replaced by the
+// next save.
 //
-//   header (128 bytes)   magic "inprofSC", version, flags, counts, checksum, build-id
-//   entries              {u64 vaddr, u32 first frame, u32 frame count}, sorted by vaddr
+//   header (128 bytes)   magic "inprofSC", version (2), flags, counts, checksum, build-id
+//   entries              {u64 lo, u64 hi, u32 first frame, u32 frame count}: [lo, hi),
+//                        sorted, disjoint; entries with the same chain share its frames
 //   frames               {u32 function, file, comp_dir (string offsets, ~0u: none),
 //                         u32 line, column, flags (1: inlined)}, innermost first
 //   strings              NUL-terminated, the last byte is a NUL
+//
+// Version 1 files (one entry per address) fail the version check and are replaced.
 //
 // Writes merge the file as it is on disk now with what this process resolved, into a
 // temporary file in the same directory (mode 0600; directories 0700) renamed over the old
@@ -32,8 +40,8 @@
 
 namespace inprof::internal {
 
-// A cache file larger than this is neither read nor grown (about 600 000 addresses of libc:
-// the answers a profiler meets are far fewer).
+// A cache file larger than this is neither read nor grown (1,000 addresses spread over all
+// of libc, each with its whole function, take 4.8 MiB: a profile meets far fewer functions).
 inline constexpr uint64_t kMaxSymbolCacheFileBytes = uint64_t{64} << 20;
 
 // One frame as the Symbolizer caches it: before source paths are canonicalised and remapped
@@ -68,32 +76,47 @@ class SymbolCacheFile {
   // next Save() replaces the file. Strings handed out by Find() stay valid.
   void DropLoaded();
 
-  // The answer for `vaddr`, innermost frame first. Strings stay valid for this object's
+  // The answer for `vaddr`, innermost frame first: from what Load() read, else from what
+  // this object was given with Add() (saved or not). Strings stay valid for this object's
   // lifetime. Not async-signal-safe.
   bool Find(uint64_t vaddr, std::vector<CachedFrame>* frames) const;
 
-  // Queues an answer for the next Save() (strings are copied). `with_dwarf`: the file's
-  // debug info was available to make it. Throws std::bad_alloc only.
-  void Add(uint64_t vaddr, const std::vector<CachedFrame>& frames, bool with_dwarf);
+  // Keeps `frames` as the answer for every address in [lo, hi) (lo < hi), for Find() at
+  // once and for the next Save(). Addresses that already have an answer here keep it: the
+  // caller gives each address one answer, the one debug info gives. The strings are not
+  // copied (a function's ranges repeat the same few): they must stay valid and unchanged
+  // while this object is used, as the Symbolizer's (libdw's and its demangler's) do.
+  // `with_dwarf`: the file's debug info was available to make it. Throws std::bad_alloc
+  // only.
+  void Add(uint64_t lo, uint64_t hi, const std::vector<CachedFrame>& frames, bool with_dwarf);
 
-  bool has_pending() const { return !pending_.empty(); }
+  // Add() was called since the last Save() that wrote (or gave up on) the answers.
+  bool has_pending() const { return dirty_; }
 
   enum class SaveResult { kNothing, kSaved, kTooLarge, kFailed };
-  // Merges the queued answers with the file as it is now (and what Load() read) and
-  // replaces it atomically. kFailed (directory or file not writable, disk full) leaves the
-  // file as it was and keeps the queue. Not async-signal-safe.
+  // Merges the answers given with Add() with the file as it is now (and what Load() read)
+  // and replaces it atomically. kFailed (directory or file not writable, disk full) leaves
+  // the file as it was and keeps them pending. Not async-signal-safe.
   SaveResult Save();
 
   // DIR/xx/rest.
   std::string Path() const;
 
  private:
-  struct Owned {
-    std::string function, file, comp_dir;
-    bool has_function = false, has_file = false, has_comp_dir = false;
-    uint32_t line = 0, column = 0;
-    bool inlined = false;
+  // What Add() was given: lo -> {hi, the chain frames_[first, first + count)}, disjoint.
+  struct Span {
+    uint64_t hi = 0;
+    uint32_t first = 0;
+    uint32_t count = 0;
   };
+  // An answer for [lo, hi) while a file is written: from added_ or from a file's image.
+  struct Ref {
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    const CachedFrame* frames = nullptr;
+    uint32_t count = 0;
+  };
+  const Span* FindSpan(uint64_t vaddr) const;
   // A validated file in memory.
   struct Image {
     std::unique_ptr<uint64_t[]> words;  // 8-byte aligned copy of the file
@@ -107,15 +130,22 @@ class SymbolCacheFile {
     }
   };
   std::unique_ptr<Image> Read() const;
-  static void Decode(const Image& image, std::map<uint64_t, std::vector<Owned>>* out);
+  // The image's answers, in order: its frames appended to `pool` (the caller reserved room
+  // for them: appending must not reallocate), strings in the image.
+  static void Decode(const Image& image, std::vector<CachedFrame>* pool, std::vector<Ref>* out);
+  // `base` and the parts of `extra` that `base` does not cover (both sorted, disjoint).
+  static std::vector<Ref> MergeUncovered(const std::vector<Ref>& base,
+                                         const std::vector<Ref>& extra);
   static bool FindIn(const Image& image, uint64_t vaddr, std::vector<CachedFrame>* frames);
 
   std::string dir_;
   std::vector<uint8_t> build_id_;
   std::unique_ptr<Image> loaded_;
   std::vector<std::unique_ptr<Image>> dropped_;  // kept: Find() handed out their strings
-  std::map<uint64_t, std::vector<Owned>> pending_;
-  bool pending_with_dwarf_ = true;
+  std::map<uint64_t, Span> added_;               // every Add() of this object's lifetime
+  std::vector<CachedFrame> frames_;              // their chains
+  bool dirty_ = false;  // added_ holds answers no Save() has written or given up on
+  bool added_with_dwarf_ = true;
 };
 
 // The checksum in a cache file's header, of everything after the header. Exposed for tests.
