@@ -6,18 +6,13 @@
 // for the file's build-id, then DWARF (inline chain, file:line), then the module's ELF
 // symbols, then "module+0xoffset"; "[unknown]" when no module ever covered it. An answer
 // resolved from the file is kept in the per-user cache for every address of its function
-// that gets the same one (AddRanges).
-#include <dwarf.h>
+// (or symbol, or unnamed code) that gets the same one (internal/cache_ranges.h).
 #include <elfutils/libdw.h>
-#include <gelf.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -25,6 +20,7 @@
 #include <vector>
 
 #include "inprof/symbolize.h"
+#include "internal/cache_ranges.h"
 #include "internal/demangle.h"
 #include "internal/dwfl_session.h"
 #include "internal/elf_symbols.h"
@@ -36,6 +32,7 @@
 
 namespace inprof {
 
+using internal::AnswerSource;
 using internal::CachedFrame;
 using internal::DwarfFrame;
 using internal::ObjectKind;
@@ -44,53 +41,12 @@ namespace {
 
 constexpr const char kUnknownFunction[] = "[unknown]";
 constexpr const char kNoName[] = "??";
-// A CU whose code is this small is cached whole when one of its functions is resolved.
-constexpr uint64_t kWholeCuBytes = 16 << 10;
 
 // Resolution state per file: shared by every module (mapping) of the same file, in this
 // process or in the recorded processes, so a library that is loaded at another address
 // (after a dlclose, or in another process) is read by libdwfl once. The file is reported at
 // the bias of its first mapping; an address of another mapping is looked up at
 // bias + (address - that mapping's bias).
-// Where the inputs of an answer may change, for AddRanges. The InlineResolver's answer at
-// a DWARF address is a function of: the CU libdwfl picks for it (by .debug_aranges, or by
-// the CUs' own ranges when there are none), whether that CU's ranges cover it, the line
-// table row at or below it, the function DIE the CU's function index picks, the code scopes
-// of that function that contain it, and, for a frame named after an ELF symbol, the symbol
-// the symbol table picks. Each changes only at a range end, a row address or a symbol's
-// start, end or section end: between two consecutive such "cuts" every address gets the
-// same answer. Built per file when first needed; cuts are a superset (extra ones only cost
-// one more resolution).
-struct AnswerCuts {
-  bool built = false;
-  Dwarf* dwarf = nullptr;
-  Dwarf_Addr dwarf_bias = 0;  // absolute address = DWARF address + dwarf_bias
-  // libdwfl's CU choice: .debug_aranges entries' ends (libdwfl stretches an entry up to the
-  // next one), or without .debug_aranges (`!aranges`) the CUs' own ranges, in CU order.
-  bool aranges = true;
-  std::vector<Dwarf_Addr> unit_cuts;
-  struct Unit {
-    Dwarf_Addr low, high;
-    Dwarf_Die die;
-  };
-  std::vector<Unit> units;
-  // Per CU (keyed by its DIE's data): its own ranges' ends and its functions as the
-  // InlineResolver indexes them (top-level, in namespaces, in imported partial units).
-  struct Function {
-    Dwarf_Addr low, high;
-    Dwarf_Die die;
-  };
-  struct Cu {
-    std::vector<Dwarf_Addr> cuts;
-    std::vector<Function> functions;
-    uint64_t code_bytes = 0;  // the size of its ranges
-    bool whole = false;       // all its functions were added (AddRanges)
-  };
-  std::unordered_map<const void*, Cu> cus;
-  bool symbols_built = false;
-  std::vector<uint64_t> symbol_cuts;  // absolute, sorted, unique
-};
-
 struct ModuleDebug {
   bool opened = false;          // the file was looked for (once; only when an answer needs it)
   Dwfl_Module* dwfl = nullptr;  // null: file unusable, only "module+0x" names
@@ -101,8 +57,8 @@ struct ModuleDebug {
   internal::ElfSymbolTable symbols;
   std::unique_ptr<internal::SymbolCacheFile> cache;  // null: not cached (no build-id or no dir)
   bool cache_loaded = false;
-  std::unique_ptr<AnswerCuts> cuts;  // when the cache first needs them
-  size_t users = 0;                  // live modules mapping the file
+  std::unique_ptr<internal::CacheRanges> ranges;  // when the cache first needs them
+  size_t users = 0;                               // live modules mapping the file
   // Answers by file-relative address (ELF vaddr). A node map: CacheEntry points into it.
   std::unordered_map<uint64_t, std::vector<SymbolizedFrame>> answers;
 };
@@ -178,97 +134,6 @@ std::vector<uint8_t> BuildIdBytes(const std::string& hex) {
   return out;
 }
 
-// What an answer was made from, for deciding where else it holds.
-struct AnswerSource {
-  bool dwarf = false;              // a CU with DWARF covers the address
-  bool symbol = false;             // a frame is named after an ELF symbol
-  bool offset_name = false;        // a frame is named module+0xoffset: differs per address
-  const void* function = nullptr;  // the outermost frame's function DIE; null: none
-};
-
-bool IsCodeScope(int tag) {  // as the InlineResolver's scope trees
-  switch (tag) {
-    case DW_TAG_lexical_block:
-    case DW_TAG_inlined_subroutine:
-    case DW_TAG_subprogram:
-    case DW_TAG_entry_point:
-    case DW_TAG_try_block:
-    case DW_TAG_catch_block:
-    case DW_TAG_with_stmt:
-    case DW_TAG_module:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Calls f(low, high) for each non-empty address range of `die`.
-template <typename F>
-void ForEachRange(Dwarf_Die* die, F f) {
-  Dwarf_Addr base = 0;
-  Dwarf_Addr low = 0;
-  Dwarf_Addr high = 0;
-  ptrdiff_t offset = 0;
-  while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
-    if (high > low) f(low, high);
-  }
-}
-
-// The functions the InlineResolver indexes for a CU (InlineResolver::Collect): the same
-// walk, so that the DIE it picks is among them.
-void CollectFunctions(Dwarf_Die* parent, int depth, std::vector<AnswerCuts::Function>* out) {
-  Dwarf_Die child;
-  if (depth > 64 || dwarf_child(parent, &child) != 0) return;
-  do {
-    const int tag = dwarf_tag(&child);
-    if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
-      ForEachRange(&child, [&](Dwarf_Addr low, Dwarf_Addr high) {
-        out->push_back({low, high, child});
-      });
-    } else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
-      if (dwarf_haschildren(&child) > 0) CollectFunctions(&child, depth + 1, out);
-    } else if (tag == DW_TAG_imported_unit) {
-      Dwarf_Attribute attr;
-      Dwarf_Die unit;
-      if (dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &attr), &unit) != nullptr &&
-          dwarf_tag(&unit) != DW_TAG_compile_unit) {
-        CollectFunctions(&unit, depth + 1, out);
-      }
-    }
-  } while (dwarf_siblingof(&child, &child) == 0);
-}
-
-// The ends of every code scope's ranges inside `die` (a superset of the InlineResolver's
-// scope tree, which leaves out scopes under a scope without ranges).
-void ScopeCuts(Dwarf_Die* die, int depth, std::vector<Dwarf_Addr>* out) {
-  Dwarf_Die child;
-  if (depth > 256 || dwarf_child(die, &child) != 0) return;
-  do {
-    if (!IsCodeScope(dwarf_tag(&child))) continue;
-    ForEachRange(&child, [out](Dwarf_Addr low, Dwarf_Addr high) {
-      out->push_back(low);
-      out->push_back(high);
-    });
-    ScopeCuts(&child, depth + 1, out);
-  } while (dwarf_siblingof(&child, &child) == 0);
-}
-
-bool SameString(const char* a, const char* b) {
-  return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
-}
-
-bool SameAnswer(const std::vector<CachedFrame>& a, const std::vector<CachedFrame>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!SameString(a[i].function, b[i].function) || !SameString(a[i].file, b[i].file) ||
-        !SameString(a[i].comp_dir, b[i].comp_dir) || a[i].line != b[i].line ||
-        a[i].column != b[i].column || a[i].inlined != b[i].inlined) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 struct Symbolizer::Impl {
@@ -297,19 +162,23 @@ struct Symbolizer::Impl {
   // The frames of an answer in cached form, as Symbolize() returns them.
   void Materialize(const std::vector<CachedFrame>& cached, const internal::Module& module,
                    uint64_t offset, std::vector<SymbolizedFrame>* out);
-  // Adds to the cache the answers of every address of the function (or symbol) that the
-  // answer for `offset`, made from `source`, came from: as ranges of identical answers.
-  void AddRanges(ModuleDebug& info, uint64_t offset, const AnswerSource& source);
-  // The answers over `source`'s function (or symbol, around `address`) in `cu` (null: none).
-  void AddExtentRanges(ModuleDebug& info, Dwarf_Die* cu, const AnswerSource& source,
-                       uint64_t address);
-  AnswerCuts& CutsFor(ModuleDebug& info);
-  AnswerCuts::Cu& CuCutsFor(AnswerCuts& cuts, Dwarf_Die* cu);
-  void BuildSymbolCuts(ModuleDebug& info, AnswerCuts& cuts);
-  // The CU the InlineResolver uses for `address` (absolute), or null.
-  Dwarf_Die* CuAt(ModuleDebug& info, AnswerCuts& cuts, uint64_t address, Dwarf_Die* scratch);
   // The ELF symbol's (demangled) name for `offset`, or nullptr.
   const std::string* SymbolName(ModuleDebug& info, uint64_t offset);
+  // The lookup in one file that its cache ranges are resolved with.
+  class Lookup final : public internal::AnswerLookup {
+   public:
+    Lookup(Impl& impl, ModuleDebug& info) : impl_(impl), info_(info) {}
+    void Answer(uint64_t offset, std::vector<CachedFrame>* out, AnswerSource* source) override {
+      impl_.Answer(info_, offset, out, source);
+    }
+    const std::string* SymbolName(uint64_t offset) override {
+      return impl_.SymbolName(info_, offset);
+    }
+
+   private:
+    Impl& impl_;
+    ModuleDebug& info_;
+  };
   bool DebugFileExists(const std::vector<uint8_t>& build_id) const;
   const internal::LoadedObject* OwnVdso();
 
@@ -349,7 +218,6 @@ struct Symbolizer::Impl {
   std::vector<SymbolizedFrame> unknown;  // the last answer for an address in no module
   std::vector<DwarfFrame> scratch;
   std::vector<CachedFrame> cached_scratch;
-  std::vector<CachedFrame> piece_scratch;
   std::vector<RawModule> recorded;  // offline: as given to UseRecordedModules
   std::optional<internal::LoadedObject> own_vdso;
   bool own_vdso_read = false;
@@ -555,311 +423,12 @@ void Symbolizer::Impl::FromDebugInfo(ModuleDebug& info, internal::Module& module
   // Answers made while the file could not be read are not kept.
   if (info.cache == nullptr || info.dwfl == nullptr) return;
   info.cache->Add(offset, offset + 1, cached_scratch, info.with_dwarf);
-  AddRanges(info, offset, source);
-}
-
-AnswerCuts& Symbolizer::Impl::CutsFor(ModuleDebug& info) {
-  if (info.cuts == nullptr) info.cuts = std::make_unique<AnswerCuts>();
-  AnswerCuts& cuts = *info.cuts;
-  if (cuts.built) return cuts;
-  cuts.built = true;
-  cuts.dwarf = dwfl_module_getdwarf(info.dwfl, &cuts.dwarf_bias);
-  Dwarf_Aranges* aranges = nullptr;
-  size_t count = 0;
-  if (cuts.dwarf == nullptr || dwarf_getaranges(cuts.dwarf, &aranges, &count) != 0) return cuts;
-  if (count != 0) {
-    for (size_t i = 0; i < count; ++i) {
-      Dwarf_Addr start = 0;
-      Dwarf_Word length = 0;
-      if (dwarf_getarangeinfo(dwarf_onearange(aranges, i), &start, &length, nullptr) == 0) {
-        cuts.unit_cuts.push_back(start);
-        cuts.unit_cuts.push_back(start + length);
-      }
-    }
-  } else {
-    // What the InlineResolver does without .debug_aranges: the first CU, in CU order, whose
-    // ranges hold the address.
-    cuts.aranges = false;
-    Dwarf_Addr bias = 0;
-    for (Dwarf_Die* cu = dwfl_module_nextcu(info.dwfl, nullptr, &bias); cu != nullptr;
-         cu = dwfl_module_nextcu(info.dwfl, cu, &bias)) {
-      ForEachRange(cu, [&](Dwarf_Addr low, Dwarf_Addr high) {
-        cuts.units.push_back({low, high, *cu});
-        cuts.unit_cuts.push_back(low);
-        cuts.unit_cuts.push_back(high);
-      });
-    }
+  if (info.ranges == nullptr) {
+    info.ranges = std::make_unique<internal::CacheRanges>(info.dwfl, info.bias, info.cache.get(),
+                                                          info.with_dwarf);
   }
-  std::sort(cuts.unit_cuts.begin(), cuts.unit_cuts.end());
-  return cuts;
-}
-
-// ElfSymbolTable::Find's choice for an address depends on the symbols starting at or below
-// it, their ends and their sections' ends: it changes only at one of those.
-void Symbolizer::Impl::BuildSymbolCuts(ModuleDebug& info, AnswerCuts& cuts) {
-  cuts.symbols_built = true;
-  const int count = dwfl_module_getsymtab(info.dwfl);
-  for (int i = 1; i < count; ++i) {
-    GElf_Sym sym;
-    GElf_Addr address = 0;
-    GElf_Word shndx = SHN_UNDEF;
-    Elf* elf = nullptr;
-    Dwarf_Addr bias = 0;
-    if (dwfl_module_getsym_info(info.dwfl, i, &sym, &address, &shndx, &elf, &bias) == nullptr) {
-      continue;
-    }
-    cuts.symbol_cuts.push_back(address);
-    cuts.symbol_cuts.push_back(address + 1);
-    if (sym.st_size <= UINT64_MAX - address) cuts.symbol_cuts.push_back(address + sym.st_size);
-    GElf_Shdr shdr_mem;
-    const GElf_Shdr* shdr = shndx < SHN_LORESERVE && elf != nullptr
-                                ? gelf_getshdr(elf_getscn(elf, shndx), &shdr_mem)
-                                : nullptr;
-    if (shdr != nullptr) cuts.symbol_cuts.push_back(shdr->sh_addr + shdr->sh_size + bias);
-  }
-  std::sort(cuts.symbol_cuts.begin(), cuts.symbol_cuts.end());
-  cuts.symbol_cuts.erase(std::unique(cuts.symbol_cuts.begin(), cuts.symbol_cuts.end()),
-                         cuts.symbol_cuts.end());
-}
-
-Dwarf_Die* Symbolizer::Impl::CuAt(ModuleDebug& info, AnswerCuts& cuts, uint64_t address,
-                                  Dwarf_Die* scratch_die) {
-  Dwarf_Addr bias = 0;
-  if (Dwarf_Die* cu = dwfl_module_addrdie(info.dwfl, address, &bias)) return cu;
-  if (cuts.aranges) return nullptr;
-  const Dwarf_Addr pc = address - cuts.dwarf_bias;
-  for (const AnswerCuts::Unit& unit : cuts.units) {
-    if (pc >= unit.low && pc < unit.high) {
-      *scratch_die = unit.die;
-      return scratch_die;
-    }
-  }
-  return nullptr;
-}
-
-// Answers named module+0xoffset differ per address and are kept for their address alone.
-void Symbolizer::Impl::AddRanges(ModuleDebug& info, uint64_t offset, const AnswerSource& source) {
-  if (source.offset_name || (!source.dwarf && !source.symbol)) return;
-  AnswerCuts& cuts = CutsFor(info);
-  if (source.symbol && !cuts.symbols_built) BuildSymbolCuts(info, cuts);
-  const uint64_t address = info.bias + offset;
-  if (!source.dwarf) {
-    AddExtentRanges(info, nullptr, source, address);
-    return;
-  }
-  Dwarf_Die cu_scratch;
-  Dwarf_Die* cu = CuAt(info, cuts, address, &cu_scratch);
-  if (cu == nullptr) return;
-  AnswerCuts::Cu& unit = CuCutsFor(cuts, cu);
-  AddExtentRanges(info, cu, source, address);
-  // A small CU (a C file of libc) whole: the next run of a sampled program meets functions
-  // this one did not, and those are often the neighbours of the ones it met (genops.c's
-  // _IO_setb next to _IO_default_xsputn). A large one (C++) would cost too much here.
-  if (source.function == nullptr || unit.whole || unit.code_bytes > kWholeCuBytes) return;
-  unit.whole = true;
-  std::vector<CachedFrame> known;
-  for (size_t i = 0; i < unit.functions.size(); ++i) {
-    const AnswerCuts::Function& f = unit.functions[i];
-    const void* die = f.die.addr;
-    bool first = true;  // the function's first range: done once per function
-    for (size_t j = 0; j < i && first; ++j) first = unit.functions[j].die.addr != die;
-    if (!first || die == source.function ||
-        info.cache->Find(f.low + cuts.dwarf_bias - info.bias, &known)) {
-      continue;
-    }
-    AnswerSource other;
-    other.dwarf = true;
-    other.function = die;
-    AddExtentRanges(info, cu, other, 0);
-  }
-}
-
-AnswerCuts::Cu& Symbolizer::Impl::CuCutsFor(AnswerCuts& cuts, Dwarf_Die* cu) {
-  auto [it, inserted] = cuts.cus.try_emplace(cu->addr);
-  AnswerCuts::Cu& unit = it->second;
-  if (inserted) {
-    ForEachRange(cu, [&unit](Dwarf_Addr low, Dwarf_Addr high) {
-      unit.cuts.push_back(low);
-      unit.cuts.push_back(high);
-      unit.code_bytes += high - low;
-    });
-    CollectFunctions(cu, 0, &unit.functions);
-  }
-  return unit;
-}
-
-// The function (or, for code named by an ELF symbol, the symbol's extent) is cut where any
-// input of the answer may change (AnswerCuts); each piece is resolved at its start, pieces
-// of the same function (or symbol) are kept, and neighbours with the same answer are
-// joined into one range. Pieces whose answer came from another function or CU are left
-// out: their cuts were not all collected.
-void Symbolizer::Impl::AddExtentRanges(ModuleDebug& info, Dwarf_Die* cu, const AnswerSource& source,
-                                       uint64_t address) {
-  AnswerCuts& cuts = *info.cuts;
-  // Work in absolute addresses: DWARF ones are shifted by dwarf_bias.
-  const uint64_t shift = cuts.dwarf_bias;
-  std::vector<std::pair<uint64_t, uint64_t>> extents;
-  std::vector<uint64_t> points;
-  // The symbol naming `a` names everything between two symbol cuts; the extent is the run
-  // of such intervals around `a` named by it (a symbol's start is a cut, and so is the byte
-  // after it, where only an absolute label could stop matching).
-  const auto symbol_extent = [this, &info, &cuts](uint64_t a, uint64_t* lo, uint64_t* hi) {
-    const std::vector<uint64_t>& c = cuts.symbol_cuts;
-    const auto it = std::upper_bound(c.begin(), c.end(), a);
-    if (it == c.begin() || it == c.end()) return false;
-    size_t first = static_cast<size_t>(it - c.begin()) - 1;  // [c[first], c[last])
-    size_t last = first + 1;
-    const std::string* name = SymbolName(info, a - info.bias);
-    if (name == nullptr) return false;
-    constexpr size_t kMaxSteps = 64;
-    for (size_t n = 0;
-         n < kMaxSteps && first > 0 && SymbolName(info, c[first - 1] - info.bias) == name; ++n) {
-      --first;
-    }
-    for (size_t n = 0;
-         n < kMaxSteps && last + 1 < c.size() && SymbolName(info, c[last] - info.bias) == name;
-         ++n) {
-      ++last;
-    }
-    *lo = c[first];
-    *hi = c[last];
-    return true;
-  };
-
-  if (!source.dwarf) {
-    // Named by a symbol, without DWARF: the same between two symbol cuts, where no CU
-    // covers the address. Where one might: where libdwfl's CU choice changes, and the
-    // ranges of each CU it chooses in the extent (libgcc's soft-float routines in libc are
-    // among CUs with DWARF).
-    uint64_t lo = 0;
-    uint64_t hi = 0;
-    if (!symbol_extent(address, &lo, &hi)) return;
-    extents.emplace_back(lo, hi);
-    if (cuts.dwarf != nullptr) {
-      std::vector<uint64_t> starts = {lo};
-      auto u = std::upper_bound(cuts.unit_cuts.begin(), cuts.unit_cuts.end(), lo - shift);
-      for (; u != cuts.unit_cuts.end() && *u + shift < hi; ++u) starts.push_back(*u + shift);
-      points.insert(points.end(), starts.begin() + 1, starts.end());
-      for (uint64_t start : starts) {
-        Dwarf_Die scratch_die;
-        if (Dwarf_Die* unit = CuAt(info, cuts, start, &scratch_die)) {
-          ForEachRange(unit, [&](Dwarf_Addr low, Dwarf_Addr high) {
-            for (const uint64_t a : {low + shift, high + shift}) {
-              if (a > lo && a < hi) points.push_back(a);
-            }
-          });
-        }
-      }
-    }
-  } else {
-    const AnswerCuts::Cu& unit = CuCutsFor(cuts, cu);
-    Dwarf_Die function;
-    if (source.function != nullptr) {
-      bool found = false;
-      for (const AnswerCuts::Function& f : unit.functions) {
-        if (f.die.addr != source.function) continue;
-        extents.emplace_back(f.low + shift, f.high + shift);
-        function = f.die;
-        found = true;
-      }
-      if (!found) return;
-    } else {
-      uint64_t lo = 0;
-      uint64_t hi = 0;
-      if (!source.symbol || !symbol_extent(address, &lo, &hi)) return;
-      extents.emplace_back(lo, hi);
-    }
-    // Only cuts strictly inside an extent matter; the whole CU's would cost a sort each.
-    const auto add = [&extents, &points](uint64_t a) {
-      for (const auto& [lo, hi] : extents) {
-        if (a > lo && a < hi) {
-          points.push_back(a);
-          return;
-        }
-      }
-    };
-    if (source.function != nullptr) {
-      std::vector<Dwarf_Addr> scopes;
-      ScopeCuts(&function, 0, &scopes);
-      for (Dwarf_Addr a : scopes) add(a + shift);
-    }
-    for (Dwarf_Addr a : unit.cuts) add(a + shift);
-    for (const AnswerCuts::Function& f : unit.functions) {
-      add(f.low + shift);
-      add(f.high + shift);
-    }
-    for (const auto& [lo, hi] : extents) {
-      // unit_cuts are sorted (CutsFor); libdw keeps a CU's rows in address order.
-      auto u = std::upper_bound(cuts.unit_cuts.begin(), cuts.unit_cuts.end(), lo - shift);
-      for (; u != cuts.unit_cuts.end() && *u + shift < hi; ++u) add(*u + shift);
-      Dwarf_Lines* lines = nullptr;
-      size_t count = 0;
-      if (dwarf_getsrclines(cu, &lines, &count) != 0) continue;
-      const auto row = [lines](size_t i) {
-        Dwarf_Addr a = 0;
-        dwarf_lineaddr(dwarf_onesrcline(lines, i), &a);
-        return a;
-      };
-      size_t first = 0;  // the first row above lo
-      for (size_t n = count; n > 0;) {
-        const size_t half = n / 2;
-        if (row(first + half) + shift <= lo) {
-          first += half + 1;
-          n -= half + 1;
-        } else {
-          n = half;
-        }
-      }
-      for (size_t i = first; i < count && row(i) + shift < hi; ++i) add(row(i) + shift);
-    }
-  }
-  if (source.symbol) {
-    for (const auto& [lo, hi] : extents) {
-      auto c = std::upper_bound(cuts.symbol_cuts.begin(), cuts.symbol_cuts.end(), lo);
-      for (; c != cuts.symbol_cuts.end() && *c < hi; ++c) points.push_back(*c);
-    }
-  }
-
-  std::sort(points.begin(), points.end());
-  points.erase(std::unique(points.begin(), points.end()), points.end());
-  Dwarf_Die piece_cu_scratch;
-  for (const auto& [lo, hi] : extents) {
-    // Pieces [start, end) of the extent, each resolved at its start.
-    uint64_t range_lo = 0;
-    bool open = false;
-    std::vector<CachedFrame> range_answer;
-    const auto close = [&](uint64_t end) {
-      if (open)
-        info.cache->Add(range_lo - info.bias, end - info.bias, range_answer, info.with_dwarf);
-      open = false;
-    };
-    uint64_t start = lo;
-    auto next = std::upper_bound(points.begin(), points.end(), lo);
-    while (start < hi) {
-      const uint64_t end = next == points.end() ? hi : std::min<uint64_t>(*next, hi);
-      if (next != points.end()) ++next;
-      AnswerSource piece;
-      Answer(info, start - info.bias, &piece_scratch, &piece);
-      bool keep = !piece.offset_name && piece.dwarf == source.dwarf &&
-                  piece.function == source.function && (!piece.symbol || source.symbol);
-      if (keep && source.dwarf) {
-        Dwarf_Die* piece_cu = CuAt(info, cuts, start, &piece_cu_scratch);
-        keep = piece_cu != nullptr && piece_cu->addr == cu->addr;
-      }
-      if (!keep) {
-        close(start);
-      } else if (open && SameAnswer(range_answer, piece_scratch)) {
-        // the range goes on
-      } else {
-        close(start);
-        range_lo = start;
-        range_answer = piece_scratch;
-        open = true;
-      }
-      start = end;
-    }
-    close(hi);
-  }
+  Lookup lookup(*this, info);
+  info.ranges->Add(offset, source, lookup);
 }
 
 const std::vector<SymbolizedFrame>* Symbolizer::Impl::Resolve(uint64_t address, size_t* module_id) {

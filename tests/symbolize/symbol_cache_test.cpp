@@ -3,6 +3,7 @@
 // cannot be written costs nothing but the cache; concurrent writers never leave a torn file.
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <gtest/gtest.h>
 #include <sys/auxv.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -302,6 +304,95 @@ TEST(SymbolCache, EveryAddressOfAFunctionMetOnceAnswersAsDebugInfoDoes) {
   const SymbolizerStats stats = warm.Stats();
   EXPECT_EQ(stats.addresses, bytes);
   EXPECT_EQ(stats.cache_misses, 0u) << "every byte of every function from the cache";
+  EXPECT_EQ(stats.files, 0u);
+}
+
+// The executable sections of an ELF file whose name starts with ".plt" (.plt, .plt.got,
+// .plt.sec), as file vaddr ranges.
+std::vector<std::pair<uint64_t, uint64_t>> PltSections(const std::string& path) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  const std::string data = ReadFile(path);
+  if (data.size() < sizeof(Elf64_Ehdr)) return out;
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data.data(), sizeof eh);
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      eh.e_shoff + uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr) > data.size()) {
+    return out;
+  }
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  std::memcpy(sections.data(), data.data() + eh.e_shoff, sections.size() * sizeof(Elf64_Shdr));
+  if (eh.e_shstrndx >= sections.size()) return out;
+  const Elf64_Shdr& names = sections[eh.e_shstrndx];
+  for (const Elf64_Shdr& sh : sections) {
+    if (names.sh_offset + sh.sh_name >= data.size()) continue;
+    const std::string name(data.c_str() + names.sh_offset + sh.sh_name);
+    if (name.rfind(".plt", 0) == 0 && (sh.sh_flags & SHF_EXECINSTR) != 0 && sh.sh_size > 0) {
+      out.emplace_back(sh.sh_addr, sh.sh_addr + sh.sh_size);
+    }
+  }
+  return out;
+}
+
+// PLT stubs have no symbol and no DWARF: they are named `module+0xoffset`, a different name
+// at every address. One miss in a PLT section keeps the whole section as one range marked
+// so, and every address read back gets its own offset, exactly as an uncached lookup.
+TEST(SymbolCache, EveryAddressOfAPltSectionAnswersAsAnUncachedLookup) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/symbols";
+  Symbolizer uncached;
+  struct Plt {
+    std::string module;
+    uint64_t begin, end;  // absolute
+    uint64_t bias;
+  };
+  std::vector<Plt> plts;
+  size_t libc = 0;
+  size_t program = 0;
+  for (const RawModule& m : uncached.RecordedModules()) {
+    const bool is_libc = m.path.find("/libc.so.6") != std::string::npos;
+    const bool is_program = m.kind == RawModule::Kind::kMainExecutable;
+    if (!is_libc && !is_program) continue;
+    for (const auto& [begin, end] : PltSections(is_program ? "/proc/self/exe" : m.path)) {
+      plts.push_back(Plt{m.path, m.bias + begin, m.bias + end, m.bias});
+      ++(is_libc ? libc : program);
+    }
+  }
+  ASSERT_GT(libc, 0u) << "libc has no .plt section";
+  ASSERT_GT(program, 0u) << "this program has no .plt section";
+
+  {
+    Symbolizer cold(WithCache(dir));
+    for (const Plt& plt : plts) {
+      const uint64_t seed = plt.begin + (plt.end - plt.begin) / 2;
+      EXPECT_EQ(FramesText(cold.Symbolize(seed)), FramesText(uncached.Symbolize(seed)));
+    }
+    EXPECT_EQ(cold.Stats().cache_misses, plts.size()) << "one range per section";
+  }  // saves
+
+  Symbolizer warm(WithCache(dir));
+  size_t bytes = 0;
+  for (const Plt& plt : plts) {
+    const std::string base = plt.module.substr(plt.module.rfind('/') + 1);
+    size_t differ = 0;
+    for (uint64_t a = plt.begin; a < plt.end; ++a, ++bytes) {
+      const auto& expected_frames = uncached.Symbolize(a);
+      char name[64];
+      std::snprintf(name, sizeof name, "+0x%" PRIx64, a - plt.bias);
+      ASSERT_EQ(expected_frames.size(), 1u);
+      ASSERT_EQ(expected_frames[0].function, base + name) << "a PLT stub is named module+0x…";
+      const std::string expected = FramesText(expected_frames);
+      const std::string got = FramesText(warm.Symbolize(a));
+      if (got != expected && ++differ <= 3) {
+        ADD_FAILURE() << "expected\n" << expected << "got\n" << got;
+      }
+    }
+    EXPECT_EQ(differ, 0u) << base << std::hex << " [0x" << plt.begin - plt.bias << ", 0x"
+                          << plt.end - plt.bias << ")";
+  }
+  const SymbolizerStats stats = warm.Stats();
+  EXPECT_EQ(stats.addresses, bytes);
+  EXPECT_EQ(stats.cache_misses, 0u) << "every byte of every PLT section from the cache";
   EXPECT_EQ(stats.files, 0u);
 }
 

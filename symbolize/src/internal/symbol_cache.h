@@ -47,7 +47,8 @@ inline constexpr uint64_t kMaxSymbolCacheFileBytes = uint64_t{64} << 20;
 // One frame as the Symbolizer caches it: before source paths are canonicalised and remapped
 // (that depends on this machine's files and the options, and is redone on every read).
 struct CachedFrame {
-  const char* function = nullptr;  // final (demangled) name; null: "module+0xoffset"
+  const char* function = nullptr;  // final (demangled) name; null: "module+0xoffset" of the
+                                   // address read (one entry may cover many)
   const char* file = nullptr;      // as DWARF gives it (may be relative); null: none
   const char* comp_dir = nullptr;  // the compile unit's directory; null: none
   uint32_t line = 0;
