@@ -3,7 +3,9 @@
 # in one run, interleaved, medians and ratios (docs/record.md, "Cost"):
 #   loop   a shell loop that starts 200 short processes (sha256sum of 64 KB, about 1 ms each)
 #   build  `make -j2` of a generated 40-file C++ project (bench/gen_cxx_project.sh), from clean
-# each unprofiled (base) and under `inprof record` at the default rate (record). Then checks
+# each unprofiled (base) and under `inprof record` at the default rate (record); the loop also
+# with libinprof.so merely preloaded, nothing profiled (loaded), which is the share of the
+# cost that loading the runtime into 200 processes takes. Then checks
 # that the last recorded build's profile shows the compiler (cc1plus) as the dominant process
 # and prints what the recorder said it symbolized.
 #   bench/record_tree.sh [BUILD_DIR] [REPS] [FILES]
@@ -23,47 +25,55 @@ head -c 65536 /dev/urandom >"$tmp/data"
 loop="for i in \$(seq 200); do sha256sum '$tmp/data' >/dev/null; done"
 bench/gen_cxx_project.sh "$tmp/project" "$files"
 
-ms() { echo $(( ($2 - $1) / 1000000 )); }
+# timed MODE CMD...: runs CMD, appends "MODE wall_ms" and "MODE_cpu cpu_ms" (user + system
+# time of the whole tree, the recorder's own symbolization included) to the times file. On a
+# shared machine the CPU time is the steadier measure: other jobs stretch wall time only.
+timed() {
+  local mode=$1
+  shift
+  /usr/bin/time -f "%e %U %S" -o "$tmp/time" "$@"
+  awk -v m="$mode" '{ printf "%s %d\n%s_cpu %d\n", m, $1 * 1000, m, ($2 + $3) * 1000 }' \
+    "$tmp/time" >>"$tmp/times"
+}
 run_loop() {
-  local start end
-  start=$(date +%s%N)
-  if [ "$1" = base ]; then
-    sh -c "$loop"
-  else
-    rm -rf "$tmp/loop-out"
-    "$inprof" record -q -o "$tmp/loop-out" -- sh -c "$loop" 2>>"$tmp/loop.err"
-  fi
-  end=$(date +%s%N)
-  ms "$start" "$end"
+  case $1 in
+    base) timed loop_base sh -c "$loop" ;;
+    loaded) timed loop_loaded env LD_PRELOAD="$lib" sh -c "$loop" ;;
+    record)
+      rm -rf "$tmp/loop-out"
+      timed loop_record "$inprof" record -q -o "$tmp/loop-out" -- sh -c "$loop" 2>>"$tmp/loop.err"
+      ;;
+  esac
 }
 run_build() {
-  local start end
   make -s -C "$tmp/project" clean
-  start=$(date +%s%N)
   if [ "$1" = base ]; then
-    make -s -C "$tmp/project" -j2 >/dev/null
+    timed build_base make -s -C "$tmp/project" -j2 >/dev/null
   else
     rm -rf "$tmp/build-out"
-    "$inprof" record -o "$tmp/build-out" -- make -s -C "$tmp/project" -j2 >/dev/null \
-      2>"$tmp/build.err"
+    timed build_record "$inprof" record -o "$tmp/build-out" -- make -s -C "$tmp/project" -j2 \
+      >/dev/null 2>"$tmp/build.err"
   fi
-  end=$(date +%s%N)
-  ms "$start" "$end"
 }
 
-run_loop base >/dev/null  # warm the page cache and the symbol cache
-run_loop record >/dev/null
+run_loop base  # warm the page cache and the symbol cache
+run_loop record
+: >"$tmp/times"
 for ((r = 0; r < reps; r++)); do
   # Alternate which mode goes first, so drift in the machine's load hits both alike.
   if ((r % 2 == 0)); then order=(base record); else order=(record base); fi
-  for mode in "${order[@]}"; do echo "loop_$mode $(run_loop "$mode")" >>"$tmp/times"; done
-  for mode in "${order[@]}"; do echo "build_$mode $(run_build "$mode")" >>"$tmp/times"; done
+  for mode in "${order[@]}" loaded; do run_loop "$mode"; done
+  for mode in "${order[@]}"; do run_build "$mode"; done
 done
 
-echo "== 200-process shell loop (target: record <= 1.5 x base)"
-ratio_table "$tmp/times" loop_base loop_base loop_record
-echo "== make -j2, $files C++ files (target: record <= 1.05 x base)"
+echo "== 200-process shell loop (target: record <= 1.5 x base), wall ms"
+ratio_table "$tmp/times" loop_base loop_base loop_loaded loop_record
+echo "   CPU ms"
+ratio_table "$tmp/times" loop_base_cpu loop_base_cpu loop_loaded_cpu loop_record_cpu | tail -n +2
+echo "== make -j2, $files C++ files (target: record <= 1.05 x base), wall ms"
 ratio_table "$tmp/times" build_base build_base build_record
+echo "   CPU ms"
+ratio_table "$tmp/times" build_base_cpu build_base_cpu build_record_cpu | tail -n +2
 echo "== the last recorded build"
 # The process tree's root frames and their shares, from the folded stacks.
 awk '{ n = $NF; split($0, f, ";"); sub(/ [0-9]+$/, "", f[1]); w[f[1]] += n; t += n }
@@ -72,7 +82,7 @@ awk '{ n = $NF; split($0, f, ";"); sub(/ [0-9]+$/, "", f[1]); w[f[1]] += n; t +=
 top=$(awk '{ n = $NF; split($0, f, ";"); sub(/ [0-9]+$/, "", f[1]); w[f[1]] += n; t += n }
            END { for (k in w) if (w[k] > best) { best = w[k]; name = k }; print name }' \
   "$tmp/build-out/profile.folded")
-grep -E "^symbolized|took samples" "$tmp/build.err" || true
+grep -E "^symbolized|^Processes by" "$tmp/build.err" || true
 if [ "$top" = cc1plus ]; then
   echo "dominant process: cc1plus (ok)"
 else

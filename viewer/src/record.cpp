@@ -438,7 +438,7 @@ bool FinishTree(const RecordOptions& o, const std::string& dir, const std::strin
   if (o.quiet) return true;
   std::cerr << "symbolized " << report.binaries << " binaries, " << report.addresses
             << " distinct addresses in " << std::fixed << std::setprecision(2) << report.seconds
-            << std::defaultfloat << " s\n\n";
+            << std::defaultfloat << " s (" << report.cache_hits << " from the symbol cache)\n\n";
   PrintProcessShares(report, o.limit, std::cerr);
   std::cerr << '\n';
   TopOptions v;

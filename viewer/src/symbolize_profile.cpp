@@ -389,7 +389,9 @@ int RunSymbolizeProfile(const std::vector<std::string>& args) {
             << " binaries, " << report.addresses << " distinct addresses in "
             << Seconds(report.seconds) << " s (" << report.cache_hits
             << " from the symbol cache)\n";
-  for (const std::string& file : report.written) std::cerr << "  " << file << '\n';
+  std::vector<std::string> written = report.written;
+  std::sort(written.begin(), written.end());
+  for (const std::string& file : written) std::cerr << "  " << file << '\n';
   if (report.processes.size() > 1) {
     std::cerr << '\n';
     PrintProcessShares(report, 5, std::cerr);
