@@ -87,4 +87,17 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
   return WriteFileAtomically(path, std::move(text).str(), options.replace);
 }
 
+std::string InsertBeforeExtension(const std::string& path, const std::string& part) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.ends_with(".pb.gz") ? path.size() - 6 : path.rfind('.');
+  std::string result = path;
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
+      dot == (slash == std::string::npos ? 0 : slash + 1)) {
+    result += "." + part;
+  } else {
+    result.insert(dot, "." + part);
+  }
+  return result;
+}
+
 }  // namespace inprof

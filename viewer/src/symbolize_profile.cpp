@@ -68,21 +68,6 @@ const std::vector<std::pair<std::string, std::string>>& FormatNames() {
   return names;
 }
 
-// out.folded -> out.cpu.folded; pprof's two-part extension stays whole (profile.cpu.pb.gz),
-// as the runtime names its per-event and per-process files.
-std::string InsertBeforeExtension(const std::string& path, const std::string& part) {
-  const size_t slash = path.rfind('/');
-  const size_t dot = path.ends_with(".pb.gz") ? path.size() - 6 : path.rfind('.');
-  std::string result = path;
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
-      dot == (slash == std::string::npos ? 0 : slash + 1)) {
-    result += "." + part;
-  } else {
-    result.insert(dot, "." + part);
-  }
-  return result;
-}
-
 double MonotonicSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

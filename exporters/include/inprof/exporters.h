@@ -133,6 +133,11 @@ enum class Format {
 // The format a path asks for, from its name; nullopt when the name is not one we write.
 std::optional<Format> FormatFromPath(std::string_view path);
 
+// `path` with ".part" inserted before its extension, as per-event, per-process and window
+// files are named: out.folded -> out.cpu.folded; pprof's two-part extension stays whole
+// (profile.cpu.pb.gz); a name without extension gets ".part" at its end.
+std::string InsertBeforeExtension(const std::string& path, const std::string& part);
+
 struct ExportOptions {
   size_t event = 0;            // which of Profile::events the counts come from
   bool folded_lines = false;   // folded frames as "function (file:line)" instead of names

@@ -314,21 +314,6 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
 
 }  // namespace
 
-namespace {
-std::string InsertBeforeExtension(const std::string& path, const std::string& part) {
-  const size_t slash = path.rfind('/');
-  const size_t dot = path.ends_with(".pb.gz") ? path.size() - 6 : path.rfind('.');  // pprof
-  std::string result = path;
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
-      dot == (slash == std::string::npos ? 0 : slash + 1)) {
-    result += "." + part;
-  } else {
-    result.insert(dot, "." + part);
-  }
-  return result;
-}
-}  // namespace
-
 std::string PathForEvent(const std::string& path, const std::string& event) {
   return InsertBeforeExtension(path, event);
 }
