@@ -2,6 +2,7 @@
 #include "inprof/symbolize_raw.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 #include <unordered_map>
@@ -10,6 +11,14 @@
 
 namespace inprof {
 namespace {
+
+// Weights come from files: a hostile one may hold sums past int64's range, which saturate
+// rather than overflow.
+int64_t AddWeights(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
 
 constexpr uint64_t kTagPayload = ~kRawTagMask;
 
@@ -116,7 +125,8 @@ Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer) {
     }
     sample.weights = stack.weights;
     for (size_t e = 0; e < sample.weights.size() && e < profile.events.size(); ++e) {
-      profile.events[e].total_weight += sample.weights[e];
+      profile.events[e].total_weight =
+          AddWeights(profile.events[e].total_weight, sample.weights[e]);
     }
     profile.samples.push_back(std::move(sample));
   }
@@ -192,7 +202,7 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
       }
       out.weights.assign(merged.events.size(), 0);
       for (size_t e = 0; e < s.weights.size() && e < event_map.size(); ++e) {
-        out.weights[event_map[e]] += s.weights[e];
+        out.weights[event_map[e]] = AddWeights(out.weights[event_map[e]], s.weights[e]);
       }
       merged.samples.push_back(std::move(out));
     }
@@ -237,7 +247,9 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
   }
 
   for (const Sample& s : merged.samples) {
-    for (size_t e = 0; e < s.weights.size(); ++e) merged.events[e].total_weight += s.weights[e];
+    for (size_t e = 0; e < s.weights.size(); ++e) {
+      merged.events[e].total_weight = AddWeights(merged.events[e].total_weight, s.weights[e]);
+    }
   }
   health.achieved_hz = cpu_total > 0 ? achieved_by_cpu / cpu_total : first_achieved;
   std::stable_sort(health.threads.begin(), health.threads.end(),

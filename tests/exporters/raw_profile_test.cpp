@@ -150,9 +150,14 @@ RawProfile OddProfile() {
       {{}, {1, 1}},
       {{0, 0xfffcffffffffffff, 0xffffffffffffffff, 3}, {2, 2}},
   };
+  // Totals of extreme weights wrap (as unsigned: signed overflow is undefined); the format
+  // only has to carry the value.
+  auto add = [](int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  };
   for (const RawStack& s : p.stacks) {
-    p.events[0].total_weight += s.weights[0];
-    p.events[1].total_weight += s.weights[1];
+    p.events[0].total_weight = add(p.events[0].total_weight, s.weights[0]);
+    p.events[1].total_weight = add(p.events[1].total_weight, s.weights[1]);
   }
   return p;
 }
