@@ -16,32 +16,12 @@
 #include <string_view>
 
 #include "inprof/raw_profile.h"
+#include "reader_checks.h"
 
 namespace inprof::fuzz {
 namespace {
 
-constexpr const char* kName = "input";
-
-std::string CheckRawError(const Status& status, std::string_view input) {
-  const std::string& m = status.message();
-  const std::string prefix = std::string(kName) + ":";
-  if (m.rfind(prefix, 0) != 0) return "error does not start with '" + prefix + "': " + m;
-  size_t line = 0;
-  const char* begin = m.data() + prefix.size();
-  const char* end = m.data() + m.size();
-  const auto r = std::from_chars(begin, end, line);
-  if (r.ec != std::errc() || r.ptr == begin || r.ptr + 2 > end || r.ptr[0] != ':' ||
-      r.ptr[1] != ' ') {
-    return "error is not 'input:LINE: what': " + m;
-  }
-  const size_t lines = static_cast<size_t>(std::count(input.begin(), input.end(), '\n')) + 1;
-  if (line < 1 || line > lines) {
-    return "error names line " + std::to_string(line) + " of an input with " +
-           std::to_string(lines) + " lines: " + m;
-  }
-  if (m.find('\n') != std::string::npos) return "error message spans lines: " + m;
-  return {};
-}
+constexpr const char* kName = kInputName;
 
 // Equal as the text format carries them: NaN payloads are not kept, NaN's sign and -0 are.
 bool SameDouble(double a, double b) {
@@ -134,7 +114,7 @@ std::string CheckRawProfile(std::string_view input) {
   RawProfile first;
   {
     std::istringstream in{std::string(input)};
-    if (Status s = ReadRawProfile(in, kName, &first); !s.ok()) return CheckRawError(s, input);
+    if (Status s = ReadRawProfile(in, kName, &first); !s.ok()) return CheckRefusal(s, input);
   }
   const std::string text = Text(first);
   RawProfile again;

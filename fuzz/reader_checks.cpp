@@ -10,29 +10,8 @@
 namespace inprof::fuzz {
 namespace {
 
-// The name the readers get; errors must start with it.
-constexpr const char* kName = "input";
+constexpr const char* kName = kInputName;
 
-// Checks a refusal's form: "input:LINE: ..." with 1 <= LINE <= the input's line count.
-std::string CheckError(const Status& status, std::string_view input) {
-  const std::string& m = status.message();
-  const std::string prefix = std::string(kName) + ":";
-  if (m.rfind(prefix, 0) != 0) return "error does not start with '" + prefix + "': " + m;
-  size_t line = 0;
-  const char* begin = m.data() + prefix.size();
-  const char* end = m.data() + m.size();
-  const auto r = std::from_chars(begin, end, line);
-  if (r.ec != std::errc() || r.ptr == begin || r.ptr + 2 > end || r.ptr[0] != ':' ||
-      r.ptr[1] != ' ') {
-    return "error is not 'input:LINE: what': " + m;
-  }
-  const size_t lines = static_cast<size_t>(std::count(input.begin(), input.end(), '\n')) + 1;
-  if (line < 1 || line > lines) {
-    return "error names line " + std::to_string(line) + " of an input with " +
-           std::to_string(lines) + " lines: " + m;
-  }
-  return {};
-}
 
 std::string Json(const Annotations& a) {
   std::ostringstream out;
@@ -87,21 +66,21 @@ std::string PerfLog(const Profile& p) {
 std::string CheckAnnotationJson(std::string_view input) {
   Annotations a;
   const Status s = ReadAnnotationJson(input, kName, &a);
-  if (!s.ok()) return CheckError(s, input);
+  if (!s.ok()) return CheckRefusal(s, input);
   return RoundTripAnnotations(a, "annotation JSON");
 }
 
 std::string CheckFolded(std::string_view input) {
   Profile p;
   const Status s = ReadFolded(input, kName, &p);
-  if (!s.ok()) return CheckError(s, input);
+  if (!s.ok()) return CheckRefusal(s, input);
   return RoundTripProfile(p, ReadFolded, Folded, "folded");
 }
 
 std::string CheckPerfLog(std::string_view input) {
   Profile p;
   const Status s = ReadPerfLog(input, kName, &p);
-  if (!s.ok()) return CheckError(s, input);
+  if (!s.ok()) return CheckRefusal(s, input);
   return RoundTripProfile(p, ReadPerfLog, PerfLog, "perf.log");
 }
 
@@ -111,9 +90,30 @@ std::string CheckPerfLog(std::string_view input) {
 std::string CheckPerfScript(std::string_view input) {
   Profile p;
   const Status s = ReadPerfScript(input, kName, &p);
-  if (!s.ok()) return CheckError(s, input);
+  if (!s.ok()) return CheckRefusal(s, input);
   return RoundTripProfile(p, ReadFolded, Folded, "perf script -> folded");
 }
 #endif
+
+std::string CheckRefusal(const Status& status, std::string_view input) {
+  const std::string& m = status.message();
+  const std::string prefix = std::string(kInputName) + ":";
+  if (m.rfind(prefix, 0) != 0) return "error does not start with '" + prefix + "': " + m;
+  size_t line = 0;
+  const char* begin = m.data() + prefix.size();
+  const char* end = m.data() + m.size();
+  const auto r = std::from_chars(begin, end, line);
+  if (r.ec != std::errc() || r.ptr == begin || r.ptr + 2 > end || r.ptr[0] != ':' ||
+      r.ptr[1] != ' ') {
+    return "error is not 'input:LINE: what': " + m;
+  }
+  const size_t lines = static_cast<size_t>(std::count(input.begin(), input.end(), '\n')) + 1;
+  if (line < 1 || line > lines) {
+    return "error names line " + std::to_string(line) + " of an input with " +
+           std::to_string(lines) + " lines: " + m;
+  }
+  if (m.find('\n') != std::string::npos) return "error message spans lines: " + m;
+  return {};
+}
 
 }  // namespace inprof::fuzz

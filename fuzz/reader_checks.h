@@ -15,7 +15,17 @@
 #include <string>
 #include <string_view>
 
+namespace inprof {
+class Status;
+}
+
 namespace inprof::fuzz {
+
+// The name the checks give the readers; refusals must start with it.
+inline constexpr const char* kInputName = "input";
+
+// A refusal's form: "input:LINE: what" on one line, 1 <= LINE <= the input's line count.
+std::string CheckRefusal(const Status& status, std::string_view input);
 
 std::string CheckAnnotationJson(std::string_view input);
 std::string CheckFolded(std::string_view input);

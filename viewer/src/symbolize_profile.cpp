@@ -224,7 +224,11 @@ Status SymbolizeProfiles(const SymbolizeProfileOptions& o, SymbolizeProfileRepor
     p.complete = raw.complete;
     p.stacks = raw.stacks.size();
     p.weight = FirstEventWeight(raw);
-    if (!raw.complete) {
+    if (!raw.complete && raw.meta.pid == 0) {
+      // Cut before its header: the process is not known, only the file.
+      report->notes.push_back(file + ": cut before its header (its process ended while "
+                                     "writing it); no samples");
+    } else if (!raw.complete) {
       report->notes.push_back(
           "process " + std::to_string(p.pid) + " (" + p.comm +
           "): ended before writing its profile (killed?); " +
