@@ -73,7 +73,8 @@ bool ParseBool(std::string_view text, bool* out) {
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
-    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_threads, path_map, window, keep, http, push_url, "
+    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_threads, path_map, window, keep, http, http_token, http_hosts, "
+    "push_url, "
     "app_name, labels, tenant";
 
 // kKnownKeys as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
@@ -259,6 +260,42 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     Status s = ParseListenAddress(value, &address);
     if (!s.ok()) return Status::Error("invalid http: " + s.message());
     config->http = address.text;
+    return Status::Ok();
+  }
+  if (key == "http_token") {
+    // RFC 6750's token68 characters, no ',' (it would end the value in a configuration
+    // string); 16 or more so it cannot be guessed by trying.
+    for (char c : value) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) &&
+          std::string_view("-._~+/=").find(c) == std::string_view::npos) {
+        return BadValue(key, "(not shown)",
+                        "a bearer token of letters, digits and - . _ ~ + / = only");
+      }
+    }
+    if (!value.empty() && value.size() < 16) {
+      return BadValue(key, "(not shown)", "a bearer token of at least 16 characters");
+    }
+    config->http_token = value;
+    return Status::Ok();
+  }
+  if (key == "http_hosts") {
+    config->http_hosts.clear();
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t end = value.find(',', start);
+      if (end == std::string::npos) end = value.size();
+      std::string name = Trim(std::string_view(value).substr(start, end - start));
+      start = end + 1;
+      if (name.empty()) continue;
+      for (char c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
+          return BadValue(key, value,
+                          "host names (letters, digits, '-' and '.') separated by ','");
+        }
+      }
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      config->http_hosts.push_back(name);
+    }
     return Status::Ok();
   }
   if (key == "push_url") {

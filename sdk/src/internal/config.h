@@ -54,6 +54,11 @@ struct Config {
   // Network outputs (docs/continuous.md): the pull endpoint's listening address
   // ("127.0.0.1:6060", empty = off) and the Pyroscope push target with what names the series.
   std::string http;
+  // The pull endpoint's access checks (docs/network.md): a bearer token every request must
+  // carry (empty: none), and host names accepted in a request's Host header besides the
+  // listening address itself (DNS-rebinding defence).
+  std::string http_token;
+  std::vector<std::string> http_hosts;
   std::string push_url;
   std::string app_name;  // empty: the program's file name
   std::vector<std::pair<std::string, std::string>> labels;
