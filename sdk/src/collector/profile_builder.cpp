@@ -42,8 +42,14 @@ ProfileBuilder::ProfileBuilder(const Config& config, const std::vector<const Eve
         SymbolizerOptions options;
         options.path_map = config.path_map;
         // The per-user cache of answers by build-id (docs/symbolizer.md): a small profile's
-        // export takes milliseconds once the program's libraries have been seen.
-        if (config.symbol_cache.empty()) {
+        // export takes milliseconds once the program's libraries have been seen. Not by
+        // default for a long-running profile (continuous windows, the pull endpoint): there
+        // the cost of opening debug info is paid once over hours, while a partly warm cache
+        // defers it to whenever the first unseen function is sampled, so resident memory
+        // steps up at an unpredictable time instead of during warm-up, and every window
+        // would rewrite the cache files.
+        const bool long_running = config.window > 0 || !config.http.empty();
+        if (config.symbol_cache.empty() && !long_running) {
           options.cache_dir = DefaultSymbolCacheDir();
         } else if (config.symbol_cache != "off" && config.symbol_cache != "0") {
           options.cache_dir = config.symbol_cache;
