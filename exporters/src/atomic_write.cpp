@@ -88,7 +88,8 @@ void SyncDirectory(const std::string& directory) {
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents, bool replace,
-                           bool durable) {
+                           bool durable, int mode) {
+  if (mode >= 0 && (mode & ~07777) != 0) return Status::InvalidArgument("invalid file mode");
   if (path.empty()) return Status::Error("cannot write a file with an empty name");
   const size_t slash = path.rfind('/');
   const std::string_view prefix =
@@ -100,12 +101,22 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, b
   int fd = -1;
   for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
     temp = TempPath(prefix, name);
-    // 0666 and the umask give the permissions any newly created file would get; mkstemp's
-    // 0600 would make profiles unreadable to the colleague they are meant for.
-    fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    // Without a mode: 0666 and the umask, the permissions any newly created file would get
+    // (the viewer's outputs, meant for a colleague). With one: created 0600 so that nobody
+    // else can open it in the moment before fchmod sets the mode asked for.
+    fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              mode < 0 ? 0666 : 0600);
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) return ErrnoError(path, errno);
+  // Exactly `mode`: the umask of whichever process writes (a daemon's 0, a shell's 077) must
+  // not decide who may read a profile that was configured to be private or shared.
+  if (mode >= 0 && fchmod(fd, static_cast<mode_t>(mode)) != 0) {
+    const int err = errno;
+    close(fd);
+    unlink(temp.c_str());
+    return ErrnoError(path, err);
+  }
 
   // fsync before rename: otherwise a crash soon after can leave the new name pointing at an
   // empty file on some file systems (ext4 with delalloc, xfs).

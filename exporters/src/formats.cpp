@@ -59,7 +59,7 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
         if (Status s = WriteFlameSvg(profile, flame, &svg); !s.ok()) {
           return Status::Error("cannot write " + path + ": " + s.message());
         }
-        return WriteFileAtomically(path, svg, options.replace);
+        return WriteFileAtomically(path, svg, options.replace, true, options.mode);
       }
       case Format::kPprof:
         // Every event goes into the one file, like the annotation JSON.
@@ -84,7 +84,7 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
     return Status::Error("cannot write " + path + ": out of memory");
   }
   if (!text) return Status::Error("cannot write " + path + ": formatting failed");
-  return WriteFileAtomically(path, std::move(text).str(), options.replace);
+  return WriteFileAtomically(path, std::move(text).str(), options.replace, true, options.mode);
 }
 
 std::string InsertBeforeExtension(const std::string& path, const std::string& part) {

@@ -231,5 +231,47 @@ TEST_F(AtomicWrite, ProfileFileErrorNamesThePath) {
   EXPECT_EQ(s.message(), "cannot write " + path + ": " + Reason(ENOENT));
 }
 
+// A mode given is the file's exact permission bits: the umask neither narrows nor widens it.
+// Without one, a new file gets 0666 less the umask, as any program's would.
+TEST_F(AtomicWrite, ModeIsExactWhateverTheUmask) {
+  struct Case {
+    mode_t umask;
+    int mode;
+    mode_t expected;
+  };
+  const mode_t saved = umask(0);
+  for (const Case& c : {Case{022, 0600, 0600}, Case{0, 0600, 0600}, Case{077, 0640, 0640},
+                        Case{0, 0644, 0644}, Case{022, -1, 0644}, Case{077, -1, 0600}}) {
+    umask(c.umask);
+    const std::string path = Path("out.folded");
+    const Status s = WriteFileAtomically(path, "a 1\n", true, false, c.mode);
+    umask(0);
+    ASSERT_TRUE(s.ok()) << s.message();
+    struct stat st {};
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, c.expected)
+        << "umask " << std::oct << c.umask << ", mode " << c.mode;
+    EXPECT_EQ(Entries(), std::set<std::string>{"out.folded"});
+    fs::remove(path);
+  }
+  umask(saved);
+}
+
+TEST_F(AtomicWrite, ProfileFileTakesTheModeOfItsOptions) {
+  const mode_t saved = umask(022);
+  ExportOptions options;
+  options.mode = 0640;
+  for (Format format : {Format::kFolded, Format::kPerfLog, Format::kAnnotationJson, Format::kPprof,
+                        Format::kFlameSvg}) {
+    const std::string path = Path("out");
+    ASSERT_TRUE(WriteProfileFile(GoldenProfile(), format, path, options).ok());
+    struct stat st {};
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u) << static_cast<int>(format);
+    fs::remove(path);
+  }
+  umask(saved);
+}
+
 }  // namespace
 }  // namespace inprof::test

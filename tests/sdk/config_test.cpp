@@ -100,10 +100,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unwind=magic", "invalid unwind='magic'"},
         BadCase{"stack_bytes=512", "invalid stack_bytes='512'"},
         BadCase{"dwarf_backend=gdb", "invalid dwarf_backend='gdb'"},
-        BadCase{"stack_bytes=2M", "invalid stack_bytes='2M'"}, BadCase{"signal=KILL", "invalid signal"},
-        BadCase{"signal=SEGV", "invalid signal"}, BadCase{"max_depth=0", "invalid max_depth"},
-        BadCase{"max_depth=500", "invalid max_depth"},
-        BadCase{"exit_timeout=0", "invalid exit_timeout"}, BadCase{"exit_timeout=soon", "invalid exit_timeout"},
+        BadCase{"stack_bytes=2M", "invalid stack_bytes='2M'"},
+        BadCase{"signal=KILL", "invalid signal"}, BadCase{"signal=SEGV", "invalid signal"},
+        BadCase{"max_depth=0", "invalid max_depth"}, BadCase{"max_depth=500", "invalid max_depth"},
+        BadCase{"exit_timeout=0", "invalid exit_timeout"},
+        BadCase{"exit_timeout=soon", "invalid exit_timeout"},
         BadCase{"max_memory=1", "invalid max_memory"},
         BadCase{"output=/tmp/x.txt", "unknown output format for '/tmp/x.txt'"},
         BadCase{"output=/nonexistent-dir/x.folded", "/nonexistent-dir"},
@@ -111,10 +112,113 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"http=6060", "invalid http"}, BadCase{"http=example.com:80", "numeric"},
         BadCase{"push_url=https://p:4040", "https is not supported"},
         BadCase{"push_url=pyro:4040", "invalid push_url"},
-        BadCase{"app_name=a b", "invalid app_name"},
-        BadCase{"labels=env", "invalid labels"},
-        BadCase{"labels=env=prod,region=eu", "unknown configuration key 'region'"}),
+        BadCase{"app_name=a b", "invalid app_name"}, BadCase{"labels=env", "invalid labels"},
+        BadCase{"labels=env=prod,region=eu", "unknown configuration key 'region'"},
+        // Values that parse but would do harm: numbers past their text, paths a line-based
+        // tool or a log would misread, lists without end, signals glibc or the shell own.
+        BadCase{"frequency=inf", "invalid frequency"},
+        BadCase{"frequency=nan", "invalid frequency"}, BadCase{"window=1e999", "invalid window"},
+        BadCase{"output=/tmp/a\nb.folded", "invalid output: output '/tmp/a\\x0ab.folded'"},
+        BadCase{"output=/tmp/\x1b[2J.folded", "without control characters"},
+        BadCase{"output=/tmp/a.folded,/tmp/a.folded", "listed twice"},
+        BadCase{"output=.folded", "invalid output"},
+        BadCase{"symbol_cache=/tmp/c\r", "invalid symbol_cache"},
+        BadCase{"path_map=/b\t=/s", "invalid path_map"}, BadCase{"tenant=a\x7f", "invalid tenant"},
+        BadCase{"signal=32", "invalid signal"}, BadCase{"signal=33", "invalid signal"},
+        BadCase{"signal=QUIT", "invalid signal"}, BadCase{"signal=CONT", "invalid signal"},
+        BadCase{"signal=TSTP", "invalid signal"}, BadCase{"signal=SYS", "invalid signal"},
+        BadCase{"signal=TRAP", "invalid signal"}, BadCase{"signal=RTMIN+64", "invalid signal"},
+        BadCase{"output_mode=0755", "invalid output_mode='0755'"},
+        BadCase{"output_mode=0700", "invalid output_mode"},
+        BadCase{"output_mode=4600", "invalid output_mode"},
+        BadCase{"output_mode=0400", "invalid output_mode"},
+        BadCase{"output_mode=0200", "invalid output_mode"},
+        BadCase{"output_mode=01600", "invalid output_mode"},
+        BadCase{"output_mode=0o600", "invalid output_mode"},
+        BadCase{"output_mode=00600", "invalid output_mode"},
+        BadCase{"output_mode=", "invalid output_mode"},
+        BadCase{"output_mode=rw", "invalid output_mode"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return std::to_string(info.index); });
+
+TEST(ConfigTest, OutputModeIsOctalWithinOwnerReadWriteAndNoMore) {
+  Config c;
+  EXPECT_EQ(c.output_mode, 0600u);
+  ASSERT_TRUE(ParseConfig("output_mode=0640", &c).ok());
+  EXPECT_EQ(c.output_mode, 0640u);
+  ASSERT_TRUE(ParseConfig("output_mode=644", &c).ok());
+  EXPECT_EQ(c.output_mode, 0644u);
+  ASSERT_TRUE(ParseConfig("output_mode=0666", &c).ok());
+  EXPECT_EQ(c.output_mode, 0666u);
+  ASSERT_TRUE(ParseConfig("output_mode=600", &c).ok());
+  EXPECT_EQ(c.output_mode, 0600u);
+}
+
+// What gets into a message is what the user typed, made safe to print: one line, no escape
+// sequences, and not a megabyte of it.
+TEST(ConfigTest, MessagesAreOneLineWithControlCharactersEscaped) {
+  Config c;
+  for (const char* text :
+       {"bogus\x1b[31m=1", "frequency=9\n9", "output=/tmp/x\r.txt", "max_depth=\x07", "\x1b[2J",
+        "=\n", "http=a\nb", "push_url=http://a\nb", "app_name=a\x1b", "labels=a\n=b"}) {
+    const Status s = ParseConfig(text, &c);
+    ASSERT_FALSE(s.ok()) << text;
+    for (char ch : s.message()) {
+      EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+          << "control character " << static_cast<int>(ch) << " in: " << s.message();
+    }
+  }
+  const Status s = ParseConfig("frequency=" + std::string(100000, '9'), &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_LT(s.message().size(), 400u) << s.message();
+  EXPECT_NE(s.message().find("invalid frequency"), std::string::npos);
+  EXPECT_NE(s.message().find("(100000 bytes)"), std::string::npos);
+}
+
+// The C API passes C strings; other callers (the Lua bridge, a fuzzer) pass any bytes: a NUL
+// must not end a value early and let the rest through.
+TEST(ConfigTest, AnEmbeddedNulIsNotTheEndOfAValue) {
+  Config c;
+  using namespace std::string_view_literals;
+  EXPECT_FALSE(ParseConfig("frequency=99\0junk"sv, &c).ok());
+  EXPECT_FALSE(ParseConfig("exit_timeout=1\0"sv, &c).ok());
+  EXPECT_FALSE(ParseConfig("output=/tmp/a.folded\0.svg"sv, &c).ok());
+  EXPECT_FALSE(ParseConfig("max_depth=1\0"sv, &c).ok());
+  EXPECT_EQ(c.frequency, 99);
+}
+
+TEST(ConfigTest, ListsAndPathsAreBounded) {
+  Config c;
+  std::string outputs = "output=";
+  for (int i = 0; i < 65; ++i) outputs += "/tmp/o" + std::to_string(i) + ".folded,";
+  Status s = ParseConfig(outputs, &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("more than 64 outputs"), std::string::npos) << s.message();
+  outputs.resize(outputs.size() - std::string("/tmp/o64.folded,").size());
+  EXPECT_TRUE(ParseConfig(outputs, &c).ok());
+  EXPECT_EQ(c.outputs.size(), 64u);
+
+  s = ParseConfig("output=/tmp/" + std::string(kMaxConfigPath, 'a') + ".folded", &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("at most 4095 bytes"), std::string::npos) << s.message();
+
+  std::string map = "path_map=";
+  for (int i = 0; i < 65; ++i) map += "/b" + std::to_string(i) + "=/s:";
+  s = ParseConfig(map, &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("invalid path_map"), std::string::npos);
+
+  std::string hosts = "http_hosts=";
+  for (int i = 0; i < 65; ++i) hosts += "h" + std::to_string(i) + ",";
+  s = ParseConfig(hosts, &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("at most 64 host names"), std::string::npos) << s.message();
+
+  Config e;
+  EXPECT_FALSE(ParseConfig("http_hosts=" + std::string(254, 'a'), &e).ok());
+  EXPECT_FALSE(ParseConfig("http_token=" + std::string(4097, 'a'), &e).ok());
+  EXPECT_FALSE(ParseConfig("tenant=" + std::string(257, 'a'), &e).ok());
+  EXPECT_TRUE(ParseConfig("tenant=" + std::string(256, 'a'), &e).ok());
+}
 
 TEST_F(ConfigEnvTest, EnvironmentUsesTheSameKeys) {
   setenv("INPROF_FREQUENCY", "123", 1);
@@ -155,6 +259,62 @@ TEST_F(ConfigEnvTest, BadEnvironmentValueNamesTheVariable) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("INPROF_MAX_DEPTH"), std::string::npos) << s.message();
 }
+
+TEST_F(ConfigEnvTest, OutputModeFromTheEnvironment) {
+  setenv("INPROF_OUTPUT_MODE", "0640", 1);
+  Config c;
+  Status s = ConfigFromEnvironment(&c, /*secure=*/false);
+  setenv("INPROF_OUTPUT_MODE", "0741", 1);
+  Config bad;
+  Status refused = ConfigFromEnvironment(&bad, /*secure=*/false);
+  unsetenv("INPROF_OUTPUT_MODE");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(c.output_mode, 0640u);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("INPROF_OUTPUT_MODE: invalid output_mode='0741'"),
+            std::string::npos)
+      << refused.message();
+}
+
+// A privileged program (AT_SECURE) takes nothing from its environment, not even an error
+// from it, and says so once for the process.
+TEST_F(ConfigEnvTest, PrivilegedProcessIgnoresTheEnvironmentAndSaysSoOnce) {
+  setenv("INPROF_OUTPUT", "/tmp/e.folded", 1);
+  setenv("INPROF_FREQUENCY", "123", 1);
+  setenv("INPROF_BOGUS", "1", 1);
+  Config c;
+  ::testing::internal::CaptureStderr();
+  Status first = ConfigFromEnvironment(&c, /*secure=*/true);
+  Status second = ConfigFromEnvironment(&c, /*secure=*/true);
+  const bool ignored = EnvironmentIgnored(true);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  Config unprivileged;
+  Status refused = ConfigFromEnvironment(&unprivileged, /*secure=*/false);
+  unsetenv("INPROF_OUTPUT");
+  unsetenv("INPROF_FREQUENCY");
+  unsetenv("INPROF_BOGUS");
+  EXPECT_TRUE(first.ok()) << first.message();
+  EXPECT_TRUE(second.ok()) << second.message();
+  EXPECT_TRUE(ignored);
+  EXPECT_TRUE(c.outputs.empty());
+  EXPECT_EQ(c.frequency, 99);
+  EXPECT_EQ(err,
+            "inprof: ignoring the INPROF_* environment variables: this program runs with "
+            "elevated privileges (setuid, setgid or file capabilities: AT_SECURE); only its "
+            "own inprof_start(config) call profiles it\n");
+  EXPECT_FALSE(refused.ok()) << "the same environment, unprivileged, is read (and refused)";
+}
+
+TEST_F(ConfigEnvTest, NothingToSayWithoutInprofVariables) {
+  EXPECT_FALSE(EnvironmentIgnored(true));
+  setenv("INPROF_OUTPUT", "/tmp/e.folded", 1);
+  const bool unprivileged = EnvironmentIgnored(false);
+  unsetenv("INPROF_OUTPUT");
+  EXPECT_FALSE(unprivileged);
+}
+
+// The privileged-program check itself: this test binary runs without elevated privileges.
+TEST(ConfigTest, AnOrdinaryProcessIsNotSecure) { EXPECT_FALSE(ProcessIsSecure()); }
 
 }  // namespace
 }  // namespace inprof::internal

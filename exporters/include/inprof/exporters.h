@@ -142,6 +142,7 @@ struct ExportOptions {
   size_t event = 0;            // which of Profile::events the counts come from
   bool folded_lines = false;   // folded frames as "function (file:line)" instead of names
   bool replace = true;         // false: fail (EEXIST) rather than replace an existing file
+  int mode = -1;               // the file's permission bits (WriteFileAtomically); -1: umask's
 };
 
 // Writers for one event of a profile. They never throw on well-formed profiles.
@@ -197,11 +198,13 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
 // created with O_EXCL | O_NOFOLLOW under a random name, so nothing planted in a shared
 // directory (a symlink, another process's file) is followed or written through. With
 // `replace` false an existing `path` is never replaced: the write fails with
-// StatusCode::kAlreadyExists (renameat2 RENAME_NOREPLACE, or link(2) where the file system lacks it).
-// With `durable` (the default) the file and its directory are synced before the call returns.
-// Not async-signal-safe.
-Status WriteFileAtomically(const std::string& path, std::string_view contents,
-                           bool replace = true, bool durable = true);
+// StatusCode::kAlreadyExists (renameat2 RENAME_NOREPLACE, or link(2) where the file system lacks
+// it). With `durable` (the default) the file and its directory are synced before the call returns.
+// `mode` -1 gives a new file's usual permissions (0666 less the umask); any other value gives
+// exactly those permission bits whatever the umask (fchmod), and the temporary file is never
+// readable by others before that (created 0600). Not async-signal-safe.
+Status WriteFileAtomically(const std::string& path, std::string_view contents, bool replace = true,
+                           bool durable = true, int mode = -1);
 
 // ---------------------------------------------------------------------------------------------
 // Annotations: a profile summarised per source line, the model behind the annotation JSON and

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "inprof/inprof.h"
+#include "internal/config.h"
 #include "internal/runtime.h"
 #include "internal/session.h"
 
@@ -46,6 +47,10 @@ bool Set(const char* name) {
 }
 
 void Autostart() {
+  // A program with elevated privileges (setuid, setgid, file capabilities) is never
+  // configured by its caller's environment: only its own inprof_start(config) profiles it
+  // (docs/security.md). glibc already drops LD_PRELOAD there; this covers -linprof.
+  if (EnvironmentIgnored(ProcessIsSecure())) return;
   // Any output asks for profiling: files, the pull endpoint, or a push target.
   if (!Set("INPROF_OUTPUT") && !Set("INPROF_HTTP") && !Set("INPROF_PUSH_URL")) return;
   Config config;

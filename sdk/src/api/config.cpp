@@ -6,11 +6,15 @@
 #include "internal/http.h"
 #include "internal/push_client.h"
 
+#include <fcntl.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,9 +30,55 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
+bool IsControl(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+bool HasControl(std::string_view text) {
+  for (char c : text) {
+    if (IsControl(c)) return true;
+  }
+  return false;
+}
+
+// Text from the configuration as an error message may show it: control characters escaped
+// (\xNN: a newline would forge a second line in a log, an escape sequence would drive the
+// terminal), and cut after 200 bytes (the message names the value, it need not repeat it).
+std::string Printable(std::string_view text, size_t shown = 200) {
+  const size_t kShown = shown;
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
+    const char c = text[i];
+    if (IsControl(c) || c == '\\') {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > kShown) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 Status BadValue(std::string_view key, std::string_view value, std::string_view expected) {
-  return Status::Error("invalid " + std::string(key) + "='" + std::string(value) + "': expected " +
+  return Status::Error("invalid " + Printable(key) + "='" + Printable(value) + "': expected " +
                        std::string(expected));
+}
+
+// The whole of `text` as a finite number: strtod alone would stop at an embedded NUL.
+bool ParseDouble(const std::string& text, double* out) {
+  if (text.empty() || text.find('\0') != std::string::npos) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno != 0 || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+// A path from the configuration: not empty, no control characters (a newline in a file name
+// breaks every line-based tool that lists it), at most kMaxConfigPath bytes.
+bool IsConfigPath(std::string_view path) {
+  return !path.empty() && path.size() <= kMaxConfigPath && !HasControl(path);
 }
 
 bool ParseUnsigned(std::string_view text, uint64_t* out) {
@@ -73,9 +123,10 @@ bool ParseBool(std::string_view text, bool* out) {
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
-    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_threads, path_map, window, keep, http, http_token, http_hosts, "
+    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_threads, path_map, "
+    "window, keep, http, http_token, http_hosts, "
     "push_url, "
-    "app_name, labels, tenant";
+    "app_name, labels, tenant, output_mode";
 
 // kKnownKeys as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
 std::string KnownEnvironmentVariables() {
@@ -89,14 +140,17 @@ std::string KnownEnvironmentVariables() {
 
 // One piece: one short branch per key, each parsing and checking its value with the message
 // a user sees; a table of handlers would spread the same lines over twenty functions.
-Status SetKey(const std::string& key, const std::string& value, Config* config) {
-  if (key == "output") return ParseOutputs(value, &config->outputs);
+Status SetKey(const std::string& key, const std::string& value, Config* config,
+              bool check_outputs) {
+  if (key == "output") {
+    Status s = ParseOutputs(value, &config->outputs, check_outputs);
+    if (!s.ok()) return Status::Error("invalid output: " + s.message());
+    return Status::Ok();
+  }
+  if (key == "output_mode") return ParseOutputMode(value, &config->output_mode);
   if (key == "frequency") {
-    char* end = nullptr;
-    errno = 0;
-    double hz = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(hz) || hz < 1 ||
-        hz > 100000) {
+    double hz = 0;
+    if (!ParseDouble(value, &hz) || hz < 1 || hz > 100000) {
       return BadValue(key, value, "a sampling rate in Hz between 1 and 100000, e.g. 99");
     }
     config->frequency = hz;
@@ -136,10 +190,8 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
   }
   if (key == "signal") return ParseSignal(value, &config->signal);
   if (key == "wall_frequency") {
-    char* end = nullptr;
-    errno = 0;
-    double hz = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(hz) || hz < 1 || hz > 10000) {
+    double hz = 0;
+    if (!ParseDouble(value, &hz) || hz < 1 || hz > 10000) {
       return BadValue(key, value, "a sampling rate in Hz between 1 and 10000, e.g. 19");
     }
     config->wall_frequency = hz;
@@ -194,16 +246,15 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "symbol_cache") {
-    if (value.empty()) return BadValue(key, value, "a directory or off");
+    if (!IsConfigPath(value)) {
+      return BadValue(key, value, "a directory (at most 4095 bytes, no control characters) or off");
+    }
     config->symbol_cache = std::string(value);
     return Status::Ok();
   }
   if (key == "exit_timeout") {
-    char* end = nullptr;
-    errno = 0;
-    double seconds = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(seconds) || seconds < 0.1 ||
-        seconds > 3600) {
+    double seconds = 0;
+    if (!ParseDouble(value, &seconds) || seconds < 0.1 || seconds > 3600) {
       return BadValue(key, value, "seconds from 0.1 to 3600 that the exit-time write may take");
     }
     config->exit_timeout = seconds;
@@ -218,11 +269,8 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "window") {
-    char* end = nullptr;
-    errno = 0;
-    double seconds = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(seconds) ||
-        (seconds != 0 && (seconds < 0.1 || seconds > 86400))) {
+    double seconds = 0;
+    if (!ParseDouble(value, &seconds) || (seconds != 0 && (seconds < 0.1 || seconds > 86400))) {
       return BadValue(key, value, "seconds per window, from 0.1 to 86400 (0: one profile)");
     }
     config->window = seconds;
@@ -272,8 +320,8 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
                         "a bearer token of letters, digits and - . _ ~ + / = only");
       }
     }
-    if (!value.empty() && value.size() < 16) {
-      return BadValue(key, "(not shown)", "a bearer token of at least 16 characters");
+    if (!value.empty() && (value.size() < 16 || value.size() > 4096)) {
+      return BadValue(key, "(not shown)", "a bearer token of 16 to 4096 characters");
     }
     config->http_token = value;
     return Status::Ok();
@@ -292,6 +340,9 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
           return BadValue(key, value,
                           "host names (letters, digits, '-' and '.') separated by ','");
         }
+      }
+      if (name.size() > 253 || config->http_hosts.size() >= kMaxConfigListItems) {
+        return BadValue(key, value, "at most 64 host names of at most 253 characters each");
       }
       for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       config->http_hosts.push_back(name);
@@ -319,10 +370,8 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
     return Status::Ok();
   }
   if (key == "tenant") {
-    for (char c : value) {
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-        return BadValue(key, value, "a tenant id without control characters");
-      }
+    if (HasControl(value) || value.size() > 256) {
+      return BadValue(key, value, "a tenant id of at most 256 bytes without control characters");
     }
     config->tenant = value;
     return Status::Ok();
@@ -339,14 +388,22 @@ Status SetKey(const std::string& key, const std::string& value, Config* config) 
         if (eq == std::string::npos || eq == 0) {
           return BadValue(key, value, "OLD=NEW prefixes separated by ':'");
         }
-        config->path_map.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+        std::string from = item.substr(0, eq), to = item.substr(eq + 1);
+        if (!IsConfigPath(from) || HasControl(to) || to.size() > kMaxConfigPath) {
+          return BadValue(key, value,
+                          "OLD=NEW prefixes of at most 4095 bytes without control characters");
+        }
+        if (config->path_map.size() >= kMaxConfigListItems) {
+          return BadValue(key, value, "at most 64 OLD=NEW prefixes");
+        }
+        config->path_map.emplace_back(std::move(from), std::move(to));
       }
       start = end + 1;
     }
     return Status::Ok();
   }
-  return Status::NotFound("unknown configuration key '" + key + "' (known keys: " + kKnownKeys +
-                          ")");
+  return Status::NotFound("unknown configuration key '" + Printable(key) +
+                          "' (known keys: " + kKnownKeys + ")");
 }
 
 }  // namespace
@@ -361,6 +418,24 @@ std::string PathForProcess(const std::string& path, long pid) {
 
 std::string PathForWindow(const std::string& path, const std::string& stamp) {
   return InsertBeforeExtension(path, stamp);
+}
+
+Status ParseOutputMode(std::string_view text, uint32_t* mode) {
+  uint32_t bits = 0;
+  bool ok = !text.empty() && text.size() <= 4;
+  for (char c : text) {
+    ok = ok && c >= '0' && c <= '7';
+    if (ok) bits = bits * 8 + static_cast<uint32_t>(c - '0');
+  }
+  // No execute, set-id or sticky bits on a data file; the owner must be able to read back
+  // what the process wrote (inprof record reads its spool as the same user).
+  if (!ok || (bits & ~0666u) != 0 || (bits & 0600u) != 0600u) {
+    return BadValue("output_mode", text,
+                    "octal permission bits within 0666 that include 0600 (the owner reads "
+                    "and writes), e.g. 0600 (the default) or 0640");
+  }
+  *mode = bits;
+  return Status::Ok();
 }
 
 Status ParseSignal(std::string_view text, int* signal) {
@@ -389,13 +464,18 @@ Status ParseSignal(std::string_view text, int* signal) {
       number = SIGRTMIN + static_cast<int>(off);
     }
   }
-  // Signals whose default meaning a profiler must never take over.
-  const bool reserved = number == SIGKILL || number == SIGSTOP || number == SIGSEGV ||
-                        number == SIGBUS || number == SIGILL || number == SIGFPE ||
-                        number == SIGABRT || number == SIGCHLD || number == SIGTERM ||
-                        number == SIGINT || number == SIGPIPE;
+  // Signals whose default meaning a profiler must never take over: faults, termination,
+  // job control, debuggers' traps, seccomp's SIGSYS, and the real-time signals below
+  // SIGRTMIN that glibc keeps for itself (thread cancellation, and the set*id broadcast a
+  // privileged program depends on).
+  const bool reserved =
+      number == SIGKILL || number == SIGSTOP || number == SIGSEGV || number == SIGBUS ||
+      number == SIGILL || number == SIGFPE || number == SIGABRT || number == SIGCHLD ||
+      number == SIGTERM || number == SIGINT || number == SIGPIPE || number == SIGQUIT ||
+      number == SIGTRAP || number == SIGSYS || number == SIGCONT || number == SIGTSTP ||
+      number == SIGTTIN || number == SIGTTOU || (number >= 32 && number < SIGRTMIN);
   if (number < 1 || number > SIGRTMAX || reserved) {
-    return Status::Error("invalid signal='" + std::string(text) +
+    return Status::Error("invalid signal='" + Printable(text) +
                          "': expected PROF, VTALRM, USR1, USR2, RTMIN+N or a free signal number");
   }
   *signal = number;
@@ -411,6 +491,16 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
     std::string path = Trim(text.substr(start, end - start));
     start = end + 1;
     if (path.empty()) continue;
+    if (!IsConfigPath(path)) {
+      return Status::Error("output '" + Printable(path) +
+                           "': expected a path of at most 4095 bytes without control characters");
+    }
+    for (const std::string& earlier : result) {
+      if (earlier == path) return Status::Error("output '" + Printable(path) + "' is listed twice");
+    }
+    if (result.size() >= kMaxConfigListItems) {
+      return Status::Error("more than 64 outputs in '" + Printable(text) + "'");
+    }
     if (!FormatFromPath(path)) {
       return Status::Error("unknown output format for '" + path +
                            "': use a name ending in .folded (folded stacks), .log / perf.log "
@@ -419,7 +509,9 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
     }
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-    if (check_writable && access(dir.c_str(), W_OK | X_OK) != 0) {
+    // The effective ids decide, as they will for the write: a setuid program writes as its
+    // owner, not as the user who started it.
+    if (check_writable && faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
       return Status::Error("cannot write output '" + path + "': directory '" + dir +
                            "': " + std::strerror(errno));
     }
@@ -429,7 +521,7 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
   return Status::Ok();
 }
 
-Status ParseConfig(std::string_view text, Config* config) {
+Status ParseConfig(std::string_view text, Config* config, bool check_outputs) {
   // Items without '=' continue the previous value, so output lists keep their commas.
   std::vector<std::pair<std::string, std::string>> items;
   size_t start = 0;
@@ -442,7 +534,7 @@ Status ParseConfig(std::string_view text, Config* config) {
     size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
       if (items.empty()) {
-        return Status::Error("invalid configuration item '" + std::string(item) +
+        return Status::Error("invalid configuration item '" + Printable(item) +
                              "': expected key=value");
       }
       items.back().second += "," + std::string(item);
@@ -450,12 +542,16 @@ Status ParseConfig(std::string_view text, Config* config) {
     }
     std::string key = Trim(item.substr(0, eq));
     if (key.empty()) {
-      return Status::Error("invalid configuration item '" + std::string(item) + "': empty key");
+      return Status::Error("invalid configuration item '" + Printable(item) + "': empty key");
     }
     items.emplace_back(key, std::string(item.substr(eq + 1)));
   }
   for (size_t i = 0; i < items.size(); ++i) {
-    Status s = SetKey(items[i].first, Trim(items[i].second), config);
+    Status s = SetKey(items[i].first, Trim(items[i].second), config, check_outputs);
+    // Messages of the network keys' parsers may quote the value as it came.
+    if (!s.ok() && HasControl(s.message())) {
+      s = Status::Error(Printable(s.message(), std::string::npos), s.code());
+    }
     if (!s.ok()) {
       if (i > 0 && items[i - 1].first == "labels" && s.code() == StatusCode::kNotFound) {
         return Status::InvalidArgument(s.message() +
@@ -468,7 +564,40 @@ Status ParseConfig(std::string_view text, Config* config) {
   return Status::Ok();
 }
 
+bool ProcessIsSecure() { return getauxval(AT_SECURE) != 0; }
+
+bool EnvironmentIgnored(bool secure) {
+  if (!secure) return false;
+  bool any = false;
+  for (char** env = environ; env != nullptr && *env != nullptr && !any; ++env) {
+    any = std::strncmp(*env, "INPROF_", 7) == 0;
+  }
+  if (!any) return false;
+  // Once per process: autostart and a later inprof_start(NULL) both come here.
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    std::fputs(
+        "inprof: ignoring the INPROF_* environment variables: this program runs with "
+        "elevated privileges (setuid, setgid or file capabilities: AT_SECURE); only its "
+        "own inprof_start(config) call profiles it\n",
+        stderr);
+  }
+  return true;
+}
+
 Status ConfigFromEnvironment(Config* config) {
+  return ConfigFromEnvironment(config, ProcessIsSecure());
+}
+
+Status ConfigFromEnvironment(Config* config, bool secure) {
+  // The environment of a privileged program is its caller's: where it writes (a file name
+  // in a directory only the program may write to), the symbol cache and path_map it reads,
+  // the signal it takes over. None of it is taken; the program may still start a profile
+  // with a configuration of its own.
+  if (secure) {
+    EnvironmentIgnored(true);
+    return Status::Ok();
+  }
   constexpr std::string_view kPrefix = "INPROF_";
   for (char** env = environ; env != nullptr && *env != nullptr; ++env) {
     std::string_view entry(*env);
@@ -482,14 +611,14 @@ Status ConfigFromEnvironment(Config* config) {
       continue;
     }
     for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    Status s = SetKey(key, Trim(entry.substr(eq + 1)), config);
+    Status s = SetKey(key, Trim(entry.substr(eq + 1)), config, /*check_outputs=*/true);
     if (!s.ok()) {
-      std::string name(entry.substr(0, eq));
+      std::string name = Printable(entry.substr(0, eq));
       if (s.code() == StatusCode::kNotFound) {
         return Status::InvalidArgument("unknown environment variable " + name + " (known: " +
                                        KnownEnvironmentVariables() + ")");
       }
-      return Status::Error(name + ": " + s.message());
+      return Status::Error(name + ": " + Printable(s.message(), std::string::npos));
     }
   }
   return Status::Ok();

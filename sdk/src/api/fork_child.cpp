@@ -265,7 +265,7 @@ Status WriteBootstrapRaw(const Config& config, const std::vector<std::string>& o
   }
   std::string failures;
   for (const std::string& path : outputs) {
-    Status s = WriteRawFile(raw, path, complete);
+    Status s = WriteRawFile(raw, path, complete, static_cast<int>(config.output_mode));
     if (!s.ok()) failures += (failures.empty() ? "" : "; ") + s.message();
   }
   return failures.empty() ? Status::Ok() : Status::Error(failures);

@@ -70,8 +70,9 @@ Runtime& GetRuntime() {
     pthread_atfork(nullptr, nullptr, &ChildAfterFork);
     // For tests that need a process to take no sample for certain (less CPU time than one
     // period): the bootstrap timer's first expiry after a whole period instead of a random
-    // part of one. Forked children inherit the choice.
-    g_bootstrap.whole_first_period = std::getenv("INPROF_TEST_WHOLE_FIRST_PERIOD") != nullptr;
+    // part of one. Forked children inherit the choice. Test hooks are never read by a
+    // privileged program (secure_getenv; docs/security.md), nor is INPROF_ROOT_PID below.
+    g_bootstrap.whole_first_period = secure_getenv("INPROF_TEST_WHOLE_FIRST_PERIOD") != nullptr;
     return r;
   }();
   g_runtime = runtime;
@@ -121,7 +122,7 @@ void ChildAfterFork() {
 // A process started (exec) by a profiled one: the first profiled process of a tree records
 // its pid in INPROF_ROOT_PID (autostart.cpp).
 bool IsDescendantProcess() {
-  const char* root = std::getenv("INPROF_ROOT_PID");
+  const char* root = secure_getenv("INPROF_ROOT_PID");
   return root != nullptr && *root != '\0' && std::to_string(getpid()) != root;
 }
 

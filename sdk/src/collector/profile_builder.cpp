@@ -48,8 +48,10 @@ ProfileBuilder::ProfileBuilder(const Config& config, const std::vector<const Eve
         // defers it to whenever the first unseen function is sampled, so resident memory
         // steps up at an unpredictable time instead of during warm-up, and every window
         // would rewrite the cache files.
+        // Nor for a privileged program: $HOME and $XDG_CACHE_HOME are its caller's, who would
+        // choose where the program writes (docs/security.md); it may name a directory itself.
         const bool long_running = config.window > 0 || !config.http.empty();
-        if (config.symbol_cache.empty() && !long_running) {
+        if (config.symbol_cache.empty() && !long_running && !ProcessIsSecure()) {
           options.cache_dir = DefaultSymbolCacheDir();
         } else if (config.symbol_cache != "off" && config.symbol_cache != "0") {
           options.cache_dir = config.symbol_cache;

@@ -111,8 +111,9 @@ std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, uint32_t ty
 
 int ProbePerfEvent(uint32_t type, uint64_t config, bool include_kernel) {
   // Test seam: INPROF_TEST_PERF_ERRNO=EACCES|ENOENT|ENOSYS makes the probe fail as the
-  // kernel would, so the fallback chain can be tested where perf_event works.
-  if (const char* forced = std::getenv("INPROF_TEST_PERF_ERRNO")) {
+  // kernel would, so the fallback chain can be tested where perf_event works. Never for a
+  // privileged program (secure_getenv, docs/security.md).
+  if (const char* forced = secure_getenv("INPROF_TEST_PERF_ERRNO")) {
     if (std::strcmp(forced, "EACCES") == 0) return EACCES;
     if (std::strcmp(forced, "ENOENT") == 0) return ENOENT;
     if (std::strcmp(forced, "ENOSYS") == 0) return ENOSYS;

@@ -87,8 +87,9 @@ const char* EngineName(EngineKind kind) {
 
 int InjectedTimerErrno() {
   // Test seam, like INPROF_TEST_PERF_ERRNO: makes the timer probe fail as the kernel would,
-  // so the fallback to the itimer engine can be tested where timers work.
-  const char* forced = std::getenv("INPROF_TEST_TIMER_ERRNO");
+  // so the fallback to the itimer engine can be tested where timers work. Never for a
+  // privileged program (secure_getenv, docs/security.md).
+  const char* forced = secure_getenv("INPROF_TEST_TIMER_ERRNO");
   if (forced == nullptr) return 0;
   if (std::strcmp(forced, "EAGAIN") == 0) return EAGAIN;
   if (std::strcmp(forced, "EPERM") == 0) return EPERM;

@@ -63,14 +63,39 @@ struct Config {
   std::string app_name;  // empty: the program's file name
   std::vector<std::pair<std::string, std::string>> labels;
   std::string tenant;    // sent as X-Scope-OrgID when not empty
+  // Permission bits of every file the profiler writes (docs/security.md): exactly these,
+  // whatever the umask. 0600 like perf.data: a profile shows code paths, file names and
+  // timings a program's other users need not see.
+  uint32_t output_mode = 0600;
 };
 
-// Parses "key=value,key=value". Unknown keys and bad values are errors naming the key.
-Status ParseConfig(std::string_view text, Config* config);
+// The longest path an output, the symbol cache or a path_map prefix may have (PATH_MAX less
+// its NUL), and the most outputs or path_map entries one configuration may list.
+inline constexpr size_t kMaxConfigPath = 4095;
+inline constexpr size_t kMaxConfigListItems = 64;
+
+// Parses "key=value,key=value". Unknown keys and bad values are errors naming the key
+// ("invalid KEY...", "unknown configuration key 'KEY'" or "invalid configuration item"), on
+// one line, with control characters in the echoed text escaped. `check_outputs` false skips
+// the one check that looks at the file system (an output's directory must be writable).
+Status ParseConfig(std::string_view text, Config* config, bool check_outputs = true);
+
+// True when this process runs with elevated privileges: setuid, setgid or file capabilities
+// (getauxval(AT_SECURE), as glibc's secure_getenv decides). Its environment then belongs to
+// whoever started it, who must not choose where the program writes or what it runs with.
+bool ProcessIsSecure();
 
 // Reads every INPROF_* variable of the environment. Unknown INPROF_ variables are errors
-// (a mistyped name would otherwise be silently ignored).
+// (a mistyped name would otherwise be silently ignored). When `secure` (by default: when
+// ProcessIsSecure()) the variables are ignored: `config` is left as it is and, if any
+// INPROF_ variable is set, one line on stderr says why (once per process).
 Status ConfigFromEnvironment(Config* config);
+Status ConfigFromEnvironment(Config* config, bool secure);
+
+// Under elevated privileges (`secure`), with an INPROF_* variable set: prints the one line
+// saying that the environment is ignored (the first call of the process only) and returns
+// true. Otherwise false.
+bool EnvironmentIgnored(bool secure);
 
 // Splits a comma-separated output list and checks each output: known format by name and,
 // with `check_writable`, a directory that exists and is writable.
@@ -88,6 +113,9 @@ std::string PathForProcess(const std::string& path, long pid);
 // `path` with the window's `stamp` inserted before its extension:
 // out.folded -> out.20261122T031500Z.folded.
 std::string PathForWindow(const std::string& path, const std::string& stamp);
+
+// Parses an output_mode value: octal permission bits within 0666 that include 0600.
+Status ParseOutputMode(std::string_view text, uint32_t* mode);
 
 // Parses a signal given as a number or a name (PROF, SIGPROF, RTMIN+3, ...).
 Status ParseSignal(std::string_view text, int* signal);

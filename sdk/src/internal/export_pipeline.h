@@ -66,12 +66,13 @@ using FileWriter =
 // Writes a raw profile (docs/raw-profile.md) to `file` atomically; `complete` false leaves out
 // the `end` line (the marker a session writes at start, MarkRawOutputsStarted). Raw files are
 // a hand-over, not a record: they are not synced to disk, which would cost every short
-// process of a recording a disk flush.
-Status WriteRawFile(const RawProfile& raw, const std::string& file, bool complete);
+// process of a recording a disk flush. `mode`: the file's permission bits (output_mode).
+Status WriteRawFile(const RawProfile& raw, const std::string& file, bool complete, int mode);
 
 // Every output of `profile`, annotation JSON last so that its health block reports how long
 // the other writes took (write_seconds is updated before each file, from `symbolized_ns`,
-// monotonic). Every file is attempted; the status joins the failures' messages.
+// monotonic). Every file is attempted; the status joins the failures' messages. Each file's
+// options carry config.output_mode.
 Status WriteOutputs(Profile& profile, const Config& config,
                     const std::vector<std::string>& outputs, int64_t symbolized_ns,
                     const FileWriter& write);

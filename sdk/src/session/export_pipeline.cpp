@@ -50,12 +50,12 @@ std::vector<std::pair<std::string, size_t>> FilesFor(const Config& config,
   return files;
 }
 
-Status WriteRawFile(const RawProfile& raw, const std::string& file, bool complete) {
+Status WriteRawFile(const RawProfile& raw, const std::string& file, bool complete, int mode) {
   std::ostringstream out;
   WriteRawProfile(raw, out);
   std::string text = std::move(out).str();
   if (!complete && text.ends_with("end\n")) text.resize(text.size() - 4);
-  return WriteFileAtomically(file, text, true, false);
+  return WriteFileAtomically(file, text, true, false, mode);
 }
 
 Status WriteOutputs(Profile& profile, const Config& config,
@@ -73,6 +73,7 @@ Status WriteOutputs(Profile& profile, const Config& config,
     for (const auto& [file, event] : FilesFor(config, path)) {
       ExportOptions options;
       options.event = event;
+      options.mode = static_cast<int>(config.output_mode);
       profile.health.write_seconds = static_cast<double>(MonotonicNs() - symbolized_ns) / 1e9;
       Status s = format ? write(file, *format, options)
                         : Status::InvalidArgument("unknown output format for '" + file + "'");

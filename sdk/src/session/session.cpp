@@ -168,12 +168,14 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
   if (symbolized_outputs) profile = builder_.Symbolize(raw);
   const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
   profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
-  Status s = WriteOutputs(profile, config_, outputs, symbolized_ns,
-                          [&profile, &raw](const std::string& file, Format format,
-                                           const ExportOptions& options) {
-                            if (format == Format::kRaw) return WriteRawFile(raw, file, true);
-                            return WriteProfileFile(profile, format, file, options);
-                          });
+  Status s = WriteOutputs(
+      profile, config_, outputs, symbolized_ns,
+      [&profile, &raw](const std::string& file, Format format, const ExportOptions& options) {
+        if (format == Format::kRaw) {
+          return WriteRawFile(raw, file, true, options.mode);
+        }
+        return WriteProfileFile(profile, format, file, options);
+      });
   dump_symbolize_ns_.store(symbolized_ns - begin_ns, std::memory_order_relaxed);
   dump_write_ns_.store(Now(CLOCK_MONOTONIC) - symbolized_ns, std::memory_order_relaxed);
   return s;
@@ -193,7 +195,8 @@ void Session::MarkRawOutputsStarted() {
     if (FormatFromPath(path) != Format::kRaw) continue;
     for (const auto& [file, event] : FilesFor(path)) {
       // Best effort: the exit-time write reports a path that cannot be written.
-      [[maybe_unused]] Status s = WriteRawFile(header, file, false);
+      [[maybe_unused]] Status s =
+          WriteRawFile(header, file, false, static_cast<int>(config_.output_mode));
     }
   }
 }
