@@ -1,5 +1,6 @@
 // Ranges of identical answers for the per-user symbol cache (internal/cache_ranges.h).
 #include "internal/cache_ranges.h"
+#include "internal/elf_symbols.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -151,9 +152,9 @@ void CacheRanges::BuildSymbolCuts() {
     GElf_Word shndx = SHN_UNDEF;
     Elf* elf = nullptr;
     Dwarf_Addr bias = 0;
-    if (dwfl_module_getsym_info(module_, i, &sym, &address, &shndx, &elf, &bias) == nullptr) {
-      continue;
-    }
+    const char* name = dwfl_module_getsym_info(module_, i, &sym, &address, &shndx, &elf, &bias);
+    // The symbols ElfSymbolTable ignores change no answer.
+    if (name == nullptr || IsMappingSymbol(name)) continue;
     symbol_cuts_.push_back(address);
     symbol_cuts_.push_back(address + 1);
     if (sym.st_size <= UINT64_MAX - address) symbol_cuts_.push_back(address + sym.st_size);

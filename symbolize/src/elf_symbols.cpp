@@ -37,6 +37,7 @@ void ElfSymbolTable::Build(Dwfl_Module* module) {
     Dwarf_Addr bias = 0;
     const char* name = dwfl_module_getsym_info(module, i, &sym, &address, &shndx, &elf, &bias);
     if (name == nullptr || name[0] == '\0' || sym.st_shndx == SHN_UNDEF) continue;
+    if (IsMappingSymbol(name)) continue;
     const int type = GELF_ST_TYPE(sym.st_info);
     if (type == STT_SECTION || type == STT_FILE || type == STT_TLS) continue;
     if (shndx == static_cast<GElf_Word>(-1)) continue;  // not in an allocated section

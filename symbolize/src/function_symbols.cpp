@@ -1,4 +1,5 @@
 #include "internal/function_symbols.h"
+#include "internal/elf_symbols.h"
 
 #include <gelf.h>
 
@@ -72,7 +73,7 @@ void FunctionSymbols::Read(Elf* elf, Elf_Scn* table, Dwarf_Addr bias) {
     Elf32_Word shndx = 0;
     if (gelf_getsymshndx(data, xndx, static_cast<int>(i), &sym, &shndx) == nullptr) continue;
     const char* name = elf_strptr(elf, table_shdr->sh_link, sym.st_name);
-    if (name == nullptr) continue;
+    if (name == nullptr || IsMappingSymbol(name)) continue;
     const int type = GELF_ST_TYPE(sym.st_info);
     const int binding = GELF_ST_BIND(sym.st_info);
     if (type == STT_FILE) {

@@ -18,6 +18,15 @@
 
 namespace inprof::internal {
 
+// An ELF mapping symbol of the Arm (and RISC-V) ABIs: "$x" (code starts here), "$d" (data),
+// "$a", "$t", optionally followed by ".anything". They mark what kind of bytes follow, name
+// no function, and sit inside functions, so they are never an address's name (as binutils
+// and perf skip them).
+inline bool IsMappingSymbol(const char* name) {
+  return name[0] == '$' && (name[1] == 'x' || name[1] == 'd' || name[1] == 'a' || name[1] == 't') &&
+         (name[2] == '\0' || name[2] == '.');
+}
+
 class ElfSymbolTable {
  public:
   // Reads the module's symbols (.symtab from the file or its separate debug file, else
