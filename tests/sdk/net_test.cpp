@@ -9,33 +9,40 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <future>
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "pprof_reader.h"
 #include "../exporters/test_profiles.h"
-#include "net_test_util.h"
 #include "internal/http.h"
 #include "internal/http_server.h"
 #include "internal/pull_handler.h"
 #include "internal/push_client.h"
+#include "net_test_util.h"
+#include "pprof_reader.h"
 
 namespace inprof::internal {
 namespace {
 
+using test::Clock;
 using test::ConnectLoopback;
 using test::DecodedQuery;
+using test::Eventually;
 using test::Exchange;
 using test::FakeIngest;
 using test::Received;
+using test::SecondsSince;
+using test::SendOnly;
+using test::SilentBackend;
 
 using namespace std::chrono_literals;
 
@@ -56,8 +63,20 @@ std::string BodyOf(const std::string& response) {
   return p == std::string::npos ? std::string() : response.substr(p + 4);
 }
 
-std::string Get(uint16_t port, const std::string& target) {
-  return Exchange(port, "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
+std::string Get(uint16_t port, const std::string& target, const std::string& extra = "") {
+  return Exchange(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                            "\r\n" + extra + "\r\n");
+}
+
+// `raw` with a Host header naming the server after its request line (when it has one).
+std::string WithHost(std::string raw, uint16_t port) {
+  const size_t eol = raw.find("\r\n");
+  const bool has_method = raw.compare(0, 4, "GET ") == 0 || raw.compare(0, 5, "POST ") == 0 ||
+                          raw.compare(0, 7, "DELETE ") == 0;
+  if (eol == std::string::npos || !has_method) {
+    return raw;
+  }
+  return raw.insert(eol + 2, "Host: 127.0.0.1:" + std::to_string(port) + "\r\n");
 }
 
 Profile TwoEventProfile() {
@@ -146,6 +165,12 @@ TEST(ListenAddress, LoopbackByDefaultAndNumericOnly) {
 class PullTest : public ::testing::Test {
  protected:
   void StartServer(int workers = 4) {
+    HttpServer::Options options;
+    options.workers = workers;
+    options.read_timeout_ms = 300;
+    StartServerWith(options);
+  }
+  void StartServerWith(HttpServer::Options options, const char* listen = "127.0.0.1:0") {
     source_.snapshot = [this] {
       ++snapshots_;
       return TwoEventProfile();
@@ -155,17 +180,21 @@ class PullTest : public ::testing::Test {
       return ++captures_started_;
     };
     source_.finish_capture = [this](uint64_t id) -> std::optional<Profile> {
-      finished_.push_back(id);
+      {
+        std::lock_guard<std::mutex> lock(finished_mu_);
+        finished_.push_back(id);
+      }
+      ++captures_finished_;
       return TwoEventProfile();
     };
-    HttpServer::Options options;
-    options.workers = workers;
-    options.read_timeout_ms = 300;
     server_ = std::make_unique<HttpServer>(
-        [this](const HttpRequest& r, HttpServer::Context& c) { return HandlePull(r, c, source_, {}); },
+        [this](const HttpRequest& r, HttpServer::Context& c) {
+          if (handler_) return handler_(r, c);
+          return HandlePull(r, c, source_, {});
+        },
         &PlainStarter, options);
     ListenAddress address;
-    ASSERT_TRUE(ParseListenAddress("127.0.0.1:0", &address).ok());
+    ASSERT_TRUE(ParseListenAddress(listen, &address).ok());
     Status s = server_->Start(address);
     ASSERT_TRUE(s.ok()) << s.message();
     port_ = server_->port();
@@ -175,8 +204,11 @@ class PullTest : public ::testing::Test {
   PullSource source_;
   std::atomic<int> snapshots_{0};
   std::atomic<uint64_t> captures_started_{0};
+  std::atomic<uint64_t> captures_finished_{0};
+  std::mutex finished_mu_;
   std::vector<uint64_t> finished_;
   bool refuse_captures_ = false;
+  HttpServer::Handler handler_;  // instead of the pull handler, when set
   std::unique_ptr<HttpServer> server_;
   uint16_t port_ = 0;
 };
@@ -273,12 +305,12 @@ TEST_F(PullTest, BadRequestsGetFourHundredsThatSayWhy) {
       {"GET / HTTP/1.1\r\n", 408, "Timeout"},  // never finished: the read times out
   };
   for (const Case& c : cases) {
-    std::string r = Exchange(port_, c.raw);
+    std::string r = Exchange(port_, WithHost(c.raw, port_));
     EXPECT_EQ(StatusOf(r), c.status) << c.raw.substr(0, 80) << "\n" << r.substr(0, 300);
     EXPECT_NE(r.find(c.says), std::string::npos) << c.raw.substr(0, 80) << "\n" << r.substr(0, 300);
   }
   // A POST's 405 names the allowed method.
-  std::string r = Exchange(port_, "POST /debug/inprof/folded HTTP/1.1\r\n\r\n");
+  std::string r = Exchange(port_, WithHost("POST /debug/inprof/folded HTTP/1.1\r\n\r\n", port_));
   EXPECT_NE(r.find("Allow: GET"), std::string::npos) << r;
   // Still serving after all that.
   EXPECT_EQ(StatusOf(Get(port_, "/debug/inprof/folded")), 200);
@@ -295,7 +327,8 @@ TEST_F(PullTest, RandomBytesNeverCrashTheServer) {
     raw += "\r\n\r\n";
     std::string r = Exchange(port_, raw);
     const int status = StatusOf(r);
-    EXPECT_TRUE(status == 400 || status == 404 || status == 414 || status == 431 || status == 405)
+    EXPECT_TRUE(status == 400 || status == 403 || status == 404 || status == 414 || status == 431 ||
+                status == 405)
         << status << " for input " << i;
   }
   EXPECT_EQ(StatusOf(Get(port_, "/debug/inprof/folded")), 200);
@@ -305,7 +338,8 @@ TEST_F(PullTest, BusyWorkersAnswer503AndStopEndsACaptureAtOnce) {
   StartServer(/*workers=*/1);
   // One long capture occupies the only worker.
   std::promise<std::string> long_answer;
-  std::thread client([&] { long_answer.set_value(Get(port_, "/debug/pprof/profile?seconds=600")); });
+  std::thread client(
+      [&] { long_answer.set_value(Get(port_, "/debug/pprof/profile?seconds=600")); });
   while (captures_started_ == 0) std::this_thread::yield();
   std::string r = Get(port_, "/debug/inprof/folded");
   EXPECT_EQ(StatusOf(r), 503) << r;
@@ -343,6 +377,325 @@ TEST(HttpServerTest, AnAddressInUseIsAClearError) {
             std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("in use"), std::string::npos) << s.message();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Access checks: Host (DNS rebinding) and the bearer token.
+
+sockaddr_storage V4(const char* text) {
+  sockaddr_storage a{};
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&a);
+  v4->sin_family = AF_INET;
+  EXPECT_EQ(inet_pton(AF_INET, text, &v4->sin_addr), 1) << text;
+  return a;
+}
+
+sockaddr_storage V6(const char* text) {
+  sockaddr_storage a{};
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a);
+  v6->sin6_family = AF_INET6;
+  EXPECT_EQ(inet_pton(AF_INET6, text, &v6->sin6_addr), 1) << text;
+  return a;
+}
+
+TEST(HttpHost, OnlyTheConnectionsOwnAddressLocalhostOnLoopbackAndListedNames) {
+  const std::vector<std::string> names = {"profiler.internal"};
+  const sockaddr_storage loop4 = V4("127.0.0.1");
+  for (const char* ok : {"127.0.0.1", "127.0.0.1:6060", "127.0.0.1:1", "localhost", "LocalHost:80",
+                         "profiler.internal", "Profiler.Internal:8080"}) {
+    EXPECT_TRUE(HttpHostAllowed(ok, loop4, names)) << ok;
+  }
+  for (const char* bad :
+       {"", ":6060", "evil.example", "evil.example:6060", "127.0.0.2", "127.0.0.1.nip.io",
+        "localhost.evil.example", "[::1]", "[::1]:6060", "127.0.0.1:", "127.0.0.1:x",
+        "127.0.0.1:99999", "localhost:6060:1", "2130706433", "0x7f.0.0.1", "profiler.internal.evil",
+        "[127.0.0.1]", "127.0.0.1 "}) {
+    EXPECT_FALSE(HttpHostAllowed(bad, loop4, names)) << bad;
+  }
+  // IPv6 loopback: the bracketed literal, localhost.
+  const sockaddr_storage loop6 = V6("::1");
+  EXPECT_TRUE(HttpHostAllowed("[::1]", loop6, {}));
+  EXPECT_TRUE(HttpHostAllowed("[::1]:6060", loop6, {}));
+  EXPECT_TRUE(HttpHostAllowed("[0:0:0:0:0:0:0:1]", loop6, {}));
+  EXPECT_TRUE(HttpHostAllowed("localhost", loop6, {}));
+  EXPECT_FALSE(HttpHostAllowed("127.0.0.1", loop6, {}));
+  EXPECT_FALSE(HttpHostAllowed("::1", loop6, {}));  // unbracketed: not a valid Host
+  // A wildcard bind: the address the client reached (the accepted connection's own), never
+  // localhost off loopback, never a name that is not listed.
+  const sockaddr_storage lan = V4("10.1.2.3");
+  EXPECT_TRUE(HttpHostAllowed("10.1.2.3:6060", lan, names));
+  EXPECT_FALSE(HttpHostAllowed("10.1.2.4", lan, names));
+  EXPECT_FALSE(HttpHostAllowed("localhost", lan, names));
+  EXPECT_FALSE(HttpHostAllowed("myhost", lan, names));
+  EXPECT_TRUE(HttpHostAllowed("profiler.internal", lan, names));
+  // An IPv4 client of a dual-stack [::] socket has an IPv4-mapped local address.
+  const sockaddr_storage mapped = V6("::ffff:10.1.2.3");
+  EXPECT_TRUE(HttpHostAllowed("10.1.2.3", mapped, {}));
+  EXPECT_FALSE(HttpHostAllowed("10.1.2.4", mapped, {}));
+  EXPECT_TRUE(HttpHostAllowed("localhost", V6("::ffff:127.0.0.1"), {}));
+}
+
+TEST(HttpBearer, MatchesOnlyTheWholeTokenUnderTheBearerScheme) {
+  const std::string token = "0123456789abcdef-token";
+  EXPECT_TRUE(HttpBearerMatches("Bearer " + token, token));
+  EXPECT_TRUE(HttpBearerMatches("bearer   " + token + " ", token));
+  EXPECT_TRUE(HttpBearerMatches("BEARER\t" + token, token));
+  for (const std::string& bad : std::vector<std::string>{
+           std::string(), "Bearer", "Bearer ", token, "Basic " + token, "Bearer " + token + "x",
+           "Bearer " + token.substr(0, token.size() - 1), "Bearer x" + token,
+           "Bearer " + std::string(token.size(), 'a'), "Bearer" + token, "Token " + token}) {
+    EXPECT_FALSE(HttpBearerMatches(bad, token)) << bad;
+  }
+  EXPECT_FALSE(HttpBearerMatches("Bearer ", ""));  // no token configured never matches
+}
+
+TEST_F(PullTest, AWrongHostIs403AndAMissingHostOnHttp11Is400) {
+  HttpServer::Options options;
+  options.read_timeout_ms = 300;
+  options.hosts = {"profiler.internal"};
+  StartServerWith(options);
+  const std::string port = std::to_string(port_);
+  auto status = [&](const std::string& head) {
+    return StatusOf(Exchange(port_, "GET /debug/inprof/folded " + head + "\r\n\r\n"));
+  };
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: 127.0.0.1:" + port), 200);
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: 127.0.0.1"), 200);
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: localhost:" + port), 200);
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: localhost:9999"), 200);  // an ssh tunnel's port
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: profiler.internal"), 200);
+  EXPECT_EQ(status("HTTP/1.0"), 200);  // HTTP/1.0 may omit Host (no browser does)
+  const std::string r = Exchange(
+      port_, "GET /debug/inprof/folded HTTP/1.1\r\nHost: attacker.example:" + port + "\r\n\r\n");
+  EXPECT_EQ(StatusOf(r), 403) << r;
+  EXPECT_NE(r.find("INPROF_HTTP_HOSTS"), std::string::npos) << r;
+  EXPECT_EQ(BodyOf(r).find("main;hot"), std::string::npos) << "no profile in a refusal";
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: 127.0.0.2:" + port), 403);
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: [::1]:" + port), 403);  // not this IPv4 socket's address
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: "), 403);
+  EXPECT_EQ(status("HTTP/1.1"), 400);  // RFC 9112: HTTP/1.1 without Host is a bad request
+  EXPECT_EQ(status("HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example"), 400);
+  EXPECT_EQ(status("HTTP/1.0\r\nHost: attacker.example"), 403);
+  // A refused request never reached the handler: no capture was opened.
+  EXPECT_EQ(StatusOf(Exchange(port_,
+                              "GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\nHost: "
+                              "evil.example\r\n\r\n")),
+            403);
+  EXPECT_EQ(captures_started_, 0u);
+  EXPECT_EQ(snapshots_, 6);
+}
+
+TEST_F(PullTest, AnIpv6EndpointAcceptsItsBracketedAddress) {
+  HttpServer::Options options;
+  options.read_timeout_ms = 300;
+  server_ = std::make_unique<HttpServer>(
+      [](const HttpRequest&, HttpServer::Context&) {
+        return HttpResponse{200, "text/plain", {}, "ok"};
+      },
+      &PlainStarter, options);
+  ListenAddress address;
+  ASSERT_TRUE(ParseListenAddress("[::1]:0", &address).ok());
+  if (!server_->Start(address).ok()) GTEST_SKIP() << "no IPv6 loopback here";
+  const uint16_t port = server_->port();
+  auto status = [&](const std::string& host) {
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(port);
+    a.sin6_addr = in6addr_loopback;
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      close(fd);
+      return -1;
+    }
+    const std::string raw = "GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n";
+    send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return StatusOf(out);
+  };
+  EXPECT_EQ(status("[::1]:" + std::to_string(port)), 200);
+  EXPECT_EQ(status("[::1]"), 200);
+  EXPECT_EQ(status("localhost"), 200);
+  EXPECT_EQ(status("127.0.0.1"), 403);
+  EXPECT_EQ(status("rebind.example"), 403);
+}
+
+TEST_F(PullTest, WithATokenEveryRequestNeedsItAsABearerCredential) {
+  const std::string token = "s3cret-token-0123456789";
+  HttpServer::Options options;
+  options.read_timeout_ms = 300;
+  options.token = token;
+  StartServerWith(options);
+  std::string r = Get(port_, "/debug/inprof/folded");
+  EXPECT_EQ(StatusOf(r), 401) << r;
+  EXPECT_NE(r.find("WWW-Authenticate: Bearer realm=\"inprof\"\r\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("INPROF_HTTP_TOKEN"), std::string::npos) << r;
+  EXPECT_EQ(r.find(token), std::string::npos) << "the token is never shown";
+  r = Get(port_, "/debug/inprof/folded", "Authorization: Bearer wrong-token-0123456789\r\n");
+  EXPECT_EQ(StatusOf(r), 401) << r;
+  EXPECT_NE(r.find("error=\"invalid_token\""), std::string::npos) << r;
+  EXPECT_EQ(r.find(token), std::string::npos);
+  for (const std::string& bad :
+       {"Authorization: Basic " + token + "\r\n", "Authorization: Bearer " + token + "0\r\n",
+        "Authorization: Bearer " + token.substr(1) + "\r\n", "X-Token: " + token + "\r\n",
+        "Authorization: Bearer " + token + "\r\nAuthorization: Bearer x\r\n"}) {
+    EXPECT_EQ(StatusOf(Get(port_, "/debug/inprof/folded", bad)), 401) << bad;
+  }
+  // A capture is refused before it starts.
+  EXPECT_EQ(StatusOf(Get(port_, "/debug/pprof/profile?seconds=1")), 401);
+  EXPECT_EQ(captures_started_, 0u);
+  EXPECT_EQ(snapshots_, 0);
+  r = Get(port_, "/debug/inprof/folded", "Authorization: Bearer " + token + "\r\n");
+  EXPECT_EQ(StatusOf(r), 200) << r;
+  EXPECT_NE(BodyOf(r).find("main;hot 300\n"), std::string::npos);
+  EXPECT_EQ(StatusOf(Get(port_, "/debug/pprof/", "authorization: bearer  " + token + "\r\n")), 200);
+  // The Host check still applies with the right token.
+  EXPECT_EQ(StatusOf(Exchange(port_,
+                              "GET / HTTP/1.1\r\nHost: evil.example\r\nAuthorization: "
+                              "Bearer " +
+                                  token + "\r\n\r\n")),
+            403);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clients that go away, stall or never read: no worker is held past a known bound.
+
+std::string CaptureRequest(uint16_t port, int seconds) {
+  return "GET /debug/pprof/profile?seconds=" + std::to_string(seconds) +
+         " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
+}
+
+TEST_F(PullTest, ACaptureEndsWhenItsClientGoesAwayAndFreesItsWorker) {
+  StartServer(/*workers=*/1);
+  for (const bool half_close : {false, true}) {
+    const uint64_t before = captures_finished_;
+    int fd = SendOnly(port_, CaptureRequest(port_, 600));
+    ASSERT_TRUE(Eventually([&] { return captures_started_ > before; }, 10s));
+    // The only worker is taken by the capture.
+    EXPECT_EQ(StatusOf(Get(port_, "/debug/inprof/folded")), 503);
+    const Clock::time_point gone = Clock::now();
+    if (half_close) {
+      shutdown(fd, SHUT_WR);  // curl and Go close; a half-close counts as gone too
+    } else {
+      close(fd);
+    }
+    ASSERT_TRUE(Eventually([&] { return captures_finished_ > before; }, 10s))
+        << "the capture of 600 s was not ended";
+    // Served again: the worker is free.
+    ASSERT_TRUE(
+        Eventually([&] { return StatusOf(Get(port_, "/debug/inprof/folded")) == 200; }, 10s));
+    const double freed = SecondsSince(gone);
+    EXPECT_LT(freed, 2.0) << "an abandoned capture must free its worker at once";
+    if (half_close) close(fd);
+    RecordProperty(half_close ? "half_close_freed_ms" : "close_freed_ms",
+                   static_cast<int>(freed * 1000));
+  }
+}
+
+TEST_F(PullTest, BytesAfterTheRequestDoNotEndACapture) {
+  StartServer(/*workers=*/1);
+  // A client that sends more (a pipelined request, stray bytes) and stays is still waited for.
+  std::string raw = CaptureRequest(port_, 1) + "GET / HTTP/1.1\r\n";
+  const Clock::time_point start = Clock::now();
+  const std::string r = Exchange(port_, raw);
+  EXPECT_EQ(StatusOf(r), 200) << r.substr(0, 200);
+  EXPECT_GE(SecondsSince(start), 0.9);
+}
+
+TEST_F(PullTest, AClientThatNeverReadsALargeAnswerIsDroppedAtTheWriteTimeout) {
+  HttpServer::Options options;
+  options.workers = 1;
+  options.read_timeout_ms = 300;
+  options.write_timeout_ms = 500;
+  handler_ = [](const HttpRequest& request, HttpServer::Context&) {
+    HttpResponse r;
+    r.body.assign(request.path == "/big" ? 64u << 20 : 2u, 'x');
+    return r;
+  };
+  StartServerWith(options);
+  const Clock::time_point start = Clock::now();
+  int fd = SendOnly(port_, "GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 4096);
+  // The worker is stuck sending until the write timeout; then served again.
+  ASSERT_TRUE(Eventually([&] { return StatusOf(Get(port_, "/small")) == 200; }, 20s));
+  const double freed = SecondsSince(start);
+  EXPECT_LT(freed, 0.5 + 2.0) << "write timeout 0.5 s, plus the drain before the close";
+  RecordProperty("non_reader_freed_ms", static_cast<int>(freed * 1000));
+  // What the client got is a cut answer: never the whole 64 MiB.
+  close(fd);
+}
+
+TEST_F(PullTest, StopDoesNotWaitForSlowOrNonReadingClients) {
+  // Long timeouts, as in production: Stop must not sit them out.
+  HttpServer::Options options;
+  options.workers = 3;
+  options.read_timeout_ms = 30000;
+  options.write_timeout_ms = 30000;
+  handler_ = [](const HttpRequest& request, HttpServer::Context& context) {
+    HttpResponse r;
+    if (request.path == "/wait") {
+      context.WaitFor(600s);
+      return r;
+    }
+    r.body.assign(64u << 20, 'x');
+    return r;
+  };
+  StartServerWith(options);
+  int slow = SendOnly(port_, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n");  // never finished
+  int reader = SendOnly(port_, "GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 4096);
+  int waiter = SendOnly(port_, "GET /wait HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  // Every worker is now busy with one of them.
+  ASSERT_TRUE(Eventually([&] { return StatusOf(Get(port_, "/")) == 503; }, 10s));
+  const Clock::time_point start = Clock::now();
+  server_->Stop();
+  const double stopped = SecondsSince(start);
+  EXPECT_LT(stopped, 1.0) << "Stop waited for a client";
+  RecordProperty("stop_ms", static_cast<int>(stopped * 1000));
+  close(slow);
+  close(reader);
+  close(waiter);
+}
+
+TEST_F(PullTest, StopFromTwoThreadsAtOnceReturnsInBoth) {
+  StartServer(/*workers=*/1);
+  int fd = SendOnly(port_, CaptureRequest(port_, 600));
+  ASSERT_TRUE(Eventually([&] { return captures_started_ > 0; }, 10s));
+  std::thread other([&] { server_->Stop(); });
+  server_->Stop();
+  other.join();
+  EXPECT_EQ(captures_finished_, 1u);
+  EXPECT_EQ(ConnectLoopback(port_), -1);
+  close(fd);
+}
+
+TEST(HttpParser, IsAPureFunctionOfTheBytesReceivedSoFar) {
+  HttpRequest r;
+  EXPECT_EQ(ParseHttpRequest("", &r), kHttpIncomplete);
+  EXPECT_EQ(ParseHttpRequest("GET / HTTP/1.1\r\nHost: a\r\n", &r), kHttpIncomplete);
+  ASSERT_EQ(ParseHttpRequest("GET /x?a=1&b=%41 HTTP/1.1\r\nHost: a\r\nX-Y:  z \r\n\r\nbody", &r),
+            0);
+  EXPECT_EQ(r.method, "GET");
+  EXPECT_EQ(r.version, "HTTP/1.1");
+  EXPECT_EQ(r.path, "/x");
+  ASSERT_NE(r.Query("b"), nullptr);
+  EXPECT_EQ(*r.Query("b"), "A");
+  ASSERT_NE(r.Header("x-y"), nullptr);
+  EXPECT_EQ(*r.Header("x-y"), "z");
+  EXPECT_EQ(r.HeaderCount("host"), 1u);
+  // Header fields that something downstream could read as two lines, or that are no tokens.
+  for (const std::string& bad :
+       {std::string("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n"),
+        std::string("GET / HTTP/1.1\r\nX: a\nb\r\n\r\n"),
+        std::string("GET / HTTP/1.1\r\nX: a\0b\r\n\r\n", 27),
+        std::string("GET / HTTP/1.1\r\nX(: a\r\n\r\n"),
+        std::string("GET / HTTP/1.1\r\n X: a\r\n\r\n"),
+        std::string("GET / HTTP/1.1\r\nX\n: a\r\n\r\n"), std::string("GET /\x01 HTTP/1.1\r\n\r\n"),
+        std::string("get / HTTP/1.1\r\n\r\n")}) {
+    EXPECT_EQ(ParseHttpRequest(bad, &r), 400) << bad;
+  }
+  EXPECT_EQ(ParseHttpRequest("GET /" + std::string(kHttpMaxTarget + 64, 'a'), &r), 414);
+  EXPECT_EQ(ParseHttpRequest("GET / HTTP/1.1\r\nX: " + std::string(kHttpMaxHead, 'a'), &r), 431);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,6 +852,98 @@ TEST(PushClientTest, ADownBackendCostsAtMostTheFlushTimeAtStop) {
   EXPECT_NE(s.last_error.find("cannot connect"), std::string::npos) << s.last_error;
   EXPECT_NE(client.Summary().find("0 of 2 requests sent, 2 dropped"), std::string::npos)
       << client.Summary();
+}
+
+TEST(HttpUrl, RefusesWhatCouldChangeTheRequestOnTheWire) {
+  HttpUrl u;
+  for (const std::string& bad : {std::string("http://h:4040/a\r\nX-Injected: 1"),
+                                 std::string("http://h/a b"),
+                                 std::string("http://h/a\tb"),
+                                 std::string("http://h/a\nb"),
+                                 std::string("http://h\r\n:80"),
+                                 std::string("http://h/a\x7f"),
+                                 std::string("http://h/\xc3\xa9"),
+                                 std::string("http://h/a<b"),
+                                 std::string("http://h/a\"b"),
+                                 std::string("http://h/a{b}"),
+                                 std::string("http://h/a\\b"),
+                                 std::string("http://h/a^b"),
+                                 std::string("http://h/a`b"),
+                                 std::string("http://h/a|b"),
+                                 std::string("http://h/a%2"),
+                                 std::string("http://h/a%zz"),
+                                 std::string("http://h%0d/"),
+                                 std::string("http://h*st/"),
+                                 std::string("http://[::1%eth0]/"),
+                                 std::string("http://[zz]/"),
+                                 std::string("http://h/a\0b", 13),
+                                 std::string(" http://h/"),
+                                 std::string("http://h/ ")}) {
+    Status s = ParseHttpUrl(bad, &u);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.message().find_first_of(std::string("\r\n\t\0", 4)), std::string::npos)
+        << "a message must not carry the URL's control characters: " << s.message();
+  }
+  Status s = ParseHttpUrl("http://h:4040/a\r\nX: 1", &u);
+  EXPECT_NE(s.message().find("0x0d at position 16"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("\\x0d\\x0a"), std::string::npos) << s.message();
+  // What RFC 3986 allows in a path stays as it is.
+  ASSERT_TRUE(ParseHttpUrl("http://gw.example_1:8080/p-y/r.o_s~c%2Fo/a!$&'()*+,;=:@", &u).ok());
+  EXPECT_EQ(u.path, "/p-y/r.o_s~c%2Fo/a!$&'()*+,;=:@");
+  EXPECT_EQ(u.host, "gw.example_1");
+}
+
+TEST(HttpPostTest, AHeaderWithALineBreakIsNeverSent) {
+  FakeIngest server([](size_t) { return 200; });
+  HttpUrl url;
+  ASSERT_TRUE(ParseHttpUrl("http://127.0.0.1:" + std::to_string(server.port()), &url).ok());
+  HttpClientResult r =
+      HttpPost(url, "/ingest", {{"X-Scope-OrgID", "a\r\nX-Injected: 1"}}, "text/plain", "x", 2000);
+  EXPECT_EQ(r.status, -1);
+  EXPECT_NE(r.error.find("X-Scope-OrgID"), std::string::npos) << r.error;
+  r = HttpPost(url, "/ingest", {{"X-Scope-OrgID", "team-a"}}, "text/plain", "x", 2000);
+  EXPECT_EQ(r.status, 200) << r.error;
+  ASSERT_EQ(server.requests().size(), 1u);  // only the good one arrived
+}
+
+TEST(PushClientTest, ARequestInFlightAtStopIsCutOffAtTheFlushDeadline) {
+  SilentBackend backend;
+  PushOptions options = OptionsFor(backend.port());
+  options.timeout_ms = 30000;  // the request alone would wait this long for an answer
+  PushClient client(options, &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  client.Enqueue(TwoEventProfile(), 0, 1000000000);
+  ASSERT_TRUE(backend.WaitForConnection());  // the first request is now waiting for an answer
+  const Clock::time_point start = Clock::now();
+  client.Stop(300ms);
+  const double took = SecondsSince(start);
+  EXPECT_GE(took, 0.25) << "the flush time is given to the request in flight";
+  EXPECT_LT(took, 0.3 + 1.0) << "Stop outlived its flush time";
+  RecordProperty("stop_with_hung_backend_ms", static_cast<int>(took * 1000));
+  PushStats s = client.stats();
+  EXPECT_EQ(s.sent, 0u);
+  EXPECT_EQ(s.sent + s.dropped, 2u);
+}
+
+TEST(HttpPostTest, TheCancelDescriptorEndsARequestAtOnce) {
+  SilentBackend backend;
+  HttpUrl url;
+  ASSERT_TRUE(ParseHttpUrl("http://127.0.0.1:" + std::to_string(backend.port()), &url).ok());
+  int cancel[2];
+  ASSERT_EQ(pipe(cancel), 0);
+  std::thread canceller([&] {
+    backend.WaitForConnection();
+    [[maybe_unused]] ssize_t n = write(cancel[1], "x", 1);
+  });
+  const Clock::time_point start = Clock::now();
+  HttpClientResult r = HttpPost(url, "/ingest", {}, "text/plain", "x", 30000, cancel[0]);
+  const double took = SecondsSince(start);
+  canceller.join();
+  EXPECT_EQ(r.status, -1);
+  EXPECT_NE(r.error.find("cancelled"), std::string::npos) << r.error;
+  EXPECT_LT(took, 10.0);
+  close(cancel[0]);
+  close(cancel[1]);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -91,7 +92,10 @@ class FakeIngest {
     close(fd_);
   }
   uint16_t port() const { return port_; }
-  void Hold() { gate_ = std::make_shared<std::promise<void>>(); held_ = gate_->get_future().share(); }
+  void Hold() {
+    gate_ = std::make_shared<std::promise<void>>();
+    held_ = gate_->get_future().share();
+  }
   void Open() {
     if (gate_) {
       gate_->set_value();
@@ -125,7 +129,8 @@ class FakeIngest {
         ssize_t n = recv(c, buf, sizeof buf, 0);
         if (n <= 0) break;
         data.append(buf, static_cast<size_t>(n));
-        if (head_end == std::string::npos && (head_end = data.find("\r\n\r\n")) != std::string::npos) {
+        if (head_end == std::string::npos &&
+            (head_end = data.find("\r\n\r\n")) != std::string::npos) {
           std::string head = data.substr(0, head_end);
           size_t eol = head.find("\r\n");
           std::string line = head.substr(0, eol);
@@ -138,13 +143,15 @@ class FakeIngest {
             std::string field = head.substr(p, e - p);
             size_t colon = field.find(':');
             std::string name = field.substr(0, colon);
-            for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            for (char& ch : name)
+              ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
             std::string value = field.substr(colon + 1);
             while (!value.empty() && value.front() == ' ') value.erase(0, 1);
             r.headers[name] = value;
             p = e + 2;
           }
-          length = std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
+          length =
+              std::stoul(r.headers.count("content-length") ? r.headers["content-length"] : "0");
         }
         if (head_end != std::string::npos && data.size() >= head_end + 4 + length) break;
       }
@@ -177,6 +184,80 @@ class FakeIngest {
   std::condition_variable cv_;
   std::vector<Received> requests_;
   size_t seen_ = 0;
+};
+
+using Clock = std::chrono::steady_clock;
+
+inline double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Repeats `attempt` until it returns true or `limit` passes, pausing 10 ms between attempts.
+inline bool Eventually(const std::function<bool()>& attempt, std::chrono::milliseconds limit) {
+  const Clock::time_point end = Clock::now() + limit;
+  for (;;) {
+    if (attempt()) return true;
+    if (Clock::now() >= end) return false;
+    poll(nullptr, 0, 10);
+  }
+}
+
+// Connects and sends `raw` without reading anything; the socket is returned open.
+inline int SendOnly(uint16_t port, const std::string& raw, int receive_buffer = 0) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (receive_buffer > 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(send(fd, raw.data(), raw.size(), MSG_NOSIGNAL), static_cast<ssize_t>(raw.size()));
+  return fd;
+}
+
+// A backend that accepts connections and never answers nor reads: every request hangs.
+class SilentBackend {
+ public:
+  SilentBackend() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(listen(fd_, 64), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        held_.push_back(c);
+        cv_.notify_all();
+      }
+    });
+  }
+  ~SilentBackend() {
+    shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    close(fd_);
+    for (int c : held_) close(c);
+  }
+  uint16_t port() const { return port_; }
+  bool WaitForConnection() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, 30s, [this] { return !held_.empty(); });
+  }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<int> held_;
 };
 
 // The query of a request target, decoded.

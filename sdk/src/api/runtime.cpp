@@ -31,7 +31,9 @@ struct Runtime {
   // The session inprof_stop ended, kept until the next start so that inprof_dump after
   // inprof_stop still writes its profile (a script's natural order: stop, then dump).
   std::unique_ptr<Session> stopped;
-  std::unique_ptr<NetworkOutputs> net;  // the session's pull endpoint and push client, if any
+  // The session's pull endpoint and push client, if any. Shared: RuntimeStop stops the
+  // endpoint before it takes the lifecycle lock, from a copy taken under the shared lock.
+  std::shared_ptr<NetworkOutputs> net;
   // A forked child that follows its parent's profile, before its session starts: the
   // parent's configuration (in memory the child never frees), while the bootstrap sampler
   // (fork_child.h) takes its samples. Set inside fork(), read without the lock.
@@ -107,8 +109,9 @@ void ChildAfterFork() {
   // A stopped session has no threads left, but its locks may be held by a parent's
   // thread that is dumping it: abandoned as well.
   [[maybe_unused]] Session* abandoned_stopped = rt.stopped.release();
-  // Its threads do not exist here; the objects are abandoned like the session.
-  [[maybe_unused]] NetworkOutputs* abandoned_net = rt.net.release();
+  // Its threads do not exist here; the objects are abandoned like the session (the pointer
+  // is overwritten, never released: no destructor, no free inside fork()).
+  new (&rt.net) std::shared_ptr<NetworkOutputs>();
   ForgetSamplerAfterFork();
   ForgetItimerAfterFork();
   ExitPathsAfterForkInChild();
@@ -329,18 +332,27 @@ RuntimeResult RuntimeStop() {
   ProfilerWorkScope work;
   StartPendingChild(true);
   Runtime& rt = GetRuntime();
+  // The pull endpoint stops before the lifecycle lock is taken: its workers may be busy
+  // (an answer being computed), and the program's threads wait on that lock to start and
+  // exit. Stopping it again under the lock below then returns at once.
+  std::shared_ptr<NetworkOutputs> serving;
+  {
+    std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+    serving = rt.net;
+  }
+  if (serving) serving->StopServing();
+  serving.reset();
   std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
   if (rt.session == nullptr) {
     return {RuntimeError::kNotStarted, "inprof_stop: no profile is running"};
   }
   std::unique_ptr<Session> session(rt.session);
-  std::unique_ptr<NetworkOutputs> net = std::move(rt.net);
+  std::shared_ptr<NetworkOutputs> net = std::move(rt.net);
   rt.session = nullptr;
-  // No new pull requests; then the session's last window goes to the push queue, which gets
-  // a few seconds to drain.
+  // No new pull requests; then the session's last window goes to the push queue, which
+  // drains after the lock is released (Finish, below).
   if (net) net->StopServing();
   session->Stop();
-  if (net) net->Finish();
   RuntimeResult result;
   std::vector<std::string> written;
   // Continuous mode wrote every window, the last one included, as it closed. A profile
@@ -366,6 +378,7 @@ RuntimeResult RuntimeStop() {
   }
   const bool nothing_to_say = !sampled && !session->config().outputs.empty() &&
                               session->config().window <= 0 && !net;
+  const bool summary = !session->config().quiet && !nothing_to_say;
   if (session->config().quiet) {
     // Asked for silence.
   } else if (nothing_to_say) {
@@ -375,15 +388,20 @@ RuntimeResult RuntimeStop() {
     if (!IsDescendantProcess()) {
       std::fputs(kNoSamplesLine, stderr);
     }
-  } else {
-    std::string line = session->SummaryLine(written);
+  }
+  std::string line = summary ? session->SummaryLine(written) : std::string();
+  rt.stopped = std::move(session);
+  lock.unlock();
+  // The push queue drains without the lock (NetworkOutputs::kFlushMs at most): the
+  // program's threads start and exit meanwhile.
+  if (net) net->Finish();
+  if (summary) {
     if (net) {
       for (const std::string& extra : net->SummaryLines()) line += "\ninprof: " + extra;
     }
     if (!result.message.empty()) line += "\ninprof: error: " + result.message;
     std::fprintf(stderr, "%s\n", line.c_str());
   }
-  rt.stopped = std::move(session);
   return result;
 }
 

@@ -9,6 +9,8 @@
 //   GET /debug/pprof/, /debug/inprof/    an index of the above
 // Anything else is answered with 404, other methods with 405, bad parameters with 400 naming
 // the parameter, and a capture that cannot start (too many at once, memory budget) with 503.
+// A capture whose client goes away ends at once, unanswered. Access checks (Host, token) are
+// the server's, before this runs.
 // Control path.
 #ifndef INPROF_SDK_PULL_HANDLER_H_
 #define INPROF_SDK_PULL_HANDLER_H_
@@ -24,8 +26,8 @@
 namespace inprof::internal {
 
 struct PullSource {
-  std::function<Profile()> snapshot;                         // the profile so far
-  std::function<uint64_t()> start_capture;                   // 0: cannot start one now
+  std::function<Profile()> snapshot;        // the profile so far
+  std::function<uint64_t()> start_capture;  // 0: cannot start one now
   std::function<std::optional<Profile>(uint64_t)> finish_capture;
 };
 

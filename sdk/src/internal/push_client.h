@@ -34,13 +34,13 @@ struct PushOptions {
   HttpUrl url;
   std::string app_name;  // Pyroscope application name, e.g. "checkout"
   std::vector<std::pair<std::string, std::string>> labels;
-  std::string tenant;    // X-Scope-OrgID when not empty
+  std::string tenant;                  // X-Scope-OrgID when not empty
   size_t max_windows = 16;             // requests queued at most
   size_t max_bytes = size_t{8} << 20;  // their bodies' total size at most
   int timeout_ms = 10000;              // per connect / send / receive
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30000};
-  bool quiet = false;                  // no stderr messages
+  bool quiet = false;  // no stderr messages
 };
 
 struct PushStats {
@@ -79,7 +79,10 @@ class PushClient {
   // Returns at once; O(profile) CPU for encoding, on the caller's thread.
   void Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t end_unix_ns);
   // Sends what is queued for at most `flush` more, then stops the sender; what is left is
-  // counted as dropped. Idempotent.
+  // counted as dropped. A request still in flight at the deadline is cut off (its connect,
+  // send or receive is woken through an eventfd), so Stop returns within `flush` plus a few
+  // milliseconds, unless the sender is inside name resolution (getaddrinfo cannot be
+  // interrupted: a numeric address or a local name avoids that). Idempotent.
   void Stop(std::chrono::milliseconds flush);
   PushStats stats() const;
   // "push: 12 requests sent, 0 dropped, 0 rejected" for the summary line.
@@ -106,6 +109,8 @@ class PushClient {
   std::atomic<uint64_t> next_id_{0};
   PushStats stats_;
   bool stopping_ = false;
+  bool sender_done_ = false;  // Run has returned (Stop waits for it until the deadline)
+  int cancel_fd_ = -1;        // eventfd: readable once the flush deadline has passed
   std::chrono::steady_clock::time_point flush_deadline_{};
   std::mt19937_64 rng_;
   bool failing_ = false;  // a failure was reported and no success since

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -18,26 +19,75 @@
 namespace inprof::internal {
 namespace {
 
-constexpr size_t kMaxHead = 16 * 1024;   // request line + headers
-constexpr size_t kMaxTarget = 4 * 1024;  // request target
-
 int64_t NowMs() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-// Waits until `fd` is ready for `events` or the deadline passes: 1 ready, 0 timeout, -1 error.
-int WaitFd(int fd, short events, int64_t deadline_ms) {
+constexpr int kCancelled = -2;
+
+// Waits until `fd` is ready for `events` or the deadline passes: 1 ready, 0 timeout, -1 error,
+// kCancelled when `cancel_fd` (ignored when negative) is readable. errno says which.
+int WaitFd(int fd, short events, int64_t deadline_ms, int cancel_fd) {
   for (;;) {
     const int64_t left = deadline_ms - NowMs();
-    if (left <= 0) return 0;
-    struct pollfd p{fd, events, 0};
-    const int n = poll(&p, 1, static_cast<int>(left));
-    if (n > 0) return 1;
-    if (n == 0) return 0;
+    if (left <= 0) {
+      errno = ETIMEDOUT;
+      return 0;
+    }
+    struct pollfd p[2] = {{fd, events, 0}, {cancel_fd, POLLIN, 0}};
+    const int n =
+        poll(p, cancel_fd >= 0 ? 2 : 1, static_cast<int>(std::min<int64_t>(left, 1 << 30)));
+    if (n > 0) {
+      if (cancel_fd >= 0 && p[1].revents != 0) {
+        errno = ECANCELED;
+        return kCancelled;
+      }
+      return 1;
+    }
+    if (n == 0) continue;  // the deadline check above decides
     if (errno != EINTR) return -1;
   }
+}
+
+// RFC 9110 token characters (method and header names).
+bool IsTokenChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// A header value: visible characters, spaces, tabs and obs-text; no CR, LF, NUL or other
+// control characters (a lone CR or LF would be read as a line break by something downstream).
+bool IsFieldValue(std::string_view value) {
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f) return false;
+  }
+  return true;
+}
+
+bool IsUnreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+// The URL for a message: control characters and non-ASCII bytes as \xNN, so a message never
+// carries a line break of the input's choosing.
+std::string Printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 std::string Lower(std::string_view s) {
@@ -99,6 +149,7 @@ bool ParseHead(std::string_view head, HttpRequest* request) {
   std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   std::string_view version = line.substr(sp2 + 1);
   if (version != "HTTP/1.1" && version != "HTTP/1.0") return false;
+  request->version = std::string(version);
   for (char c : method) {
     if (c < 'A' || c > 'Z') return false;
   }
@@ -123,14 +174,16 @@ bool ParseHead(std::string_view head, HttpRequest* request) {
     if (colon == std::string_view::npos || colon == 0) return false;
     std::string_view name = field.substr(0, colon);
     for (char c : name) {
-      if (c == ' ' || c == '\t') return false;
+      if (!IsTokenChar(c)) return false;
     }
-    request->headers.emplace_back(Lower(name), std::string(TrimSpaces(field.substr(colon + 1))));
+    std::string_view value = TrimSpaces(field.substr(colon + 1));
+    if (!IsFieldValue(value)) return false;
+    request->headers.emplace_back(Lower(name), std::string(value));
   }
   return true;
 }
 
-int Connect(const HttpUrl& url, int64_t deadline_ms, std::string* error) {
+int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string* error) {
   struct addrinfo hints;
   std::memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
@@ -153,12 +206,13 @@ int Connect(const HttpUrl& url, int64_t deadline_ms, std::string* error) {
     if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
       int err = errno;
       if (err == EINPROGRESS) {
-        const int ready = WaitFd(fd, POLLOUT, deadline_ms);
+        const int ready = WaitFd(fd, POLLOUT, deadline_ms, cancel_fd);
         socklen_t len = sizeof err;
         if (ready == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
           break;
         }
         if (ready == 0) err = ETIMEDOUT;
+        if (ready == kCancelled) err = ECANCELED;
       }
       last = std::strerror(err);
       close(fd);
@@ -179,58 +233,107 @@ const std::string* HttpRequest::Query(std::string_view name) const {
   return nullptr;
 }
 
+size_t HttpRequest::HeaderCount(std::string_view name) const {
+  size_t n = 0;
+  for (const auto& [key, value] : headers) n += key == name;
+  return n;
+}
+
+const std::string* HttpRequest::Header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
 Status ParseHttpUrl(std::string_view url, HttpUrl* out) {
   HttpUrl result;
   result.text = std::string(url);
+  const std::string shown = "'" + Printable(url) + "'";
+  // First, what can never be in a URL: it would end the request line or a header.
+  for (size_t i = 0; i < url.size(); ++i) {
+    const auto u = static_cast<unsigned char>(url[i]);
+    if (u <= 0x20 || u >= 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      return Status::Error(shown + ": character 0x" + kHex[u >> 4] + kHex[u & 15] +
+                           " at position " + std::to_string(i + 1) +
+                           " is not allowed in a URL (no spaces, line breaks, control "
+                           "characters or non-ASCII bytes; percent-encode them in the path)");
+    }
+  }
   constexpr std::string_view kScheme = "http://";
   if (url.substr(0, 8) == "https://") {
-    return Status::Error("'" + result.text +
-                         "': https is not supported; push to a plain http:// address (for "
+    return Status::Error(shown +
+                         ": https is not supported; push to a plain http:// address (for "
                          "example a local TLS-terminating proxy)");
   }
   if (url.substr(0, kScheme.size()) != kScheme) {
-    return Status::Error("'" + result.text + "': expected http://HOST[:PORT][/PATH]");
+    return Status::Error(shown + ": expected http://HOST[:PORT][/PATH]");
   }
   std::string_view rest = url.substr(kScheme.size());
   size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-  if (path.find_first_of("?#") != std::string_view::npos) {
-    return Status::Error("'" + result.text + "': the URL may not have a query or fragment");
+  if (authority.find_first_of("?#") != std::string_view::npos ||
+      path.find_first_of("?#") != std::string_view::npos) {
+    return Status::Error(shown + ": the URL may not have a query or fragment");
+  }
+  if (authority.find('@') != std::string_view::npos) {
+    return Status::Error(shown + ": credentials in the URL are not supported");
+  }
+  // The path goes onto the request line as it is: RFC 3986 pchar and '/' only.
+  for (size_t i = 0; i < path.size(); ++i) {
+    const char c = path[i];
+    if (c == '%') {
+      if (i + 2 >= path.size() || HexValue(path[i + 1]) < 0 || HexValue(path[i + 2]) < 0) {
+        return Status::Error(shown + ": a '%' in the path must start an escape like %2F");
+      }
+      i += 2;
+      continue;
+    }
+    if (!IsUnreserved(c) && std::string_view("!$&'()*+,;=:@/").find(c) == std::string_view::npos) {
+      return Status::Error(shown + ": the character '" + std::string(1, c) +
+                           "' is not allowed in a URL path; percent-encode it");
+    }
   }
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  if (authority.find('@') != std::string_view::npos) {
-    return Status::Error("'" + result.text + "': credentials in the URL are not supported");
-  }
   std::string_view host = authority;
   if (!authority.empty() && authority.front() == '[') {
     size_t close = authority.find(']');
     if (close == std::string_view::npos) {
-      return Status::Error("'" + result.text + "': unterminated IPv6 address");
+      return Status::Error(shown + ": unterminated IPv6 address");
     }
     host = authority.substr(1, close - 1);
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
-      if (after.front() != ':' || !ParsePort(after.substr(1), &result.port)) {
-        return Status::Error("'" + result.text + "': bad port");
+      if (after.front() != ':' || !ParsePort(after.substr(1), &result.port) || result.port == 0) {
+        return Status::Error(shown + ": bad port");
       }
+    }
+    struct in6_addr v6;
+    if (inet_pton(AF_INET6, std::string(host).c_str(), &v6) != 1) {
+      return Status::Error(shown + ": '[" + std::string(host) + "]' is not an IPv6 address");
     }
   } else {
     size_t colon = authority.rfind(':');
     if (colon != std::string_view::npos) {
       host = authority.substr(0, colon);
       if (!ParsePort(authority.substr(colon + 1), &result.port) || result.port == 0) {
-        return Status::Error("'" + result.text + "': bad port '" +
-                             std::string(authority.substr(colon + 1)) + "'");
+        return Status::Error(shown + ": bad port '" + std::string(authority.substr(colon + 1)) +
+                             "'");
+      }
+    }
+    for (char c : host) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.' || c == '_';
+      if (!ok) {
+        return Status::Error(shown +
+                             ": bad host (letters, digits, '-', '.' and '_', or an IPv6 "
+                             "address in brackets)");
       }
     }
   }
-  if (host.empty()) return Status::Error("'" + result.text + "': no host");
-  for (char c : host) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == '/' || c == '?' || c == '#') {
-      return Status::Error("'" + result.text + "': bad host");
-    }
-  }
+  if (host.empty()) return Status::Error(shown + ": no host");
   result.host = std::string(host);
   result.path = std::string(path);
   *out = std::move(result);
@@ -320,21 +423,44 @@ Status ParseListenAddress(std::string_view text, ListenAddress* out) {
   return Status::Ok();
 }
 
-int ReadHttpRequest(int fd, int timeout_ms, HttpRequest* request) {
+bool IsLoopbackAddress(const sockaddr_storage& address) {
+  if (address.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
+    return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    if (IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr) && v6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+int ParseHttpRequest(std::string_view bytes, HttpRequest* request) {
+  // A request line that is already too long is refused before the rest arrives.
+  const size_t eol = bytes.find("\r\n");
+  if (eol == std::string_view::npos ? bytes.size() > kHttpMaxTarget + 32
+                                    : eol > kHttpMaxTarget + 32) {
+    return 414;
+  }
+  const size_t end = bytes.find("\r\n\r\n");
+  if (end == std::string_view::npos || end > kHttpMaxHead) {
+    return bytes.size() > kHttpMaxHead ? 431 : kHttpIncomplete;
+  }
+  HttpRequest parsed;
+  if (!ParseHead(bytes.substr(0, end + 2), &parsed)) return 400;
+  *request = std::move(parsed);
+  return 0;
+}
+
+int ReadHttpRequest(int fd, int timeout_ms, HttpRequest* request, int cancel_fd) {
   const int64_t deadline = NowMs() + timeout_ms;
   std::string head;
   char buf[4096];
   for (;;) {
-    size_t end = head.find("\r\n\r\n");
-    if (end != std::string::npos && end <= kMaxHead) {
-      head.resize(end + 2);
-      break;
-    }
-    if (head.size() > kMaxHead) {
-      size_t eol = head.find("\r\n");
-      return eol == std::string::npos || eol > kMaxTarget ? 414 : 431;
-    }
-    const int ready = WaitFd(fd, POLLIN, deadline);
+    const int parsed = ParseHttpRequest(head, request);
+    if (parsed != kHttpIncomplete) return parsed;
+    const int ready = WaitFd(fd, POLLIN, deadline, cancel_fd);
     if (ready == 0) return head.empty() ? -1 : 408;
     if (ready < 0) return -1;
     const ssize_t n = recv(fd, buf, sizeof buf, 0);
@@ -345,30 +471,102 @@ int ReadHttpRequest(int fd, int timeout_ms, HttpRequest* request) {
     }
     head.append(buf, static_cast<size_t>(n));
   }
-  size_t eol = head.find("\r\n");
-  if (eol > kMaxTarget + 32) return 414;
-  return ParseHead(head, request) ? 0 : 400;
+}
+
+bool HttpHostAllowed(std::string_view host, const sockaddr_storage& local,
+                     const std::vector<std::string>& names) {
+  std::string_view name;
+  std::string_view port;
+  const bool bracketed = !host.empty() && host.front() == '[';
+  if (bracketed) {
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    name = host.substr(1, close - 1);
+    port = host.substr(close + 1);
+  } else {
+    const size_t colon = host.find(':');
+    name = host.substr(0, colon);
+    port = colon == std::string_view::npos ? std::string_view() : host.substr(colon);
+  }
+  if (!port.empty()) {
+    uint16_t value = 0;
+    if (port.front() != ':' || !ParsePort(port.substr(1), &value)) return false;
+  }
+  if (name.empty()) return false;
+  const std::string text(name);
+  // IP literals: the connection's own local address (v4, v6, or v4 seen through a v6 socket).
+  struct in6_addr v6;
+  struct in_addr v4;
+  const auto* local4 = reinterpret_cast<const sockaddr_in*>(&local);
+  const auto* local6 = reinterpret_cast<const sockaddr_in6*>(&local);
+  if (bracketed) {
+    if (inet_pton(AF_INET6, text.c_str(), &v6) != 1) return false;
+    return local.ss_family == AF_INET6 && std::memcmp(&v6, &local6->sin6_addr, sizeof v6) == 0;
+  }
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    if (local.ss_family == AF_INET) return v4.s_addr == local4->sin_addr.s_addr;
+    return local.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&local6->sin6_addr) &&
+           std::memcmp(&v4, &local6->sin6_addr.s6_addr[12], 4) == 0;
+  }
+  const std::string lower = Lower(name);
+  if (lower == "localhost" && IsLoopbackAddress(local)) return true;
+  for (const std::string& allowed : names) {
+    if (lower == allowed) return true;
+  }
+  return false;
+}
+
+bool HttpBearerMatches(std::string_view authorization, std::string_view token) {
+  std::string_view value = TrimSpaces(authorization);
+  if (token.empty() || value.size() < 7 || Lower(value.substr(0, 6)) != "bearer" ||
+      (value[6] != ' ' && value[6] != '\t')) {
+    return false;
+  }
+  value = TrimSpaces(value.substr(6));
+  // Every byte of the token is compared whatever the sent value is: the time depends on
+  // the token's length only, never on how much of it a guess got right.
+  unsigned diff = value.size() == token.size() ? 0u : 1u;
+  for (size_t i = 0; i < token.size(); ++i) {
+    const unsigned char sent = i < value.size() ? static_cast<unsigned char>(value[i]) : 0;
+    diff |= sent ^ static_cast<unsigned char>(token[i]);
+  }
+  return diff == 0;
 }
 
 std::string StatusText(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
 std::string FormatHttpResponse(const HttpResponse& response) {
-  std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
-                    StatusText(response.status) + "\r\n";
+  std::string out =
+      "HTTP/1.1 " + std::to_string(response.status) + " " + StatusText(response.status) + "\r\n";
   out += "Content-Type: " + response.content_type + "\r\n";
   out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
   out += "Connection: close\r\n";
@@ -379,7 +577,7 @@ std::string FormatHttpResponse(const HttpResponse& response) {
   return out;
 }
 
-bool SendAll(int fd, std::string_view data, int timeout_ms) {
+bool SendAll(int fd, std::string_view data, int timeout_ms, int cancel_fd) {
   const int64_t deadline = NowMs() + timeout_ms;
   while (!data.empty()) {
     const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -389,7 +587,7 @@ bool SendAll(int fd, std::string_view data, int timeout_ms) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (WaitFd(fd, POLLOUT, deadline) != 1) return false;
+      if (WaitFd(fd, POLLOUT, deadline, cancel_fd) != 1) return false;
       continue;
     }
     return false;
@@ -399,10 +597,22 @@ bool SendAll(int fd, std::string_view data, int timeout_ms) {
 
 HttpClientResult HttpPost(const HttpUrl& url, std::string_view path_and_query,
                           const HttpFields& headers, std::string_view content_type,
-                          std::string_view body, int timeout_ms) {
+                          std::string_view body, int timeout_ms, int cancel_fd) {
   HttpClientResult result;
+  for (const auto& [name, value] : headers) {
+    if (name.empty() || !IsFieldValue(value)) {
+      result.error = "header '" + Printable(name) + "' has a control character or line break";
+      return result;
+    }
+    for (char c : name) {
+      if (!IsTokenChar(c)) {
+        result.error = "header name '" + Printable(name) + "' is not an HTTP token";
+        return result;
+      }
+    }
+  }
   int64_t deadline = NowMs() + timeout_ms;
-  const int fd = Connect(url, deadline, &result.error);
+  const int fd = Connect(url, deadline, cancel_fd, &result.error);
   if (fd < 0) return result;
   std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
   if (url.port != 80) host += ":" + std::to_string(url.port);
@@ -414,10 +624,12 @@ HttpClientResult HttpPost(const HttpUrl& url, std::string_view path_and_query,
   head += "Connection: close\r\n";
   for (const auto& [name, value] : headers) head += name + ": " + value + "\r\n";
   head += "\r\n";
-  deadline = NowMs() + timeout_ms;
-  if (!SendAll(fd, head, timeout_ms) || !SendAll(fd, body, timeout_ms)) {
+  errno = 0;
+  if (!SendAll(fd, head, timeout_ms, cancel_fd) || !SendAll(fd, body, timeout_ms, cancel_fd)) {
     result.error = "sending to " + url.host + ":" + std::to_string(url.port) + " failed: " +
-                   (errno == 0 ? "timeout" : std::strerror(errno));
+                   (errno == ETIMEDOUT || errno == 0
+                        ? "no progress within " + std::to_string(timeout_ms) + " ms"
+                        : std::string(std::strerror(errno)));
     close(fd);
     return result;
   }
@@ -427,10 +639,12 @@ HttpClientResult HttpPost(const HttpUrl& url, std::string_view path_and_query,
   deadline = NowMs() + timeout_ms;
   bool complete = false;
   for (;;) {
-    const int ready = WaitFd(fd, POLLIN, deadline);
+    const int ready = WaitFd(fd, POLLIN, deadline, cancel_fd);
     if (ready != 1) {
       result.error = ready == 0 ? "no response within " + std::to_string(timeout_ms) + " ms"
-                                : std::string("receive failed: ") + std::strerror(errno);
+                     : ready == kCancelled
+                         ? std::string("cancelled at stop (the flush time ran out)")
+                         : std::string("receive failed: ") + std::strerror(errno);
       break;
     }
     const ssize_t n = recv(fd, buf, sizeof buf, 0);

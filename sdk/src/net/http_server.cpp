@@ -9,16 +9,50 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "internal/contained.h"
 
 namespace inprof::internal {
 
-bool HttpServer::Context::WaitFor(std::chrono::milliseconds duration) {
-  std::unique_lock<std::mutex> lock(server_->mu_);
-  return !server_->cv_.wait_for(lock, duration, [this] { return server_->stopping_; });
+// poll on the client's socket and the stop eventfd rather than a condition variable: a
+// capture whose client went away (curl interrupted, a scraper's timeout) must end and free
+// its worker and its tap now, not after the N seconds it asked for.
+HttpServer::Context::Wait HttpServer::Context::WaitFor(std::chrono::milliseconds duration) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + duration;
+  char sink[4096];
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(server_->mu_);
+      if (server_->stopping_) return Wait::kStopped;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return Wait::kElapsed;
+    struct pollfd p[2] = {{fd_, POLLIN | POLLRDHUP, 0}, {server_->wake_fd_, POLLIN, 0}};
+    const int n = poll(p, 2, static_cast<int>(std::min<long long>(left, INT_MAX)));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // Cannot watch the socket (out of kernel memory): wait on the stop alone.
+      std::unique_lock<std::mutex> lock(server_->mu_);
+      return server_->cv_.wait_until(lock, deadline, [this] { return server_->stopping_; })
+                 ? Wait::kStopped
+                 : Wait::kElapsed;
+    }
+    if (p[1].revents != 0) return Wait::kStopped;
+    if ((p[0].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) return Wait::kClientGone;
+    if ((p[0].revents & POLLIN) != 0) {
+      const ssize_t got = recv(fd_, sink, sizeof sink, MSG_DONTWAIT);
+      if (got == 0) return Wait::kClientGone;
+      if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        return Wait::kClientGone;
+      }
+    }
+  }
 }
 
 HttpServer::HttpServer(Handler handler, ThreadStarter starter, Options options)
@@ -75,6 +109,7 @@ Status HttpServer::Start(const ListenAddress& address) {
 }
 
 void HttpServer::Stop() {
+  std::lock_guard<std::mutex> serialized(stop_mu_);
   if (!running_) return;
   running_ = false;
   {
@@ -151,7 +186,7 @@ void HttpServer::ListenLoop() {
       busy.headers.emplace_back("Retry-After", "1");
       busy.body = "inprof: every HTTP worker is busy (" + std::to_string(options_.workers) +
                   " requests are running); try again\n";
-      SendAll(fd, FormatHttpResponse(busy), 1000);
+      SendAll(fd, FormatHttpResponse(busy), 1000, wake_fd_);
     } catch (...) {
       CountContained(ContainedAt::kNetwork);  // out of memory: the client sees a close
     }
@@ -183,17 +218,59 @@ void HttpServer::WorkerLoop() {
   }
 }
 
+int HttpServer::CheckAccess(int fd, const HttpRequest& request, HttpResponse* refusal) const {
+  auto refuse = [refusal](int status, const std::string& message) {
+    refusal->status = status;
+    refusal->body = "inprof: " + message + "\n";
+    return status;
+  };
+  // The Host check comes first: a DNS-rebinding page never has the token, and its requests
+  // should not learn even whether one is needed.
+  const size_t hosts = request.HeaderCount("host");
+  if (hosts > 1) return refuse(400, "more than one Host header");
+  if (hosts == 0 && request.version != "HTTP/1.0") {
+    return refuse(400, "an HTTP/1.1 request needs a Host header");
+  }
+  if (hosts == 1) {
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    const std::string& host = *request.Header("host");
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0 ||
+        !HttpHostAllowed(host, local, options_.hosts)) {
+      return refuse(403, "Host '" + host.substr(0, 100) +
+                             "' is not this endpoint's address: a name it is reached by must "
+                             "be listed in INPROF_HTTP_HOSTS (defence against DNS rebinding)");
+    }
+  }
+  if (!options_.token.empty()) {
+    const size_t count = request.HeaderCount("authorization");
+    const std::string* authorization = count == 1 ? request.Header("authorization") : nullptr;
+    if (authorization == nullptr || !HttpBearerMatches(*authorization, options_.token)) {
+      refuse(401, count == 0 ? "this endpoint needs a token: send 'Authorization: Bearer TOKEN' "
+                               "with the value of INPROF_HTTP_TOKEN"
+                             : "the bearer token is not the one configured (INPROF_HTTP_TOKEN)");
+      refusal->headers.emplace_back(
+          "WWW-Authenticate", count == 0 ? "Bearer realm=\"inprof\""
+                                         : "Bearer realm=\"inprof\", error=\"invalid_token\"");
+      return 401;
+    }
+  }
+  return 0;
+}
+
 void HttpServer::Serve(int fd) {
   HttpRequest request;
-  const int read = ReadHttpRequest(fd, options_.read_timeout_ms, &request);
+  const int read = ReadHttpRequest(fd, options_.read_timeout_ms, &request, wake_fd_);
   if (read < 0) return;
   HttpResponse response;
   if (read > 0) {
     response.status = read;
     response.body = "inprof: " + StatusText(read) + "\n";
+  } else if (CheckAccess(fd, request, &response) != 0) {
+    // refused: `response` says why
   } else {
     try {
-      Context context(this);
+      Context context(this, fd);
       response = handler_(request, context);
     } catch (const std::exception& e) {
       response = HttpResponse{};
@@ -201,12 +278,14 @@ void HttpServer::Serve(int fd) {
       response.body = std::string("inprof: ") + e.what() + "\n";
     }
   }
-  SendAll(fd, FormatHttpResponse(response), options_.write_timeout_ms);
-  // Let the client read everything before the close resets the connection.
+  if (response.abandoned) return;
+  SendAll(fd, FormatHttpResponse(response), options_.write_timeout_ms, wake_fd_);
+  // Let the client read everything before the close resets the connection (bounded: 8 reads,
+  // 200 ms each at most, cut short by Stop).
   shutdown(fd, SHUT_WR);
   char drain[512];
-  struct pollfd p{fd, POLLIN, 0};
-  for (int i = 0; i < 8 && poll(&p, 1, 200) > 0; ++i) {
+  struct pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  for (int i = 0; i < 8 && poll(p, 2, 200) > 0 && p[1].revents == 0; ++i) {
     if (recv(fd, drain, sizeof drain, 0) <= 0) break;
   }
 }

@@ -71,11 +71,14 @@ std::unique_ptr<NetworkOutputs> NetworkOutputs::Attach(Session* session) {
       if (!window) return std::nullopt;
       return std::move(window->profile);
     };
+    HttpServer::Options options;
+    options.token = config.http_token;
+    options.hosts = config.http_hosts;
     net->http_ = std::make_unique<HttpServer>(
         [source](const HttpRequest& request, HttpServer::Context& context) {
           return HandlePull(request, context, source, PullOptions());
         },
-        starter);
+        starter, options);
   }
   return net;
 }
@@ -95,12 +98,22 @@ Status NetworkOutputs::Start() {
                    "inprof: serving profiles on http://%s/debug/pprof/profile?seconds=N and "
                    "http://%s/debug/inprof/\n",
                    http_->address().c_str(), http_->address().c_str());
+      // Off loopback, the Host check no longer keeps other machines out: only a token does.
+      if (!IsLoopbackAddress(address.address) && session_->config().http_token.empty()) {
+        std::fprintf(stderr,
+                     "inprof: warning: the pull endpoint on %s is not on loopback and has no "
+                     "token: anyone who can reach this address can read the profile (function "
+                     "names, file paths); set INPROF_HTTP_TOKEN (docs/network.md)\n",
+                     http_->address().c_str());
+      }
     }
   }
   return Status::Ok();
 }
 
 void NetworkOutputs::StopServing() {
+  // HttpServer::Stop is idempotent and may run from two threads at once (the runtime stops
+  // the server before taking its lock, then again under it).
   if (http_) http_->Stop();
 }
 

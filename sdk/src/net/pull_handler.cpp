@@ -71,7 +71,8 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
   for (const Route& candidate : kRoutes) {
     if (request.path == candidate.path) route = &candidate;
   }
-  if (route == nullptr) return Error(404, "no such endpoint: " + request.path + " (see /debug/inprof/)");
+  if (route == nullptr)
+    return Error(404, "no such endpoint: " + request.path + " (see /debug/inprof/)");
   if (request.method != "GET") {
     HttpResponse r = Error(405, request.method + " is not supported; use GET");
     r.headers.emplace_back("Allow", "GET");
@@ -91,7 +92,8 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
                               std::to_string(options.max_seconds) + ", got '" + value + "'");
       }
       seconds = s;
-    } else if (key == "event" && route->output != Output::kPprof && route->output != Output::kJson) {
+    } else if (key == "event" && route->output != Output::kPprof &&
+               route->output != Output::kJson) {
       event_name = value;
     } else if (key == "lines" && route->output == Output::kFolded) {
       if (value != "0" && value != "1" && !value.empty()) {
@@ -110,14 +112,23 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
   if (seconds) {
     const uint64_t capture = source.start_capture();
     if (capture == 0) {
-      HttpResponse r = Error(503, "cannot start another capture now (too many running, or the "
-                                  "memory budget is exhausted); try again later");
+      HttpResponse r = Error(503,
+                             "cannot start another capture now (too many running, or the "
+                             "memory budget is exhausted); try again later");
       r.headers.emplace_back("Retry-After", "5");
       return r;
     }
-    const bool completed = context.WaitFor(std::chrono::seconds(*seconds));
+    const HttpServer::Context::Wait waited = context.WaitFor(std::chrono::seconds(*seconds));
+    // Ended in every case: a tap left open would keep its memory until the profiler stops.
     std::optional<Profile> captured = source.finish_capture(capture);
-    if (!completed) return Error(503, "the profiler stopped during the capture");
+    if (waited == HttpServer::Context::Wait::kClientGone) {
+      HttpResponse r;
+      r.abandoned = true;  // nobody is left to read it
+      return r;
+    }
+    if (waited == HttpServer::Context::Wait::kStopped) {
+      return Error(503, "the profiler stopped during the capture");
+    }
     if (!captured) return Error(503, "the capture was lost (the profiler stopped)");
     profile = std::move(*captured);
   } else {

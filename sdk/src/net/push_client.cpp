@@ -1,11 +1,14 @@
 // Pyroscope push client: bounded queue, one sender thread, jittered backoff. Control path.
 #include "internal/push_client.h"
 
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -119,9 +122,16 @@ PushClient::PushClient(PushOptions options, ThreadStarter starter)
   rng_.seed((static_cast<uint64_t>(seed()) << 32) ^ static_cast<uint64_t>(getpid()));
 }
 
-PushClient::~PushClient() { Stop(std::chrono::milliseconds(0)); }
+PushClient::~PushClient() {
+  Stop(std::chrono::milliseconds(0));
+  if (cancel_fd_ >= 0) close(cancel_fd_);
+}
 
 Status PushClient::Start() {
+  cancel_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (cancel_fd_ < 0) {
+    return Status::Error(std::string("cannot create an eventfd: ") + std::strerror(errno));
+  }
   if (!starter_(&thread_, &PushClient::Entry, this)) {
     return Status::Error(std::string("cannot start the push thread"));
   }
@@ -141,8 +151,8 @@ void PushClient::Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t 
     if (!WritePprof(one, body)) continue;
     Request r;
     r.id = ++next_id_;
-    r.path_and_query =
-        IngestPathAndQuery(options_, profile.events[e].name, from, until, profile.events[e].frequency_hz);
+    r.path_and_query = IngestPathAndQuery(options_, profile.events[e].name, from, until,
+                                          profile.events[e].frequency_hz);
     r.body = std::make_shared<const std::string>(std::move(body).str());
     requests.push_back(std::move(r));
   }
@@ -167,7 +177,7 @@ void PushClient::Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t 
     }
     stats_.queued = queue_.size();
   }
-  cv_.notify_one();
+  cv_.notify_all();  // the sender, and Stop may wait on the same variable
 }
 
 void PushClient::Stop(std::chrono::milliseconds flush) {
@@ -179,6 +189,15 @@ void PushClient::Stop(std::chrono::milliseconds flush) {
     flush_deadline_ = std::chrono::steady_clock::now() + flush;
   }
   cv_.notify_all();
+  {
+    // The sender ends by itself once the queue is empty or the deadline has passed between
+    // requests; a request in flight at the deadline is cut off here.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_until(lock, flush_deadline_, [this] { return sender_done_; })) {
+      const uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = write(cancel_fd_, &one, sizeof one);
+    }
+  }
   pthread_join(thread_, nullptr);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.dropped += queue_.size();
@@ -219,6 +238,11 @@ void* PushClient::Entry(void* self) {
   } catch (...) {
     CountContained(ContainedAt::kNetwork);
   }
+  {
+    std::lock_guard<std::mutex> lock(client->mu_);
+    client->sender_done_ = true;
+  }
+  client->cv_.notify_all();
   return nullptr;
 }
 
@@ -251,8 +275,9 @@ void PushClient::Run() {
       timeout = static_cast<int>(std::clamp<long long>(left, 1, timeout));
     }
     lock.unlock();
-    HttpClientResult result = HttpPost(options_.url, request.path_and_query, headers,
-                                       "application/octet-stream", *request.body, timeout);
+    HttpClientResult result =
+        HttpPost(options_.url, request.path_and_query, headers, "application/octet-stream",
+                 *request.body, timeout, cancel_fd_);
     lock.lock();
     if (result.status >= 200 && result.status < 300) {
       ++stats_.sent;
@@ -266,12 +291,18 @@ void PushClient::Run() {
       }
       continue;
     }
-    std::string error = result.status > 0
-                            ? "HTTP " + std::to_string(result.status) +
-                                  (result.body.empty() ? "" : ": " + std::string(Trim(result.body.substr(0, 200))))
-                            : result.error;
+    std::string error =
+        result.status > 0
+            ? "HTTP " + std::to_string(result.status) +
+                  (result.body.empty() ? "" : ": " + std::string(Trim(result.body.substr(0, 200))))
+            : result.error;
     while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
     stats_.last_error = error;
+    if (stopping_ && std::chrono::steady_clock::now() >= flush_deadline_) {
+      // Cut off at the flush deadline (or failed just as it passed): no retry is left.
+      ++stats_.dropped;
+      return;
+    }
     if (!Retryable(result.status)) {
       ++stats_.rejected;
       lock.unlock();
@@ -290,9 +321,9 @@ void PushClient::Run() {
     }
     // Full jitter: uniformly in [0, min(max, initial * 2^attempt)], so a fleet that lost its
     // backend does not come back in lockstep.
-    const double cap = std::min<double>(
-        static_cast<double>(options_.backoff_max.count()),
-        static_cast<double>(options_.backoff_initial.count()) * std::ldexp(1.0, std::min(attempt, 20)));
+    const double cap = std::min<double>(static_cast<double>(options_.backoff_max.count()),
+                                        static_cast<double>(options_.backoff_initial.count()) *
+                                            std::ldexp(1.0, std::min(attempt, 20)));
     ++attempt;
     std::uniform_real_distribution<double> jitter(0.0, cap);
     const auto delay = std::chrono::milliseconds(static_cast<int64_t>(jitter(rng_)) + 1);
@@ -309,7 +340,9 @@ void PushClient::Run() {
       // Flushing at exit: retry only within the deadline.
       if (std::chrono::steady_clock::now() + delay >= flush_deadline_) return;
     }
-    cv_.wait_for(lock, delay, [this] { return stopping_ && std::chrono::steady_clock::now() >= flush_deadline_; });
+    cv_.wait_for(lock, delay, [this] {
+      return stopping_ && std::chrono::steady_clock::now() >= flush_deadline_;
+    });
   }
 }
 
