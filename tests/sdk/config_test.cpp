@@ -2,8 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+// The fuzz target's checks (fuzz/config_fuzz.cpp, compiled into this test).
+namespace inprof::fuzz {
+std::string CheckConfig(std::string_view input);
+}
 
 namespace inprof::internal {
 namespace {
@@ -124,10 +133,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"output=.folded", "invalid output"},
         BadCase{"symbol_cache=/tmp/c\r", "invalid symbol_cache"},
         BadCase{"path_map=/b\t=/s", "invalid path_map"}, BadCase{"tenant=a\x7f", "invalid tenant"},
-        BadCase{"signal=32", "invalid signal"}, BadCase{"signal=33", "invalid signal"},
-        BadCase{"signal=QUIT", "invalid signal"}, BadCase{"signal=CONT", "invalid signal"},
-        BadCase{"signal=TSTP", "invalid signal"}, BadCase{"signal=SYS", "invalid signal"},
-        BadCase{"signal=TRAP", "invalid signal"}, BadCase{"signal=RTMIN+64", "invalid signal"},
+        BadCase{"labels=env=a\x01b", "invalid labels"},
+        BadCase{"push_url=http://p:4040/\x01", "invalid push_url"},
+        BadCase{"app_name=a\tb", "invalid app_name"}, BadCase{"signal=32", "invalid signal"},
+        BadCase{"signal=33", "invalid signal"}, BadCase{"signal=QUIT", "invalid signal"},
+        BadCase{"signal=CONT", "invalid signal"}, BadCase{"signal=TSTP", "invalid signal"},
+        BadCase{"signal=SYS", "invalid signal"}, BadCase{"signal=TRAP", "invalid signal"},
+        BadCase{"signal=RTMIN+64", "invalid signal"},
         BadCase{"output_mode=0755", "invalid output_mode='0755'"},
         BadCase{"output_mode=0700", "invalid output_mode"},
         BadCase{"output_mode=4600", "invalid output_mode"},
@@ -311,6 +323,26 @@ TEST_F(ConfigEnvTest, NothingToSayWithoutInprofVariables) {
   const bool unprivileged = EnvironmentIgnored(false);
   unsetenv("INPROF_OUTPUT");
   EXPECT_FALSE(unprivileged);
+}
+
+// Inputs the fuzz target found or was seeded with, and this file's own cases, through the
+// fuzz target's checks (refusals name a key, accepted values are in range and stable).
+TEST(ConfigTest, FuzzCorpusPassesTheFuzzerChecks) {
+  const std::string dir = INPROF_CONFIG_CORPUS;
+  size_t files = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream in(dir + "/" + e->d_name, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      EXPECT_EQ(fuzz::CheckConfig(text.str()), "") << e->d_name;
+      ++files;
+    }
+    closedir(d);
+  }
+  EXPECT_GT(files, 0u) << "no seeds in " << dir;
+  EXPECT_EQ(fuzz::CheckConfig("frequency=250,output=/tmp/a.folded,b.svg,output_mode=0640"), "");
 }
 
 // The privileged-program check itself: this test binary runs without elevated privileges.

@@ -300,7 +300,13 @@ Status SetKey(const std::string& key, const std::string& value, Config* config,
     config->max_threads = static_cast<uint32_t>(v);
     return Status::Ok();
   }
-  // Network outputs: checked here so a typo fails at start, not at the first window.
+  // Network outputs: checked here so a typo fails at start, not at the first window. Their
+  // values end up in requests and headers: no control characters, whatever the parsers of
+  // each allow.
+  if ((key == "http" || key == "push_url" || key == "app_name" || key == "labels") &&
+      HasControl(value)) {
+    return BadValue(key, value, "a value without control characters");
+  }
   if (key == "http") {
     config->http.clear();
     if (value.empty()) return Status::Ok();
