@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -116,11 +117,17 @@ DwflSession::DwflSession(const std::vector<std::string>& debug_dirs) {
     debuginfo_path_ptr_ = debuginfo_path_.data();
     callbacks_.debuginfo_path = &debuginfo_path_ptr_;
   }
-  dwfl_ = dwfl_begin(&callbacks_);
 }
 
 DwflSession::~DwflSession() {
-  if (dwfl_ != nullptr) dwfl_end(dwfl_);
+  for (auto& [module, dwfl] : owners_) dwfl_end(dwfl);
+}
+
+void DwflSession::Release(Dwfl_Module* module) {
+  auto it = owners_.find(module);
+  if (it == owners_.end()) return;
+  dwfl_end(it->second);
+  owners_.erase(it);
 }
 
 int DwflSession::OpenFile(Module& module) {
@@ -150,42 +157,44 @@ int DwflSession::OpenFile(Module& module) {
 }
 
 Dwfl_Module* DwflSession::Report(Module& module, int fd, const std::string& path) {
-  if (dwfl_ == nullptr) {
-    if (fd >= 0) close(fd);
-    return nullptr;
-  }
   if (fd < 0) fd = OpenFile(module);
   if (fd < 0) return nullptr;
+  Dwfl* dwfl = dwfl_begin(&callbacks_);
+  if (dwfl == nullptr) {
+    close(fd);
+    return nullptr;
+  }
   const std::string& file_name = path.empty() ? module.path : path;
-
-  // A module's libdwfl name only has to be unique: libdwfl treats a second report with the
-  // same name and address range as the same module, and on any mismatch (another file at
-  // that place after a dlclose, or in another recorded process) marks the *existing* module
-  // for removal, which would leave us holding a freed pointer.
-  const std::string name = module.path + "#" + std::to_string(reported_++);
-  // begin_add keeps every module reported so far, and dwfl_report_end then frees nothing
-  // (no module is marked for collection): earlier Dwfl_Module pointers remain valid.
-  dwfl_report_begin_add(dwfl_);
+  dwfl_report_begin(dwfl);
   // add_p_vaddr=true: dlpi_addr is the load bias itself, so this is right even for objects
   // whose first PT_LOAD does not start at vaddr 0 (with false libdwfl would subtract it).
-  Dwfl_Module* mod = dwfl_report_elf(dwfl_, name.c_str(), file_name.c_str(), fd, module.bias,
-                                     /*add_p_vaddr=*/true);
-  dwfl_report_end(dwfl_, nullptr, nullptr);
+  Dwfl_Module* mod = dwfl_report_elf(dwfl, module.path.c_str(), file_name.c_str(), fd,
+                                     module.bias, /*add_p_vaddr=*/true);
+  dwfl_report_end(dwfl, nullptr, nullptr);
   if (mod == nullptr) {
     close(fd);  // not taken over on failure
+    dwfl_end(dwfl);
     return nullptr;
   }
   // From here on the Dwfl owns fd. Refuse a file that does not match what is mapped.
   GElf_Addr bias = 0;
-  if (dwfl_module_getelf(mod, &bias) == nullptr || bias != module.bias) return nullptr;
-  if (!module.build_id.empty()) {
+  bool usable = dwfl_module_getelf(mod, &bias) != nullptr && bias == module.bias;
+  if (usable && !module.build_id.empty()) {
     const unsigned char* bits = nullptr;
     GElf_Addr vaddr = 0;
     const int len = dwfl_module_build_id(mod, &bits, &vaddr);
-    if (len > 0 && (static_cast<size_t>(len) != module.build_id.size() ||
-                    std::memcmp(bits, module.build_id.data(), module.build_id.size()) != 0)) {
-      return nullptr;
-    }
+    usable = !(len > 0 && (static_cast<size_t>(len) != module.build_id.size() ||
+                           std::memcmp(bits, module.build_id.data(), module.build_id.size()) != 0));
+  }
+  if (!usable) {
+    dwfl_end(dwfl);
+    return nullptr;
+  }
+  try {
+    owners_.emplace(mod, dwfl);
+  } catch (...) {
+    dwfl_end(dwfl);
+    throw;
   }
   return mod;
 }

@@ -10,6 +10,7 @@
 #include <elfutils/libdw.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -41,14 +42,32 @@ namespace {
 
 constexpr const char kUnknownFunction[] = "[unknown]";
 constexpr const char kNoName[] = "??";
+// Opened files no loaded module maps, kept open for old samples' new addresses (live mode).
+constexpr size_t kMaxOpenUnloadedFiles = 16;
 
 // Resolution state per file: shared by every module (mapping) of the same file, in this
 // process or in the recorded processes, so a library that is loaded at another address
 // (after a dlclose, or in another process) is read by libdwfl once. The file is reported at
 // the bias of its first mapping; an address of another mapping is looked up at
 // bias + (address - that mapping's bias).
+// Source paths by the pair of string pointers a file's line table (or cache image) holds:
+// the pair finds the resolved path without building and hashing the joined name.
+struct PointerPairHash {
+  size_t operator()(const std::pair<const char*, const char*>& p) const {
+    return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+  }
+};
+using PathByPointer =
+    std::unordered_map<std::pair<const char*, const char*>, const std::string*, PointerPairHash>;
+
+// Per file. What points into libdw's (or a cache image's) strings lives here with the file
+// (the demangler and path memos are keyed by those pointers), so a file's state can be
+// closed (Close: fd, libdwfl module, indexes; its answers stay) and freed as a whole.
 struct ModuleDebug {
-  bool opened = false;          // the file was looked for (once; only when an answer needs it)
+  std::string file_key;         // its key in debug_by_file
+  std::vector<uint8_t> build_id;
+  bool opened = false;          // the file was looked for (only when an answer needs it)
+  uint64_t last_open_use = 0;   // when an answer last needed the opened file (a counter)
   Dwfl_Module* dwfl = nullptr;  // null: file unusable, only "module+0x" names
   uint64_t bias = 0;            // where libdwfl has the file
   bool with_dwarf = false;      // libdwfl found DWARF for it
@@ -58,7 +77,9 @@ struct ModuleDebug {
   std::unique_ptr<internal::SymbolCacheFile> cache;  // null: not cached (no build-id or no dir)
   bool cache_loaded = false;
   std::unique_ptr<internal::CacheRanges> ranges;  // when the cache first needs them
-  size_t users = 0;                               // live modules mapping the file
+  internal::DemangleCache demangler;              // keyed by the file's strings
+  PathByPointer path_by_pointer;
+  size_t users = 0;                               // modules (loaded or not) mapping the file
   // Answers by file-relative address (ELF vaddr). A node map: CacheEntry points into it.
   std::unordered_map<uint64_t, std::vector<SymbolizedFrame>> answers;
 };
@@ -146,6 +167,13 @@ struct Symbolizer::Impl {
   void Refresh();
   // Drops the per-module state and cached answers of modules the map forgot.
   void Forget(const std::vector<size_t>& ids);
+  // Closes an opened file (its answers stay; a later answer opens it again), saving its new
+  // cache answers first: they point into the file's strings.
+  void Close(ModuleDebug& info);
+  // Live mode: closes the least recently used opened files that no loaded module maps,
+  // beyond kMaxOpenUnloadedFiles, so a program that loads and unloads thousands of
+  // libraries keeps a bounded number of descriptors and indexes.
+  void CloseUnloadedFiles();
   ModuleDebug& DebugFor(internal::Module& module);
   // Looks for the file (once) and hands it to libdwfl.
   void Open(ModuleDebug& info, internal::Module& module);
@@ -160,8 +188,9 @@ struct Symbolizer::Impl {
   void Answer(ModuleDebug& info, uint64_t offset, std::vector<CachedFrame>* out,
               AnswerSource* source);
   // The frames of an answer in cached form, as Symbolize() returns them.
-  void Materialize(const std::vector<CachedFrame>& cached, const internal::Module& module,
-                   uint64_t offset, std::vector<SymbolizedFrame>* out);
+  void Materialize(ModuleDebug& info, const std::vector<CachedFrame>& cached,
+                   const internal::Module& module, uint64_t offset,
+                   std::vector<SymbolizedFrame>* out);
   // The ELF symbol's (demangled) name for `offset`, or nullptr.
   const std::string* SymbolName(ModuleDebug& info, uint64_t offset);
   // The lookup in one file that its cache ranges are resolved with.
@@ -187,26 +216,16 @@ struct Symbolizer::Impl {
   bool cache_writable = true;  // false after a save failed: the cache is read-only for us
   internal::ModuleMap modules;
   internal::DwflSession dwfl;
-  // Per file (FileKey), never freed: libdw's strings are referenced by the demangler and
-  // path caches. Bounded by the distinct files the process (or the recorded processes)
-  // had mapped.
+  // Per file (FileKey): freed when the module map forgets the last module mapping it
+  // (live mode), so bounded by the files mapped now plus the unloaded modules the map
+  // keeps; offline, by the distinct files of the recorded processes.
   std::unordered_map<std::string, std::unique_ptr<ModuleDebug>> debug_by_file;
   std::vector<ModuleDebug*> debug;  // indexed by module id; null until first needed
-  internal::DemangleCache demangler;
+  uint64_t open_uses = 0;           // ModuleDebug::last_open_use's clock
   internal::SourcePathResolver paths;
-  // File and comp_dir are strings of libdw's line tables or of a loaded cache file, which
-  // live as long as we keep the files (for the Symbolizer's lifetime, as the demangler
-  // assumes too): the pair of pointers finds the resolved path without building and hashing
-  // the joined name.
-  struct PointerPairHash {
-    size_t operator()(const std::pair<const char*, const char*>& p) const {
-      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
-    }
-  };
-  std::unordered_map<std::pair<const char*, const char*>, const std::string*, PointerPairHash>
-      path_by_pointer;
-  const std::string& SourcePath(const char* file, const char* comp_dir) {
-    auto [it, inserted] = path_by_pointer.try_emplace({file, comp_dir}, nullptr);
+  // A source path from a file's line table strings (or its cache image's).
+  const std::string& SourcePath(ModuleDebug& info, const char* file, const char* comp_dir) {
+    auto [it, inserted] = info.path_by_pointer.try_emplace({file, comp_dir}, nullptr);
     if (inserted) it->second = &paths.Resolve(file, comp_dir);
     return *it->second;
   }
@@ -244,9 +263,55 @@ void Symbolizer::Impl::Forget(const std::vector<size_t>& ids) {
     if (id >= debug.size() || debug[id] == nullptr) continue;
     ModuleDebug& info = *debug[id];
     debug[id] = nullptr;
-    // No mapping of the file is left: its answers go (the libdwfl state stays, see above).
-    if (info.users > 0 && --info.users == 0) info.answers.clear();
+    if (info.users > 0 && --info.users > 0) continue;
+    // No mapping of the file is left: it goes, answers and all.
+    Close(info);
+    debug_by_file.erase(info.file_key);
   }
+}
+
+void Symbolizer::Impl::Close(ModuleDebug& info) {
+  if (!info.opened) return;
+  if (info.cache != nullptr) {
+    if (cache_writable && info.cache->has_pending() &&
+        info.cache->Save() == internal::SymbolCacheFile::SaveResult::kFailed) {
+      cache_writable = false;
+    }
+    // What it was given and not saved points into the strings freed below.
+    info.cache = std::make_unique<internal::SymbolCacheFile>(cache_dir, info.build_id);
+    info.cache_loaded = false;
+  }
+  info.ranges.reset();
+  info.dwarf.reset();
+  info.symbols = internal::ElfSymbolTable();
+  info.symbols_built = false;
+  info.demangler = internal::DemangleCache();
+  info.path_by_pointer.clear();
+  if (info.dwfl != nullptr) dwfl.Release(info.dwfl);
+  info.dwfl = nullptr;
+  info.with_dwarf = false;
+  info.opened = false;
+}
+
+void Symbolizer::Impl::CloseUnloadedFiles() {
+  if (modules.offline()) return;
+  std::unordered_map<const ModuleDebug*, bool> mapped;  // opened files: loaded or not
+  for (size_t id = 0; id < debug.size(); ++id) {
+    if (debug[id] == nullptr || !debug[id]->opened) continue;
+    bool& loaded = mapped[debug[id]];
+    loaded = loaded || (id < modules.size() && modules.at(id).loaded);
+  }
+  std::vector<ModuleDebug*> unloaded;
+  for (auto& [key, info] : debug_by_file) {
+    if (!info->opened) continue;
+    auto it = mapped.find(info.get());
+    if (it == mapped.end() || !it->second) unloaded.push_back(info.get());
+  }
+  if (unloaded.size() <= kMaxOpenUnloadedFiles) return;
+  std::sort(unloaded.begin(), unloaded.end(), [](const ModuleDebug* a, const ModuleDebug* b) {
+    return a->last_open_use < b->last_open_use;
+  });
+  for (size_t i = 0; i + kMaxOpenUnloadedFiles < unloaded.size(); ++i) Close(*unloaded[i]);
 }
 
 // Files are handed to libdwfl when an answer needs them, not when discovered: libdwfl
@@ -260,6 +325,8 @@ ModuleDebug& Symbolizer::Impl::DebugFor(internal::Module& module) {
     it->second = std::make_unique<ModuleDebug>();
     ModuleDebug& info = *it->second;
     info.bias = module.bias;
+    info.file_key = it->first;
+    info.build_id = module.build_id;
     // Files without build-id are not cached: nothing would tell a rebuilt file from the
     // one the answers were made for.
     if (!cache_dir.empty() && !module.build_id.empty() && module.build_id.size() <= 64) {
@@ -282,6 +349,7 @@ const internal::LoadedObject* Symbolizer::Impl::OwnVdso() {
 }
 
 void Symbolizer::Impl::Open(ModuleDebug& info, internal::Module& module) {
+  info.last_open_use = ++open_uses;
   if (info.opened) return;
   info.opened = true;
   const std::string shown_as =
@@ -329,7 +397,7 @@ const std::string* Symbolizer::Impl::SymbolName(ModuleDebug& info, uint64_t offs
     info.symbols.Build(info.dwfl);
   }
   const char* name = info.symbols.Find(info.bias + offset);
-  return name != nullptr ? &demangler.Get(name) : nullptr;
+  return name != nullptr ? &info.demangler.Get(name) : nullptr;
 }
 
 bool Symbolizer::Impl::DebugFileExists(const std::vector<uint8_t>& build_id) const {
@@ -356,18 +424,18 @@ bool Symbolizer::Impl::FromCache(ModuleDebug& info, const internal::Module& modu
     }
   }
   if (!info.cache->Find(offset, &cached_scratch)) return false;
-  Materialize(cached_scratch, module, offset, out);
+  Materialize(info, cached_scratch, module, offset, out);
   return true;
 }
 
-void Symbolizer::Impl::Materialize(const std::vector<CachedFrame>& cached,
+void Symbolizer::Impl::Materialize(ModuleDebug& info, const std::vector<CachedFrame>& cached,
                                    const internal::Module& module, uint64_t offset,
                                    std::vector<SymbolizedFrame>* out) {
   out->reserve(cached.size());
   for (const CachedFrame& c : cached) {
     SymbolizedFrame& frame = out->emplace_back();
     frame.function = c.function != nullptr ? c.function : OffsetName(module, offset);
-    if (c.file != nullptr) frame.file = SourcePath(c.file, c.comp_dir);
+    if (c.file != nullptr) frame.file = SourcePath(info, c.file, c.comp_dir);
     if (!frame.file.empty()) {  // a line number without its file helps nobody
       frame.line = c.line;
       frame.column = c.column;
@@ -388,7 +456,7 @@ void Symbolizer::Impl::Answer(ModuleDebug& info, uint64_t offset, std::vector<Ca
     for (const DwarfFrame& raw : scratch) {
       const char* function = nullptr;  // strings owned by the demangler: they stay
       if (raw.function != nullptr) {
-        const std::string& name = demangler.Get(raw.function);
+        const std::string& name = info.demangler.Get(raw.function);
         if (!name.empty()) function = name.c_str();
       }
       if (function == nullptr) {
@@ -416,10 +484,12 @@ void Symbolizer::Impl::Answer(ModuleDebug& info, uint64_t offset, std::vector<Ca
 
 void Symbolizer::Impl::FromDebugInfo(ModuleDebug& info, internal::Module& module, uint64_t offset,
                                      std::vector<SymbolizedFrame>* out) {
+  const bool was_open = info.opened;
   Open(info, module);
+  if (!was_open) CloseUnloadedFiles();
   AnswerSource source;
   Answer(info, offset, &cached_scratch, &source);
-  Materialize(cached_scratch, module, offset, out);
+  Materialize(info, cached_scratch, module, offset, out);
   // Answers made while the file could not be read are not kept.
   if (info.cache == nullptr || info.dwfl == nullptr) return;
   info.cache->Add(offset, offset + 1, cached_scratch, info.with_dwarf);

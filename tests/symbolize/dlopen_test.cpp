@@ -121,6 +121,100 @@ TEST(SymbolizerDlopen, FirstLookupAfterDlcloseStillResolves) {
   EXPECT_EQ(frames[0].module, RealPath(INPROF_DL_FIXTURE_PATH));
 }
 
+// The address span a loaded library's segments take, page-aligned.
+std::pair<uint64_t, uint64_t> LoadedSpan(void* handle) {
+  struct Search {
+    uint64_t bias = 0;
+    uint64_t begin = UINT64_MAX;
+    uint64_t end = 0;
+  } search;
+  search.bias = LoadBias(handle);
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        if (info->dlpi_addr != s->bias) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          s->begin = std::min<uint64_t>(s->begin, info->dlpi_addr + ph.p_vaddr);
+          s->end = std::max<uint64_t>(s->end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+        }
+        return 1;
+      },
+      &search);
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return {search.begin & ~(page - 1), (search.end + page - 1) & ~(page - 1)};
+}
+
+size_t OpenDescriptors() {
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                                           std::filesystem::directory_iterator()));
+}
+
+// A program that loads and unloads many distinct libraries (plugins, generated code), each
+// sampled: the symbolizer keeps a bounded number of them open (descriptors, libdw state),
+// not one per library ever loaded, and an unloaded library it closed still answers for its
+// old addresses (opened again by path).
+TEST(SymbolizerDlopen, ManyLibrariesLoadedInTurnKeepDescriptorsBounded) {
+  TempDir dir;
+  constexpr int kLibraries = 300;  // more than the unloaded modules the map keeps (256)
+  Symbolizer symbolizer;
+  symbolizer.RefreshModules();
+  const size_t before = OpenDescriptors();
+  size_t peak = before;
+  std::vector<uint64_t> second_addresses;
+  std::vector<int> second_lines;
+  std::vector<std::pair<void*, size_t>> reservations;
+  const size_t opened_before = symbolizer.Stats().files;
+  for (int i = 0; i < kLibraries; ++i) {
+    const std::string path = dir.path() + "/libplugin" + std::to_string(i) + ".so";
+    std::filesystem::copy_file(INPROF_DL_FIXTURE_PATH, path);
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    auto first = reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_first"));
+    auto second = reinterpret_cast<CaptureFn>(dlsym(handle, "inprof_fixture_capture_second"));
+    ASSERT_TRUE(first && second);
+    int line = 0;
+    const uint64_t address = first(&line) - 1;
+    second_addresses.push_back(second(&line) - 1);
+    second_lines.push_back(line);
+    const auto& frames = symbolizer.Symbolize(address);  // opens this library's file
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(frames[0].function, "fixture_lib::CaptureFirst(int*)") << path;
+    peak = std::max(peak, OpenDescriptors());
+    const auto [begin, end] = LoadedSpan(handle);
+    ASSERT_EQ(dlclose(handle), 0);
+    symbolizer.RefreshModules();
+    // Its addresses stay its own: the next library is loaded elsewhere, so each address
+    // asked is new (an address answered once keeps its answer while its module is known).
+    void* reserved = begin < end ? mmap(reinterpret_cast<void*>(begin), end - begin, PROT_NONE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
+                                 : MAP_FAILED;
+    ASSERT_NE(reserved, MAP_FAILED) << "could not keep an unloaded library's addresses";
+    reservations.emplace_back(reserved, end - begin);
+  }
+  EXPECT_EQ(symbolizer.Stats().files, static_cast<size_t>(kLibraries) + opened_before);
+  // 16 unloaded files stay open (and libdwfl may hold a separate debug file's too).
+  EXPECT_LE(peak - before, 2u * 16 + 2) << "descriptors opened for " << kLibraries << " libraries";
+  // A library unloaded 20 loads ago was closed; its address not asked before is answered
+  // from its file, opened again.
+  const size_t old = kLibraries - 20;
+  void* still_there = dlopen((dir.path() + "/libplugin" + std::to_string(old) + ".so").c_str(),
+                             RTLD_NOW | RTLD_NOLOAD);
+  if (still_there != nullptr) {
+    dlclose(still_there);
+    GTEST_SKIP() << "the loader kept the library mapped after dlclose";
+  }
+  const auto& frames = symbolizer.Symbolize(second_addresses[old]);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames[0].function, "fixture_lib::CaptureSecond(int*)");
+  EXPECT_EQ(frames[0].line, static_cast<uint32_t>(second_lines[old]));
+  EXPECT_NE(frames[0].module.find("libplugin" + std::to_string(old) + ".so"), std::string::npos)
+      << frames[0].module << " " << frames[0].function;
+  EXPECT_LE(OpenDescriptors() - before, 2u * 16 + 2);
+  for (const auto& [address, size] : reservations) munmap(address, size);
+}
+
 TEST(SymbolizerDlopen, LibraryLoadedAfterFirstRefreshIsFoundOnMiss) {
   Symbolizer symbolizer;
   symbolizer.RefreshModules();

@@ -1,7 +1,8 @@
-// One libdwfl session (Dwfl) for the whole process image, modules reported with their file
-// and load bias when first needed. Modules are only ever added (dwfl_report_begin_add), never
-// removed, so the Dwfl_Module pointers handed out stay valid for the session's lifetime
-// and modules unloaded by dlclose() keep resolving.
+// libdwfl for the modules of one process image (or of recorded processes), each reported
+// with its file and load bias when first needed, in a Dwfl of its own: a module is freed
+// alone (Release: its descriptor, ELF and DWARF state), which a shared Dwfl cannot do
+// without a report cycle that may also drop modules still in use. A Dwfl_Module pointer
+// handed out stays valid until it is released or the session ends.
 //
 // Concurrency: owned by one Symbolizer; libdwfl is not thread-safe for one Dwfl.
 #ifndef INPROF_SYMBOLIZE_INTERNAL_DWFL_SESSION_H_
@@ -12,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "internal/module_map.h"
@@ -34,14 +36,19 @@ class DwflSession {
   // Not async-signal-safe.
   Dwfl_Module* Report(Module& module, int fd = -1, const std::string& path = {});
 
+  // Frees what Report() returned (closing its file). Not async-signal-safe.
+  void Release(Dwfl_Module* module);
+
+  // Modules reported and not released (for tests and health).
+  size_t open_modules() const { return owners_.size(); }
+
  private:
   int OpenFile(Module& module);
 
-  Dwfl* dwfl_ = nullptr;
+  std::unordered_map<Dwfl_Module*, Dwfl*> owners_;  // each module's own Dwfl
   std::string debuginfo_path_;  // libdwfl's search path: ":.debug:DIR...:/usr/lib/debug"
   char* debuginfo_path_ptr_ = nullptr;
   Dwfl_Callbacks callbacks_{};  // must outlive dwfl_
-  uint64_t reported_ = 0;       // makes each module's libdwfl name unique
   bool map_files_usable_ = true;
 };
 
