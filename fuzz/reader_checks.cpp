@@ -93,6 +93,14 @@ std::string CheckPerfScript(std::string_view input) {
   if (!s.ok()) return CheckRefusal(s, input);
   return RoundTripProfile(p, ReadFolded, Folded, "perf script -> folded");
 }
+
+// perf report's folded call chains have no writer either: checked as perf script is.
+std::string CheckPerfReport(std::string_view input) {
+  Profile p;
+  const Status s = ReadPerfReport(input, kName, &p);
+  if (!s.ok()) return CheckRefusal(s, input);
+  return RoundTripProfile(p, ReadFolded, Folded, "perf report -> folded");
+}
 #endif
 
 std::string CheckRefusal(const Status& status, std::string_view input) {

@@ -32,6 +32,7 @@ std::string CheckFolded(std::string_view input);
 std::string CheckPerfLog(std::string_view input);
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER
 std::string CheckPerfScript(std::string_view input);
+std::string CheckPerfReport(std::string_view input);
 #endif
 
 }  // namespace inprof::fuzz

@@ -19,6 +19,11 @@
 namespace inprof {
 namespace {
 
+// Every chain keeps one weight per event, so distinct events multiply the memory of every
+// chain (a file alternating new headers and chains would need chains^2 weights); perf
+// reports a few events at a time.
+constexpr size_t kMaxEvents = 256;
+
 std::string_view TrimSpaces(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
@@ -54,11 +59,13 @@ Frame ParseReportFrame(std::string_view text) {
   return frame;
 }
 
-// The index of the event called `name`, added (counted in samples) when new.
+// The index of the event called `name`, added (counted in samples) when new; kMaxEvents
+// when it is new and there are that many already.
 size_t EventIndex(Profile& profile, const std::string& name) {
   for (size_t i = 0; i < profile.events.size(); ++i) {
     if (profile.events[i].name == name) return i;
   }
+  if (profile.events.size() >= kMaxEvents) return kMaxEvents;  // refused by the caller
   EventInfo info;
   info.name = name;
   info.unit = "samples";
@@ -108,6 +115,10 @@ Status ReadPerfReport(std::string_view text, const std::string& name, Profile* o
       const size_t of = line.find(" of event '");
       if (samples == 0 && of != std::string_view::npos && line.ends_with("'")) {
         event = EventIndex(profile, std::string(line.substr(of + 11, line.size() - of - 12)));
+        if (event >= kMaxEvents) {
+          return fail(number, "expected at most " + std::to_string(kMaxEvents) +
+                                  " distinct events (this header names one more)");
+        }
       } else if (line.find("Children") != std::string_view::npos &&
                  line.find("Self") != std::string_view::npos) {
         return fail(number,

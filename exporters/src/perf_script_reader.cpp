@@ -28,6 +28,11 @@
 namespace inprof {
 namespace {
 
+// Every sample keeps one weight per event, so distinct events multiply the memory of every
+// stack: a file whose samples each name a new event would need samples^2 weights. perf
+// records a few events at a time; this many is far beyond any real recording.
+constexpr uint32_t kMaxEvents = 256;
+
 bool IsHex(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -263,6 +268,10 @@ class PerfScriptParser {
       rest = after;
     }
     event_ = EventIndex(event, has_period);
+    if (event_ >= kMaxEvents) {
+      return Fail(number, "expected at most " + std::to_string(kMaxEvents) +
+                              " distinct events (this sample names one more)");
+    }
     weight_ = period;
     in_sample_ = true;
     ++header_seen_;
@@ -346,6 +355,7 @@ class PerfScriptParser {
     for (uint32_t i = 0; i < profile_.events.size(); ++i) {
       if (profile_.events[i].name == name) return i;
     }
+    if (profile_.events.size() >= kMaxEvents) return kMaxEvents;
     EventInfo info;
     info.name = std::string(name);
     // perf's software clocks count nanoseconds; other events count occurrences. Without a
