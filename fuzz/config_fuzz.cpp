@@ -68,6 +68,7 @@ std::string CheckAccepted(const Config& c) {
   expect(c.max_depth >= 1 && c.max_depth <= 128, "max_depth");
   expect(c.max_threads >= 1 && c.max_threads <= 65536, "max_threads");
   expect(c.max_memory >= (size_t{1} << 16), "max_memory");
+  expect(c.max_copy_memory >= (size_t{1} << 20), "max_copy_memory");
   expect(c.keep >= 1 && c.keep <= 100000, "keep");
   expect(c.exit_timeout >= 0.1 && c.exit_timeout <= 3600, "exit_timeout");
   expect(c.window == 0 || (c.window >= 0.1 && c.window <= 86400), "window");
@@ -114,6 +115,7 @@ bool Same(const Config& a, const Config& b) {
          a.signal == b.signal && a.quiet == b.quiet && a.follow_fork == b.follow_fork &&
          a.lazy == b.lazy && a.symbol_cache == b.symbol_cache && a.exit_timeout == b.exit_timeout &&
          a.max_depth == b.max_depth && a.max_memory == b.max_memory &&
+         a.max_copy_memory == b.max_copy_memory &&
          a.max_threads == b.max_threads && a.path_map == b.path_map && a.window == b.window &&
          a.keep == b.keep && a.http == b.http && a.http_token == b.http_token &&
          a.http_hosts == b.http_hosts && a.push_url == b.push_url && a.app_name == b.app_name &&

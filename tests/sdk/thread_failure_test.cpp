@@ -169,6 +169,32 @@ TEST(ThreadFailureTest, ThreadsWhoseStackCopiesCannotBeMappedRunUnsampled) {
   }
 }
 
+// The stack-copy budget: with 1 MiB copies (8 MiB of rings per thread) and a 24 MiB budget,
+// the first threads get rings and the rest are sampled all the same, by frame-pointer walks,
+// and counted in one warning: memory does not grow with the thread count.
+TEST(ThreadFailureTest, ThreadsBeyondTheStackCopyBudgetAreSampledWithFramePointers) {
+  ManyRun many = RunMany(32, "none", 0,
+                         {{"INPROF_UNWIND", "dwarf"},
+                          {"INPROF_STACK_BYTES", "1M"},
+                          {"INPROF_MAX_COPY_MEMORY", "24M"},
+                          {"INPROF_FREQUENCY", "250"}});
+  const WatchedRun& run = many.run;
+  ASSERT_FALSE(run.hung) << Describe(run);
+  ASSERT_EQ(run.process.exit_code, 0) << Describe(run);
+  // Every worker is sampled, none is refused.
+  EXPECT_EQ(many.workers_sampled, 32) << Describe(run);
+  std::string why;
+  EXPECT_EQ(FailedThreads(run.process.err, &why), 0u) << why;
+  // Two rings (8 MiB and their records each) fit in 24 MiB: the main thread and one worker
+  // got them, the other workers did not.
+  const size_t at = run.process.err.find(" threads were sampled with frame pointers only");
+  ASSERT_NE(at, std::string::npos) << Describe(run);
+  const size_t start = run.process.err.find_last_not_of("0123456789", at - 1) + 1;
+  const int beyond = std::stoi(run.process.err.substr(start, at - start));
+  EXPECT_GE(beyond, 29) << Describe(run);
+  EXPECT_LE(beyond, 32) << Describe(run);
+}
+
 // File descriptors: the perf engine opens one per thread.
 TEST(ThreadFailureTest, ThreadsWithoutAPerfFdRunUnsampled) {
   ManyRun many = RunMany(32, "nofile", 4, {{"INPROF_ENGINE", "perf"}, {"INPROF_FREQUENCY", "997"}});

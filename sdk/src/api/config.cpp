@@ -123,7 +123,8 @@ bool ParseBool(std::string_view text, bool* out) {
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
-    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_threads, path_map, "
+    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_copy_memory, "
+    "max_threads, path_map, "
     "window, keep, http, http_token, http_hosts, "
     "push_url, "
     "app_name, labels, tenant, output_mode";
@@ -290,6 +291,14 @@ Status SetKey(const std::string& key, const std::string& value, Config* config,
       return BadValue(key, value, "a size of at least 64K, e.g. 64M");
     }
     config->max_memory = static_cast<size_t>(v);
+    return Status::Ok();
+  }
+  if (key == "max_copy_memory") {
+    uint64_t v = 0;
+    if (!ParseBytes(value, &v) || v < (uint64_t{1} << 20)) {
+      return BadValue(key, value, "a size of at least 1M, e.g. 64M");
+    }
+    config->max_copy_memory = static_cast<size_t>(v);
     return Status::Ok();
   }
   if (key == "max_threads") {

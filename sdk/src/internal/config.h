@@ -46,6 +46,9 @@ struct Config {
   uint32_t max_depth = 128;
   size_t max_memory = size_t{64} << 20;
   uint32_t max_threads = 4096;
+  // The stack-copy rings of all sampled threads together (dwarf/auto unwinding): threads
+  // beyond it are sampled with frame-pointer walks only (docs/unwinding.md).
+  size_t max_copy_memory = size_t{64} << 20;
   std::vector<std::pair<std::string, std::string>> path_map;
   // Continuous mode (docs/continuous.md): one profile per `window` seconds (0: one profile
   // for the whole run), the newest `keep` files kept per output.

@@ -84,6 +84,9 @@ class CopyRing {
 
   uint32_t slot_bytes() const { return slot_bytes_; }
 
+  // The bytes a ring of `slots` copies of `slot_bytes` maps (what the constructor maps).
+  static size_t MappingBytes(uint32_t slots, uint32_t slot_bytes);
+
   // Producer: the next free record and its byte window, or false when the ring is full.
   // Publish() makes it visible to the consumer. Async-signal-safe.
   bool Reserve(CopyRecord** record, uint8_t** bytes) {

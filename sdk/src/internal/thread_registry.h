@@ -51,7 +51,9 @@ class ThreadRegistry {
 
   // Gives every thread registered from now on a ring of `slots` stack copies of `bytes`
   // each, for DWARF unwinding. Call before sampling starts. Not async-signal-safe.
-  void EnableStackCopies(uint32_t slots, uint32_t bytes);
+  // `budget`: bytes of rings all threads together may map; a thread registered beyond it
+  // gets none (its samples are frame-pointer walks) and is counted.
+  void EnableStackCopies(uint32_t slots, uint32_t bytes, size_t budget);
 
   // Registers the calling thread with its exact stack bounds; when that fails the thread
   // runs unsampled (counted). Throws nothing except a cancelled thread's forced unwind.
@@ -90,6 +92,7 @@ class ThreadRegistry {
   // once: a thread found again by a later scan is not counted again.
   uint64_t threads_seen() const;
   uint64_t threads_unsampled() const;  // more threads than max_threads
+  uint64_t threads_without_copies() const;  // beyond the stack-copy budget
   uint64_t threads_failed() const;     // setup failed (TakeWarnings says why)
   // One-time warnings since the last call, then the standing ones: threads whose setup
   // failed, with the first reason, and exceptions contained anywhere (ContainedAt).
@@ -159,6 +162,9 @@ class ThreadRegistry {
   std::vector<CopyRing*> copy_pool_;
   uint32_t copy_slots_ = 0;
   uint32_t copy_bytes_ = 0;
+  size_t copy_budget_ = 0;             // bytes all copy rings may map together
+  size_t copy_rings_ = 0;              // rings mapped (in slots and in copy_pool_)
+  uint64_t threads_without_copies_ = 0;
   std::mt19937_64 random_;
   bool closed_ = false;  // RetireAll ran: register nothing more
   uint64_t threads_seen_ = 0;

@@ -102,7 +102,8 @@ Status Session::StartSampling(const std::vector<pid_t>& excluded,
   registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::move(engines), config_.frequency,
                                                config_.max_threads);
   if (sampler_.unwind != UnwindMode::kFp) {
-    registry_->EnableStackCopies(kStackCopiesPerThread, config_.stack_bytes);
+    registry_->EnableStackCopies(kStackCopiesPerThread, config_.stack_bytes,
+                                 config_.max_copy_memory);
   }
   for (pid_t tid : excluded) registry_->Exclude(tid);
   collector_ = std::make_unique<Collector>(&sampler_, &data_mu_, static_cast<SampleSink*>(this),
@@ -291,6 +292,11 @@ void Session::AddHealthWarnings(Health* health) {
     for (std::string& w : registry_->TakeWarnings()) h.warnings.push_back(std::move(w));
     if (uint64_t n = registry_->threads_unsampled()) {
       h.warnings.push_back(std::to_string(n) + " threads were not sampled (max_threads)");
+    }
+    if (uint64_t n = registry_->threads_without_copies()) {
+      h.warnings.push_back(std::to_string(n) +
+                           " threads were sampled with frame pointers only: their stack copies "
+                           "would have gone past max_copy_memory");
     }
   }
   for (const auto& engine : engines_.engines) {

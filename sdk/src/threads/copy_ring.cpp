@@ -13,12 +13,25 @@ namespace inprof::internal {
 // first free has raised its mmap threshold, and a program that creates and ends threads all
 // day then fragments those heaps: a long churn run's resident size kept creeping up. A
 // mapping goes back to the kernel whole when the thread's ring is released.
-CopyRing::CopyRing(uint32_t slots, uint32_t slot_bytes) : slot_bytes_(slot_bytes & ~7u) {
+namespace {
+uint32_t RoundedSlots(uint32_t slots) {
   uint32_t size = 1;
   while (size < slots) size <<= 1;
+  return size;
+}
+size_t RecordBytes(uint32_t size) { return (sizeof(CopyRecord) * size + 63) & ~size_t{63}; }
+}  // namespace
+
+size_t CopyRing::MappingBytes(uint32_t slots, uint32_t slot_bytes) {
+  const uint32_t size = RoundedSlots(slots);
+  return RecordBytes(size) + static_cast<size_t>(size) * (slot_bytes & ~7u);
+}
+
+CopyRing::CopyRing(uint32_t slots, uint32_t slot_bytes) : slot_bytes_(slot_bytes & ~7u) {
+  const uint32_t size = RoundedSlots(slots);
   mask_ = size - 1;
-  const size_t records = (sizeof(CopyRecord) * size + 63) & ~size_t{63};
-  mapping_bytes_ = records + static_cast<size_t>(size) * slot_bytes_;
+  const size_t records = RecordBytes(size);
+  mapping_bytes_ = MappingBytes(slots, slot_bytes);
   mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                   -1, 0);
   if (mapping_ == MAP_FAILED) {

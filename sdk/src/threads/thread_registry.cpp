@@ -108,10 +108,11 @@ SampleRing* ThreadRegistry::TakeRingLocked() {
   return ring;
 }
 
-void ThreadRegistry::EnableStackCopies(uint32_t slots, uint32_t bytes) {
+void ThreadRegistry::EnableStackCopies(uint32_t slots, uint32_t bytes, size_t budget) {
   std::lock_guard<std::mutex> lock(mu_);
   copy_slots_ = slots;
   copy_bytes_ = bytes;
+  copy_budget_ = budget;
 }
 
 CopyRing* ThreadRegistry::TakeCopyRingLocked() {
@@ -121,7 +122,14 @@ CopyRing* ThreadRegistry::TakeCopyRingLocked() {
     copy_pool_.pop_back();
     return copies;
   }
-  return new CopyRing(copy_slots_, copy_bytes_);
+  // A thousand threads would otherwise map a thousand rings (128 KiB each by default).
+  if ((copy_rings_ + 1) * CopyRing::MappingBytes(copy_slots_, copy_bytes_) > copy_budget_) {
+    ++threads_without_copies_;
+    return nullptr;
+  }
+  CopyRing* copies = new CopyRing(copy_slots_, copy_bytes_);
+  ++copy_rings_;
+  return copies;
 }
 
 void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi, bool self) {
@@ -250,6 +258,7 @@ void ThreadRegistry::GiveBackCopiesLocked(CopyRing* copies) noexcept {
     copy_pool_.push_back(copies);
   } catch (...) {
     delete copies;
+    --copy_rings_;
   }
 }
 
@@ -548,6 +557,7 @@ void ThreadRegistry::ReleaseRetired() {
   while (copy_pool_.size() > 4) {
     delete copy_pool_.back();
     copy_pool_.pop_back();
+    --copy_rings_;
   }
 }
 
@@ -601,6 +611,11 @@ std::vector<ThreadHealth> ThreadRegistry::ThreadHealthSnapshot(double expected_p
 uint64_t ThreadRegistry::threads_seen() const {
   std::lock_guard<std::mutex> lock(mu_);
   return threads_seen_;
+}
+
+uint64_t ThreadRegistry::threads_without_copies() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return threads_without_copies_;
 }
 
 uint64_t ThreadRegistry::threads_unsampled() const {
