@@ -494,16 +494,16 @@ SymbolCacheFile::SaveResult SymbolCacheFile::Save() {
 namespace inprof {
 
 std::string DefaultSymbolCacheDir() {
-  const char* forced = std::getenv("INPROF_SYMBOL_CACHE");
+  const char* forced = secure_getenv("INPROF_SYMBOL_CACHE");
   if (forced != nullptr && forced[0] != '\0') {
     const std::string_view value(forced);
     if (value == "off" || value == "0") return {};
     return std::string(value);
   }
   // The XDG base directory specification ignores relative values.
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* xdg = secure_getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/inprof/symbols";
-  const char* home = std::getenv("HOME");
+  const char* home = secure_getenv("HOME");
   if (home != nullptr && home[0] == '/') return std::string(home) + "/.cache/inprof/symbols";
   return {};
 }
