@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
+#include <utility>
+
 namespace inprof::viewer {
 namespace {
 
@@ -48,6 +52,40 @@ TEST(ShortFunctionName, OtherNamesAreLeftAlone) {
                            "weird\nname\t ", "parse;tokenize", "unbalanced(int", ""}) {
     EXPECT_EQ(ShortFunctionName(name), name);
   }
+}
+
+// Profiles from elsewhere carry any names; every listing shortens each of them. A scan that
+// went back over the name at each '<' would take ~10^12 steps on these 1 MB names (hours);
+// one pass takes milliseconds, so a generous bound still tells the two apart.
+TEST(ShortFunctionName, PathologicalNamesOfAMegabyteTakeLinearTime) {
+  constexpr size_t kDepth = 250000;
+  std::string unbalanced;
+  for (size_t i = 0; i < kDepth; ++i) unbalanced += "a<";
+  const std::string deep = "f<" + unbalanced + std::string(kDepth + 1, '>') + "(int)";
+  std::string lists = "f";
+  for (size_t i = 0; i < kDepth / 2; ++i) lists += "<a>(b)";
+  std::string words = "int";
+  for (size_t i = 0; i < kDepth; ++i) words += " w";
+  words += "(x) const";
+  std::string operators;
+  for (size_t i = 0; i < kDepth / 4; ++i) operators += "operator<<";
+  operators += "(x)";
+  std::string qualifiers = "f()";
+  for (size_t i = 0; i < kDepth / 2; ++i) qualifiers += " const";
+  const std::pair<const char*, const std::string*> names[] = {
+      {"deep", &deep},   {"unbalanced", &unbalanced}, {"lists", &lists},
+      {"words", &words}, {"operators", &operators},   {"qualifiers", &qualifiers}};
+  for (const auto& [what, name] : names) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string shortened = ShortFunctionName(*name);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 2.0) << what << " (" << name->size() << " bytes)";
+    EXPECT_LE(shortened.size(), name->size()) << what;
+  }
+  EXPECT_EQ(ShortFunctionName(deep), "f");
+  EXPECT_EQ(ShortFunctionName(unbalanced), unbalanced);
+  EXPECT_EQ(ShortFunctionName(qualifiers), "f");
 }
 
 TEST(DisplayName, FullNamesOnRequest) {

@@ -4,26 +4,30 @@
 // functions. Without a file named, the files with the most self weight are shown, each with
 // its hottest region first: that is where a reader's eye should land.
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "input_files.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
 namespace {
 
-bool ReadSourceLines(const std::string& path, std::vector<std::string>* lines) {
-  std::ifstream in(path);
-  if (!in) return false;
-  for (std::string line; std::getline(in, line);) lines->push_back(std::move(line));
-  return true;
+// The lines of `text` without their new lines (a last line without one too).
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    lines.emplace_back(text, begin, end - begin);
+    begin = end + 1;
+  }
+  return lines;
 }
 
 // Tabs to spaces (stops every 8 columns): the terminal would expand them from the gutter.
@@ -191,16 +195,32 @@ Ranges RegionsToShow(const AnnotateOptions& o, const FileStats& file, size_t eve
 // Prints one file's regions: a gutter per line, or JSON line objects.
 class FilePrinter {
  public:
-  FilePrinter(const AnnotateOptions& o, size_t event, int64_t total, std::ostream& out)
-      : o_(o), event_(event), total_(total), width_(o.absolute ? 10 : 8), out_(out) {}
+  FilePrinter(const AnnotateOptions& o, size_t event, int64_t total, SourceFiles& sources,
+              std::ostream& out)
+      : o_(o),
+        event_(event),
+        total_(total),
+        width_(o.absolute ? 10 : 8),
+        sources_(sources),
+        out_(out) {}
 
   void Print(const FileStats& file, bool first_file, std::ostream& err) {
     std::map<uint32_t, const LineStats*> by_line;
     for (const LineStats& line : file.lines) by_line[line.line] = &line;
     std::vector<std::string> text;
-    const bool readable = ReadSourceLines(file.path, &text);
-    if (!readable) {
-      err << "inprof: cannot read " << file.path << ": " << std::strerror(errno)
+    std::string contents, why;
+    const SourceFiles::Outcome outcome = sources_.Read(file.path, &contents, &why);
+    const bool readable = outcome == SourceFiles::Outcome::kRead;
+    // A file that was there but refused (outside --root, not a regular file, too large):
+    // its profiled lines are shown with the reason instead of their text.
+    const bool refused = !readable && outcome != SourceFiles::Outcome::kMissing;
+    if (readable) {
+      text = SplitLines(contents);
+    } else if (refused) {
+      err << "inprof: " << Printable(file.path) << ": not read: " << why
+          << " (showing profiled lines only)\n";
+    } else {
+      err << "inprof: cannot read " << Printable(file.path) << ": " << why
           << " (showing profiled lines only; --map OLD=NEW points at moved sources)\n";
     }
     const uint32_t last_line = std::max<uint32_t>(static_cast<uint32_t>(text.size()),
@@ -212,6 +232,7 @@ class FilePrinter {
       const std::string pad(static_cast<size_t>(width_ - 4), ' ');
       out_ << (first_file ? "" : "\n") << Printable(file.path) << '\n'
            << pad << "self " << pad << "incl heat  line\n";
+      if (refused) out_ << "(source not read: " << why << ")\n";
     }
     first_line_ = true;
     for (size_t r = 0; r < ranges.size(); ++r) {
@@ -223,7 +244,11 @@ class FilePrinter {
         PrintLine(n, stats, n <= text.size() ? text[n - 1] : std::string());
       }
     }
-    if (o_.json) out_ << "],\"path\":" << JsonString(file.path) << '}';
+    if (o_.json) {
+      out_ << "],\"path\":" << JsonString(file.path);
+      if (refused) out_ << ",\"unavailable\":" << JsonString(why);
+      out_ << '}';
+    }
   }
 
  private:
@@ -255,6 +280,7 @@ class FilePrinter {
   const size_t event_;
   const int64_t total_;
   const int width_;
+  SourceFiles& sources_;
   std::ostream& out_;
   bool first_line_ = true;
 };
@@ -263,6 +289,11 @@ class FilePrinter {
 
 int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, std::ostream& out,
                 std::ostream& err) {
+  SourceFiles sources(o.root);
+  if (!sources.error().empty()) {
+    err << "inprof: " << sources.error() << '\n';
+    return 2;
+  }
   int status = 0;
   const std::vector<uint32_t> files = ChooseFiles(o, a, event, err, &status);
   if (files.empty() && !o.function.empty()) {
@@ -275,13 +306,14 @@ int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, st
     return status;
   }
   const int64_t total = EventTotal(a, event);
-  FilePrinter printer(o, event, total, out);
+  FilePrinter printer(o, event, total, sources, out);
   if (o.json) out << "{\"event\":" << JsonString(a.events[event].name) << ",\n\"files\":[";
   for (size_t i = 0; i < files.size(); ++i) printer.Print(a.files[files[i]], i == 0, err);
   if (o.json) {
     out << "],\n\"total\":" << total
         << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
   }
+  err << sources.Summary();
   return status;
 }
 

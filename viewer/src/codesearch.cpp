@@ -25,7 +25,14 @@ std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event) {
          o->maps.emplace_back(text.substr(0, eq), text.substr(eq + 1));
          return true;
        }},
-      Text({"--root"}, "a directory", &o->root),
+      {{"--root"},
+       "a directory",
+       [o](const std::string& text) {
+         if (text.empty()) return false;
+         o->root = text;
+         o->root_given = true;
+         return true;
+       }},
       {{"--level"},
        "a heat level from 1 to 5",
        [o](const std::string& text) {
@@ -60,6 +67,15 @@ std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event) {
 
 bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile* out) {
   if (o.root.empty()) o.root = CurrentDirectory();
+  if (o.root_given) {
+    // Confined: the root as it really is (symlinks resolved), so that realpaths compare.
+    SourceFiles check(o.root);
+    if (!check.error().empty()) {
+      std::cerr << "inprof: " << check.error() << '\n';
+      return false;
+    }
+    o.root = check.root();
+  }
   o.root = NormalizePath(o.root, CurrentDirectory());
   const char* no_color = std::getenv("NO_COLOR");
   o.color = !o.json && (o.color_mode == 1 ||
@@ -75,9 +91,12 @@ bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile*
     return false;
   }
   ApplyHeat(o.heat, out->annotations);
-  out->index = std::make_unique<HeatIndex>(out->annotations, out->event, o.criterion, o.root);
+  out->index =
+      std::make_unique<HeatIndex>(out->annotations, out->event, o.criterion, o.root, o.root_given);
   return true;
 }
+
+void ReportRefusedSources(HeatIndex& index) { std::cerr << index.sources().Summary(); }
 
 std::string HeatTag(const SearchOptions& o, const HeatIndex& index, const LineHeat& line) {
   const int level = o.criterion.local ? line.local : line.global;

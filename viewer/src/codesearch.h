@@ -31,6 +31,7 @@ struct SearchOptions {
   std::string event;
   std::vector<std::pair<std::string, std::string>> maps;  // --map OLD=NEW (profile paths)
   std::string root;                                       // --root; default: current directory
+  bool root_given = false;  // --root given: source files are read only from inside it
   HotCriterion criterion;
   HeatChoice heat;  // --heat, --threshold: recompute the levels first
   bool json = false;
@@ -51,6 +52,10 @@ struct SearchProfile {
 };
 // Loads `path`; on failure prints "inprof: ..." to stderr and returns false.
 bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile* out);
+
+// After a search: how many source files were refused (outside --root, not regular, too
+// large), one line per kind on stderr.
+void ReportRefusedSources(HeatIndex& index);
 
 // "[G5 L4 incl 40.00% self 12.00%]", coloured by the level that decides hotness.
 std::string HeatTag(const SearchOptions& o, const HeatIndex& index, const LineHeat& line);

@@ -64,11 +64,16 @@ options:
   -C, --context N    lines of context around hot lines (default 2)
   -n N               files to show when none are named (default 1)
       --heat METHOD  share (default) or perf-heatmap levels (see `inprof heat --help`)
+      --root DIR     read sources only from DIR (symlinks resolved; others are listed
+                     as not read); relative profile paths are under DIR
+Source files are read only if they are regular files of at most 64 MiB
+(INPROF_MAX_SOURCE_BYTES); for a profile from elsewhere, use --root.
 
 examples:
   inprof annotate profile.json
   inprof annotate profile.json src/parse.cpp --all
   inprof annotate --function compute --map /build/src=$HOME/src profile.json
+  inprof annotate --root "$PWD" submitted.json
 )";
 
 constexpr const char* kHeatHelp = R"(usage: inprof heat [OPTIONS] PROFILE
@@ -287,6 +292,7 @@ int AnnotateCommand(const std::vector<std::string>& args) {
   size_t context = o.context;
   std::vector<OptionSpec> own = {
       Flag({"--all"}, &o.all), Text({"--function"}, "a name", &o.function),
+      Text({"--root"}, "a directory", &o.root),
       Count({"-C", "--context"}, "a number of lines", &context, 0, 100000),
       Count({"-n"}, "a positive number", &o.limit, 1, 999999999)};
   for (OptionSpec& spec : HeatOptionSpecs(&o.heat)) own.push_back(std::move(spec));

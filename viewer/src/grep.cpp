@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -41,7 +40,8 @@ options:
       --min-percent X  hot means an inclusive share of at least X %
       --heat METHOD    recompute levels: share (default) or perf-heatmap
       --threshold T    perf-heatmap's levels for this share of lines (0 < T <= 1)
-      --root DIR       base of relative paths (default: the current directory)
+      --root DIR       base of relative paths (default: the current directory); when
+                       given, files are read only from inside DIR (symlinks resolved)
       --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
       --event NAME     the event to use (default: the profile's first)
       --absolute       weights instead of shares
@@ -56,6 +56,12 @@ examples:
 )";
 
 int Usage(const std::string& message) { return UsageError("grep", message); }
+
+// The longest line std::regex is run on. libstdc++'s matcher recurses once per character a
+// quantifier consumes: a pattern such as "(?:a|b)*c" on a 100,000-character line overflows
+// an 8 MiB stack. Longer hot lines are matched only with -F (without std::regex) and
+// otherwise counted and reported as not searched.
+constexpr size_t kMaxRegexLine = 4096;
 
 std::string EscapeRegex(const std::string& text) {
   std::string out;
@@ -94,16 +100,15 @@ class Searcher {
   Searcher(const GrepOptions& o, HeatIndex& index, const std::regex& re)
       : o_(o), index_(index), re_(re) {}
 
-  // Searches one file; false when it cannot be read.
-  bool Search(const Source& source, std::ostream& out) {
+  // Searches one file; anything but kRead when it was not read (`*why` says why).
+  SourceFiles::Outcome Search(const Source& source, std::ostream& out, std::string* why) {
     const std::vector<uint32_t> sampled = index_.SampledLines(source.read_path);
-    if (sampled.empty()) return true;
-    std::ifstream in(source.read_path, std::ios::binary);
-    if (!in) return false;
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    if (text.find('\0') != std::string::npos) return true;  // binary, as grep skips it
+    if (sampled.empty()) return SourceFiles::Outcome::kRead;
+    current_ = source.shown_path;
+    std::string text;
+    const SourceFiles::Outcome read = index_.sources().Read(source.read_path, &text, why);
+    if (read != SourceFiles::Outcome::kRead) return read;
+    if (text.find('\0') != std::string::npos) return read;  // binary, as grep skips it
     const std::vector<size_t> starts = LineStarts(text);
     const uint32_t count = static_cast<uint32_t>(starts.size() - 1);
     auto line_text = [&](uint32_t n) {
@@ -123,14 +128,7 @@ class Searcher {
       }
       if (!heat.hot) continue;
       const std::string_view line = line_text(n);
-      std::vector<std::pair<size_t, size_t>> matches;
-      for (std::cregex_iterator it(line.data(), line.data() + line.size(), re_), end; it != end;
-           ++it) {
-        if (it->length(0) == 0 && !matches.empty()) break;
-        matches.emplace_back(static_cast<size_t>(it->position(0)),
-                             static_cast<size_t>(it->position(0) + it->length(0)));
-        if (it->length(0) == 0) break;
-      }
+      const std::vector<std::pair<size_t, size_t>> matches = Matches(line);
       if (matches.empty()) continue;
       ++matched_;
       if (o_.search.json) {
@@ -173,10 +171,13 @@ class Searcher {
         printed_until = c;
       }
     }
-    return true;
+    return SourceFiles::Outcome::kRead;
   }
 
   size_t matched() const { return matched_; }
+  // Hot lines too long for std::regex that were not matched, and the first of them.
+  size_t skipped() const { return skipped_; }
+  const std::string& first_skipped() const { return first_skipped_; }
 
  private:
   std::string Color(const char* sgr) const {
@@ -187,7 +188,76 @@ class Searcher {
   bool WouldMatch(const Source& source, uint32_t n, std::string_view line) {
     const HitHeat heat = index_.Lookup(source.read_path, n, n);
     if (!heat.hot || !heat.candidates.empty()) return false;
+    if (line.size() > kMaxRegexLine) return !FixedMatches(line, true).empty();
     return std::regex_search(line.begin(), line.end(), re_);
+  }
+
+  // [begin, end) of every match in `line`, left to right.
+  std::vector<std::pair<size_t, size_t>> Matches(std::string_view line) {
+    if (line.size() > kMaxRegexLine) {
+      if (!o_.fixed && skipped_++ == 0) first_skipped_ = current_;
+      return FixedMatches(line, false);
+    }
+    std::vector<std::pair<size_t, size_t>> matches;
+    for (std::cregex_iterator it(line.data(), line.data() + line.size(), re_), end; it != end;
+         ++it) {
+      if (it->length(0) == 0 && !matches.empty()) break;
+      matches.emplace_back(static_cast<size_t>(it->position(0)),
+                           static_cast<size_t>(it->position(0) + it->length(0)));
+      if (it->length(0) == 0) break;
+    }
+    return matches;
+  }
+
+  // -F's matches without std::regex, for lines std::regex cannot take: the leftmost match of
+  // any pattern (the first pattern on a tie, as the alternation picks), then on after it.
+  // Linear in the line for each pattern. Nothing unless -F.
+  std::vector<std::pair<size_t, size_t>> FixedMatches(std::string_view line, bool first_only) {
+    std::vector<std::pair<size_t, size_t>> matches;
+    if (!o_.fixed) return matches;
+    auto fold = [&](char c) {
+      return o_.icase && c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    };
+    std::string text(line);
+    for (char& c : text) c = fold(c);
+    std::vector<std::string> patterns;
+    for (std::string p : o_.patterns) {
+      for (char& c : p) c = fold(c);
+      if (!p.empty()) patterns.push_back(std::move(p));
+    }
+    auto is_word = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    };
+    // \b, as -w wraps the regular expression in it: a word character on one side only.
+    auto boundary = [&](size_t i) {
+      return (i < text.size() && is_word(text[i])) != (i > 0 && is_word(text[i - 1]));
+    };
+    auto whole_word = [&](size_t b, size_t e) { return !o_.word || (boundary(b) && boundary(e)); };
+    // Where each pattern next matches at or after `from`, kept across the scan: each
+    // pattern's search moves only forward, so the whole line costs one pass per pattern.
+    std::vector<size_t> next(patterns.size(), 0);
+    auto advance = [&](size_t i, size_t from) {
+      size_t at = text.find(patterns[i], from);
+      while (at != std::string::npos && !whole_word(at, at + patterns[i].size())) {
+        at = text.find(patterns[i], at + 1);
+      }
+      next[i] = at;
+    };
+    for (size_t i = 0; i < patterns.size(); ++i) advance(i, 0);
+    size_t from = 0;
+    while (true) {
+      size_t best = std::string::npos, which = 0;
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        if (next[i] != std::string::npos && next[i] < from) advance(i, from);
+        if (next[i] < best) best = next[i], which = i;
+      }
+      if (best == std::string::npos) break;
+      const size_t end = best + patterns[which].size();
+      matches.emplace_back(best, end);
+      if (first_only) break;
+      from = end;
+    }
+    return matches;
   }
 
   void Context(std::ostream& out, const Source& source, uint32_t n, std::string_view line) {
@@ -199,6 +269,9 @@ class Searcher {
   const GrepOptions& o_;
   HeatIndex& index_;
   const std::regex& re_;
+  std::string current_;  // the file being searched, as shown
+  size_t skipped_ = 0;
+  std::string first_skipped_;
   std::set<std::string> reported_;
   size_t matched_ = 0;
   bool any_printed_ = false;
@@ -345,13 +418,18 @@ int RunGrep(const std::vector<std::string>& args) {
   size_t unreadable = 0;
   std::string first_unreadable;
   for (const Source& source : sources) {
-    if (!searcher.Search(source, out)) {
+    std::string why;
+    const SourceFiles::Outcome read = searcher.Search(source, out, &why);
+    if (read == SourceFiles::Outcome::kMissing) {
       if (source.explicit_path) {
-        std::cerr << "inprof: cannot read " << source.shown_path << '\n';
+        std::cerr << "inprof: cannot read " << Printable(source.shown_path) << ": " << why << '\n';
         error = true;
       } else if (unreadable++ == 0) {
         first_unreadable = source.read_path;
       }
+    } else if (read != SourceFiles::Outcome::kRead && source.explicit_path) {
+      // Profiled files refused for the same reasons are counted at the end instead.
+      std::cerr << "inprof: " << Printable(source.shown_path) << ": not read: " << why << '\n';
     }
     if (out.tellp() > (1 << 16)) {
       std::cout << out.str();
@@ -367,6 +445,13 @@ int RunGrep(const std::vector<std::string>& args) {
               << " with sampled lines could not be read (first: " << first_unreadable
               << "); --map OLD=NEW says where they are\n";
   }
+  if (searcher.skipped() > 0) {
+    std::cerr << "inprof: " << searcher.skipped() << " hot line"
+              << (searcher.skipped() == 1 ? " was" : "s were") << " longer than " << kMaxRegexLine
+              << " bytes and not matched (first in " << Printable(searcher.first_skipped())
+              << "); -F matches lines of any length\n";
+  }
+  ReportRefusedSources(index);
   if (!std::cout) {
     std::cerr << "inprof: cannot write the output\n";
     return kSearchError;

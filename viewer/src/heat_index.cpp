@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
 #include "viewer.h"
 
@@ -123,8 +121,11 @@ std::string CurrentDirectory() {
 }
 
 HeatIndex::HeatIndex(const Annotations& a, size_t event, const HotCriterion& criterion,
-                     std::string root)
-    : criterion_(criterion), total_(EventTotal(a, event)), root_(std::move(root)) {
+                     std::string root, bool confine)
+    : criterion_(criterion),
+      total_(EventTotal(a, event)),
+      root_(std::move(root)),
+      sources_(confine ? root_ : std::string()) {
   files_.reserve(a.files.size());
   for (const FileStats& file : a.files) {
     FileHeat heat;
@@ -244,11 +245,9 @@ int HeatIndex::SettleByFunction(Resolution& r, uint32_t first, uint32_t last) co
   if (covering.empty()) return -1;
   if (!r.local_read) {
     r.local_read = true;
-    std::ifstream in(r.local_path, std::ios::binary);
-    if (in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      r.local_text = std::make_unique<std::string>(text.str());
+    std::string text;
+    if (sources_.Read(r.local_path, &text) == SourceFiles::Outcome::kRead) {
+      r.local_text = std::make_unique<std::string>(std::move(text));
     }
   }
   int found = -1;
@@ -256,7 +255,10 @@ int HeatIndex::SettleByFunction(Resolution& r, uint32_t first, uint32_t last) co
   if (r.local_text) {
     for (const auto& [candidate, fn] : covering) {
       const std::string_view name = ShortFunctionName(fn->name);
-      if (!name.empty() && ContainsWord(*r.local_text, name)) {
+      // A profile may name a function with a megabyte of one letter; std::string::find
+      // costs the text's length times the name's on such a name. No source spells
+      // an identifier this long.
+      if (!name.empty() && name.size() <= 1024 && ContainsWord(*r.local_text, name)) {
         found = candidate;
         ++named;
       }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
+#include "input_files.h"
 
 namespace inprof::viewer {
 
@@ -81,9 +82,10 @@ struct HitHeat {
 
 class HeatIndex {
  public:
-  // `root` is the directory relative paths are resolved against (absolute).
+  // `root` is the directory relative paths are resolved against (absolute). With `confine`,
+  // source files are read only from inside it (input_files.h); otherwise from anywhere.
   HeatIndex(const Annotations& annotations, size_t event, const HotCriterion& criterion,
-            std::string root);
+            std::string root, bool confine = false);
 
   // The heat of lines first..last (inclusive) of `path` as a search tool printed it.
   HitHeat Lookup(std::string_view path, uint32_t first, uint32_t last);
@@ -98,6 +100,9 @@ class HeatIndex {
   const std::vector<FileHeat>& files() const { return files_; }
   int64_t total() const { return total_; }
   const std::string& root() const { return root_; }
+  // Every source file the search reads goes through this: the index itself reads a local
+  // file only to settle an ambiguous base name by its function names.
+  SourceFiles& sources() { return sources_; }
 
  private:
   struct Resolution {
@@ -125,6 +130,7 @@ class HeatIndex {
   HotCriterion criterion_;
   int64_t total_ = 0;
   std::string root_;
+  mutable SourceFiles sources_;  // reading a file for SettleByFunction changes only counts
 };
 
 // `path` made absolute against `root` and normalised lexically ("a/./b/../c" -> "/root/a/c").

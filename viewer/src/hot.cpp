@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "codesearch.h"
 #include "hit_line.h"
+#include "input_files.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -38,7 +39,8 @@ options:
       --min-percent X  hot means an inclusive share of at least X % (instead of a level)
       --heat METHOD    recompute levels: share (default) or perf-heatmap (gogrep's levels)
       --threshold T    perf-heatmap's levels, for this share of lines (0 < T <= 1)
-      --root DIR       resolve relative paths against DIR (default: the current directory)
+      --root DIR       resolve relative paths against DIR (default: the current directory);
+                       when given, files are read only from inside DIR
       --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
       --plain          pass hot lines through unchanged, without the heat
       --json           one JSON object per hot hit (JSON Lines)
@@ -147,12 +149,17 @@ class HitFilter {
   std::string stripped_;
 };
 
+// The longest input line kept. Search output quotes the searched line, which may be a whole
+// minified file; a line without end (`cat /dev/zero | inprof hot`) must not take all memory.
+constexpr size_t kMaxInputLine = size_t{16} << 20;
+
 // Calls `process` with every line read from `fd` (without its newline; a last line without
-// one too), in chunks, stopping early once `out` failed. False (after saying why) on a read
-// error.
+// one too), in chunks, stopping early once `out` failed. Lines longer than kMaxInputLine are
+// dropped and counted in *overlong. False (after saying why) on a read error.
 template <typename Process>
-bool ForEachLine(int fd, const Output& out, Process process) {
+bool ForEachLine(int fd, const Output& out, size_t* overlong, Process process) {
   std::string pending;
+  bool dropping = false;  // inside a line that is too long: skip to its end
   char buffer[1 << 16];
   while (true) {
     const ssize_t n = read(fd, buffer, sizeof buffer);
@@ -166,10 +173,17 @@ bool ForEachLine(int fd, const Output& out, Process process) {
     while (!chunk.empty()) {
       const size_t newline = chunk.find('\n');
       if (newline == std::string_view::npos) {
-        pending += chunk;
+        if (!dropping && pending.size() + chunk.size() > kMaxInputLine) {
+          dropping = true;
+          ++*overlong;
+          std::string().swap(pending);
+        }
+        if (!dropping) pending += chunk;
         break;
       }
-      if (pending.empty()) {
+      if (dropping) {
+        dropping = false;
+      } else if (pending.empty()) {
         process(chunk.substr(0, newline));
       } else {
         pending += chunk.substr(0, newline);
@@ -211,8 +225,14 @@ int RunHot(const std::vector<std::string>& args) {
 
   Output out(line_buffered);
   HitFilter filter(o, index, plain, out);
-  if (!ForEachLine(STDIN_FILENO, out, [&](std::string_view line) { filter.Process(line); })) {
+  size_t overlong = 0;
+  if (!ForEachLine(STDIN_FILENO, out, &overlong,
+                   [&](std::string_view line) { filter.Process(line); })) {
     return kSearchError;
+  }
+  if (overlong > 0) {
+    std::cerr << "inprof: " << overlong << " input line" << (overlong == 1 ? " was" : "s were")
+              << " longer than " << ByteSize(kMaxInputLine) << " and skipped\n";
   }
   if (!out.Flush()) {
     std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
@@ -222,6 +242,7 @@ int RunHot(const std::vector<std::string>& args) {
     std::cerr << "inprof: no input line looked like a search hit (PATH:LINE:TEXT, as grep -n "
                  "prints it)\n";
   }
+  ReportRefusedSources(index);
   return filter.passed() > 0 ? kSearchPassed : kSearchNothing;
 }
 

@@ -1,85 +1,35 @@
 // Loading a profile file of any supported kind into the annotation model.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <memory>
 #include <string>
 
+#include "input_files.h"
 #include "progress.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
 namespace {
 
-// A profile file's bytes: mapped when it is a regular file, read otherwise (pipes,
-// /dev/stdin). Mapping a 100 MB annotation JSON takes a few milliseconds where reading it
-// into a string costs a copy plus zeroing 100 MB of fresh pages; the readers copy out
-// everything they keep, so the mapping only has to outlive the parse.
-// (A file truncated by another process while it is mapped would raise SIGBUS; profile files
-// are written to a temporary name and renamed, which leaves an open mapping intact.)
+// A profile file's bytes (input_files.h: regular files mapped, pipes read, both bounded),
+// with the load's progress on stderr when asked.
 class FileText {
  public:
-  FileText() = default;
-  FileText(const FileText&) = delete;
-  FileText& operator=(const FileText&) = delete;
-  ~FileText() {
-    if (map_) munmap(map_, map_size_);
-  }
-
   // With `progress`, a long load shows its progress on stderr through `*shown`, which the
   // caller keeps until parsing ends.
   Status Open(const std::string& path, bool progress, std::unique_ptr<Progress>* shown) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::Error("cannot read " + path + ": " + std::strerror(errno));
-    Status s = Load(fd, path, progress, shown);
-    close(fd);
-    if (s.ok() && *shown) (*shown)->SetParsing();
+    uint64_t size = 0;
+    if (Status s = file_.Open(path, /*pipes=*/true, &size); !s.ok()) return s;
+    *shown = std::make_unique<Progress>(path, size, progress && size > 0);
+    Progress* p = shown->get();
+    Status s = file_.Read(
+        [](void* context, uint64_t bytes) { static_cast<Progress*>(context)->SetRead(bytes); }, p);
+    if (s.ok()) p->SetParsing();
     return s;
   }
 
-  std::string_view text() const {
-    return map_ ? std::string_view(static_cast<const char*>(map_), map_size_) : read_;
-  }
+  std::string_view text() const { return file_.text(); }
 
  private:
-  Status Load(int fd, const std::string& path, bool progress, std::unique_ptr<Progress>* shown) {
-    struct stat st {};
-    if (fstat(fd, &st) != 0) return Error(path);
-    if (S_ISDIR(st.st_mode)) return Status::Error("cannot read " + path + ": it is a directory");
-    *shown = std::make_unique<Progress>(path, static_cast<uint64_t>(st.st_size > 0 ? st.st_size : 0),
-                                        progress && S_ISREG(st.st_mode));
-    if (S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
-                       MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (map != MAP_FAILED) {
-        map_ = map;
-        map_size_ = static_cast<size_t>(st.st_size);
-        madvise(map_, map_size_, MADV_SEQUENTIAL);
-        (*shown)->SetRead(map_size_);
-        return Status::Ok();
-      }
-    }
-    char buffer[1 << 16];
-    while (true) {
-      const ssize_t n = read(fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return Error(path);
-      if (n == 0) return Status::Ok();
-      read_.append(buffer, static_cast<size_t>(n));
-      (*shown)->SetRead(read_.size());
-    }
-  }
-  static Status Error(const std::string& path) {
-    return Status::Error("cannot read " + path + ": " + std::strerror(errno));
-  }
-
-  void* map_ = nullptr;
-  size_t map_size_ = 0;
-  std::string read_;
+  ProfileFile file_;
 };
 
 }  // namespace

@@ -22,7 +22,8 @@ base name).
 options:
       --level N, --local, --min-percent X, --heat M, --threshold T
                        what counts as hot (as for hot)
-      --root DIR       base of relative paths (default: the current directory)
+      --root DIR       base of relative paths (default: the current directory); when
+                       given, files are read only from inside DIR
       --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
   -e, --event NAME     the event to use (default: the profile's first)
       --absolute       weights instead of shares
@@ -184,6 +185,7 @@ int RunQuery(const std::vector<std::string>& args) {
     std::cerr << "inprof: cannot write the output\n";
     return kSearchError;
   }
+  ReportRefusedSources(index);
   return any_sampled ? kSearchPassed : kSearchNothing;
 }
 

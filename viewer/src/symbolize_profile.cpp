@@ -23,6 +23,7 @@
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
 #include "inprof/symbolize_raw.h"
+#include "input_files.h"
 
 namespace inprof::viewer {
 namespace {
@@ -186,10 +187,16 @@ Status SymbolizeProfiles(const SymbolizeProfileOptions& o, SymbolizeProfileRepor
   // Every file first: a malformed one fails the run before anything is symbolized.
   std::vector<std::pair<RawProfile, std::string>> raws;
   for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
+    // Bounded, regular files or pipes named on the command line (input_files.h); a FIFO
+    // found in a directory is refused rather than waited on.
+    ProfileFile bytes;
+    const bool named = std::find(o.inputs.begin(), o.inputs.end(), file) != o.inputs.end();
     RawProfile raw;
-    Status s = in ? ReadRawProfile(in, file, &raw)
-                  : Status::Io("cannot read " + file + ": " + std::strerror(errno));
+    Status s = bytes.Load(file, /*pipes=*/named);
+    if (s.ok()) {
+      std::istringstream in{std::string(bytes.text())};
+      s = ReadRawProfile(in, file, &raw);
+    }
     if (!s.ok()) {
       if (!o.recording) return s;
       report->notes.push_back(s.message() + " (left out)");

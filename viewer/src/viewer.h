@@ -46,6 +46,7 @@ struct AnnotateOptions : ProfileOptions {
   size_t limit = 1;                  // files to show when none are named
   uint32_t context = 2;              // lines around hot regions
   std::string function;              // only functions whose name contains this
+  std::string root;                  // --root: sources are read only from this tree
   HeatChoice heat;
 };
 
