@@ -33,7 +33,26 @@ std::string_view TrimSpaces(std::string_view s) {
 }
 
 // "sym file.c:12" -> sym, file.c, 12; "sym" -> sym.
-Frame ParseReportFrame(std::string_view text) {
+Frame ParseReportFrame(std::string_view raw) {
+  // Control characters become spaces, as every writer turns them, and runs of spaces one
+  // space (perf never prints two inside a frame): otherwise "f\4\4 (a.c:1)" is a bare name
+  // here, written to folded stacks as "f   (a.c:1)", read back as "f   " at a.c:1 and written
+  // again as "f (a.c:1)" (found by the perf_report fuzzer).
+  std::string cleaned;
+  std::string_view text = raw;
+  bool clean = true;
+  for (size_t i = 0; i < raw.size() && clean; ++i) {
+    const auto u = static_cast<unsigned char>(raw[i]);
+    clean = !(u < 0x20 || u == 0x7f || (u == ' ' && i > 0 && raw[i - 1] == ' '));
+  }
+  if (!clean) {
+    std::string spaced(raw);
+    internal::ReplaceControlChars(spaced);
+    for (char c : spaced) {
+      if (c != ' ' || cleaned.empty() || cleaned.back() != ' ') cleaned += c;
+    }
+    text = cleaned;
+  }
   Frame frame;
   const size_t space = text.rfind(' ');
   if (space != std::string_view::npos) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -231,6 +232,27 @@ TEST(ViewerHostileInput, GrepOnVeryLongLinesDoesNotCrash) {
   const ProcessResult word_json =
       RunProcess({INPROF_VIEWER, "grep", "--json", "-F", "-w", "needle", profile}, {});
   EXPECT_EQ(word_json.exit_code, 1) << "'aaaneedle' has no word 'needle': " << word_json.out;
+}
+
+// `heat` matched every line of a file against every function of it: a file of 200,000
+// one-line functions (a generated parser, or a profile built to be slow) took three CPU
+// minutes. Grouped once, it takes about a second; the bound leaves room for sanitizers.
+TEST(ViewerHostileInput, HeatOnTwoHundredThousandFunctionsInOneFileIsLinear) {
+  const std::string dir = MakeTempDir();
+  const std::string profile = dir + "/many.folded";
+  {
+    std::ofstream out(profile);
+    for (int i = 0; i < 200000; ++i) {
+      out << "main (/s/a.cpp:1);f" << i << " (/s/b.cpp:" << i + 1 << ") 1\n";
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult r = RunProcess({INPROF_VIEWER, "heat", "--no-progress", profile}, {});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "f199999 (/s/b.cpp)\n  line 200000: ")) << r.out.substr(0, 300);
+  EXPECT_LT(seconds, 60.0);
 }
 
 // A search tool's output line without end must not take all memory: it is dropped and counted.
