@@ -27,18 +27,6 @@ namespace {
 
 constexpr char kToken[] = "hostile-test-token-0123456789";
 
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 int StatusOf(const std::string& response) {
   if (response.size() < 12 || response.compare(0, 9, "HTTP/1.1 ") != 0) return -1;
   return std::stoi(response.substr(9, 3));
@@ -52,17 +40,6 @@ std::string Request(const std::string& target, const std::string& host, const st
 
 std::string Get(uint16_t port, const std::string& target, const std::string& token = kToken) {
   return Exchange(port, Request(target, "127.0.0.1:" + std::to_string(port), token));
-}
-
-bool WaitForListener(uint16_t port) {
-  return Eventually(
-      [&] {
-        const int fd = ConnectLoopback(port);
-        if (fd < 0) return false;
-        close(fd);
-        return true;
-      },
-      30s);
 }
 
 // How long thread creation (the interposed pthread_create: the new thread registers under
@@ -168,7 +145,7 @@ HostileRun g_hostile;
 
 void AttackWhileRunning(int pid) {
   HostileRun& h = g_hostile;
-  h.up = WaitForListener(h.port);
+  h.up = WaitForListener(h.port, 30);
   if (!h.up) {
     kill(pid, SIGKILL);
     return;

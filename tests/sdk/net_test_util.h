@@ -202,6 +202,32 @@ inline bool Eventually(const std::function<bool()>& attempt, std::chrono::millis
   }
 }
 
+// A port nobody listens on right now (the kernel's choice for port 0).
+inline uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// The endpoint comes up while the program starts: waits (at most `seconds`) until it
+// accepts, by connecting, not by sleeping for a guessed time.
+inline bool WaitForListener(uint16_t port, int seconds) {
+  return Eventually(
+      [&] {
+        const int fd = ConnectLoopback(port);
+        if (fd < 0) return false;
+        close(fd);
+        return true;
+      },
+      std::chrono::seconds(seconds));
+}
+
 // Connects and sends `raw` without reading anything; the socket is returned open.
 inline int SendOnly(uint16_t port, const std::string& raw, int receive_buffer = 0) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -24,37 +24,10 @@
 namespace inprof::test {
 namespace {
 
-// A port nobody listens on right now (the kernel's choice for port 0).
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // GET over a plain socket; the whole response, or "" when nothing listens.
 std::string HttpGet(uint16_t port, const std::string& target) {
   const std::string r = Exchange(port, "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
   return r == "connect failed" ? std::string() : r;
-}
-
-// The endpoint comes up while the program starts: wait for it to accept (bounded), by
-// blocking in poll on a connecting socket rather than sleeping.
-bool WaitForListener(uint16_t port, int seconds) {
-  for (int attempt = 0; attempt < seconds * 20; ++attempt) {
-    const int fd = ConnectLoopback(port);
-    if (fd >= 0) {
-      close(fd);
-      return true;
-    }
-    poll(nullptr, 0, 50);
-  }
-  return false;
 }
 
 std::map<std::string, int64_t> SelfByFunction(const PprofProfile& p, size_t value) {
