@@ -53,16 +53,19 @@ run_one() {
   fi
 }
 
+# The list is read whole first: reconfiguring BUILD_DIR during a long pass rewrites it.
+mapfile -t entries <"$list"
 names=()
 running=0
-while IFS='|' read -r name seeds; do
+for entry in "${entries[@]}"; do
+  IFS='|' read -r name seeds <<<"$entry"
   [ -n "$name" ] || continue
   [ -z "${wanted// /}" ] || [[ $wanted == *" $name "* ]] || continue
   names+=("$name")
   run_one "$name" "$seeds" >"$logs/$name.row" &
   running=$((running + 1))
   if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-done <"$list"
+done
 wait
 printf '%-16s %12s %8s %8s\n' target executions seconds crashes
 failed=0
