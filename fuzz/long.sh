@@ -32,7 +32,8 @@ run_one() {
   for d in "${dirs[@]}"; do [ -d "$d" ] && existing+=("$d"); done
   local extra=()
   [ -n "${INPROF_FUZZ_MAX_SECONDS:-}" ] && extra+=(-max_total_time="$INPROF_FUZZ_MAX_SECONDS")
-  [ -n "${INPROF_FUZZ_MAX_LEN:-}" ] && extra+=(-max_len="$INPROF_FUZZ_MAX_LEN")
+  # -len_control=0: inputs up to the maximum from the start, not grown to it slowly.
+  [ -n "${INPROF_FUZZ_MAX_LEN:-}" ] && extra+=(-max_len="$INPROF_FUZZ_MAX_LEN" -len_control=0)
   local start end rc
   start=$(date +%s)
   # -timeout: one input taking 10 s is a hang (or a superlinear path); -rss_limit_mb: a
