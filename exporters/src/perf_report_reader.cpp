@@ -81,8 +81,7 @@ Frame ParseReportFrame(std::string_view raw) {
     const size_t colon = location.rfind(':');
     int64_t line = 0;
     if (colon != std::string_view::npos && colon > 0 &&
-        internal::ParseCount(location.substr(colon + 1), &line) && line > 0 &&
-        line <= 0xffffffff) {
+        internal::ParseCount(location.substr(colon + 1), &line) && line > 0 && line <= 0xffffffff) {
       frame.function = std::string(TrimSpaces(text.substr(0, open)));
       frame.file = std::string(location.substr(0, colon));
       frame.line = static_cast<uint32_t>(line);
