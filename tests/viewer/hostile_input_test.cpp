@@ -20,6 +20,14 @@ void Write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
+// The viewer as a shell command: under the cross lane's emulator too, which RunProcess adds
+// only in front of the program it starts itself (here the shell).
+std::string ViewerCommand() {
+  std::string command;
+  for (const std::string& word : EmulatorPrefix()) command += "'" + word + "' ";
+  return command + "'" + INPROF_VIEWER + "'";
+}
+
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -139,13 +147,12 @@ TEST(ViewerHostileInput, ProfilesComeFromFilesAndPipesOnly) {
   Write(profile, "main;work 3\nmain 1\n");
   // A pipe: standard input, and bash's process substitution where bash is installed.
   const ProcessResult piped = RunProcess(
-      {"/bin/sh", "-c", "cat '" + profile + "' | '" + INPROF_VIEWER + "' top /dev/stdin"}, {});
+      {"/bin/sh", "-c", "cat '" + profile + "' | " + ViewerCommand() + " top /dev/stdin"}, {});
   EXPECT_EQ(piped.exit_code, 0) << piped.err;
   EXPECT_TRUE(Contains(piped.out, "work")) << piped.out;
   if (access("/bin/bash", X_OK) == 0) {
-    const ProcessResult substituted = RunProcess(
-        {"/bin/bash", "-c", "'" + std::string(INPROF_VIEWER) + "' top <(cat '" + profile + "')"},
-        {});
+    const ProcessResult substituted =
+        RunProcess({"/bin/bash", "-c", ViewerCommand() + " top <(cat '" + profile + "')"}, {});
     EXPECT_EQ(substituted.exit_code, 0) << substituted.err;
     EXPECT_TRUE(Contains(substituted.out, "work")) << substituted.out;
   }
@@ -164,7 +171,7 @@ TEST(ViewerHostileInput, ProfilesComeFromFilesAndPipesOnly) {
                             ": it is larger than the 8 bytes a profile may have "
                             "(INPROF_MAX_PROFILE_BYTES raises it)\n");
   const ProcessResult capped_pipe = RunProcess(
-      {"/bin/sh", "-c", "cat '" + profile + "' | '" + INPROF_VIEWER + "' top /dev/stdin"},
+      {"/bin/sh", "-c", "cat '" + profile + "' | " + ViewerCommand() + " top /dev/stdin"},
       {{"INPROF_MAX_PROFILE_BYTES", "8"}});
   EXPECT_EQ(capped_pipe.exit_code, 1);
   EXPECT_TRUE(Contains(capped_pipe.err, "gives more than the 8 bytes a profile may have"))
@@ -263,8 +270,8 @@ TEST(ViewerHostileInput, HotDropsInputLinesOverSixteenMiB) {
   Write(profile, "main (" + dir + "/a.cpp:2) 5\n");
   const ProcessResult r = RunProcess({"/bin/sh", "-c",
                                       "{ head -c 17000000 /dev/zero | tr '\\0' a; echo; echo '" +
-                                          dir + "/a.cpp:2:int hot_line;'; } | '" + INPROF_VIEWER +
-                                          "' hot --color=never '" + profile + "'"},
+                                          dir + "/a.cpp:2:int hot_line;'; } | " + ViewerCommand() +
+                                          " hot --color=never '" + profile + "'"},
                                      {});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "a.cpp:2:")) << r.out.substr(0, 200);
