@@ -160,6 +160,10 @@ TEST(SymbolizeProfile, SeveralProcessesGoUnderTheirCommandNames) {
   EXPECT_EQ(FoldedLines(dir + "/out/profile.folded"),
             (std::set<std::string>{"alpha;inprof_sp_caller;inprof_sp_leaf 7",
                                    "beta;inprof_sp_caller;inprof_sp_leaf 5"}));
+  // Private, like the processes' own outputs, whatever the umask (022 in tests).
+  struct stat st {};
+  ASSERT_EQ(stat((dir + "/out/profile.folded").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
   // Processes by share, those of one name together.
   EXPECT_TRUE(
       std::regex_search(r.err, std::regex(R"(58\.33%\s+alpha\n\s+41\.67%\s+beta \(2 processes\))")))

@@ -157,6 +157,9 @@ Status WriteOutputs(Profile& profile, const std::string& dir, const std::vector<
     for (const auto& [file, event] : files) {
       ExportOptions options;
       options.event = event;
+      // The profile of a recorded tree is private like the processes' own outputs (and
+      // perf.data): 0600 whatever the umask (docs/security.md).
+      options.mode = 0600;
       profile.health.write_seconds = MonotonicSeconds() - start;
       if (Status s = WriteProfileFile(profile, *format, file, options); !s.ok()) return s;
       written->push_back(file);
