@@ -48,18 +48,11 @@ Frame ParseFoldedFrame(std::string_view raw) {
       }
     }
   }
-  const size_t open = text.rfind(" (");
-  if (text.ends_with(')') && open != std::string_view::npos) {
-    const std::string_view location = text.substr(open + 2, text.size() - open - 3);
-    const size_t colon = location.rfind(':');
-    int64_t line = 0;
-    if (colon != std::string_view::npos && colon > 0 &&
-        internal::ParseCount(location.substr(colon + 1), &line) && line > 0 && line <= 0xffffffff) {
-      frame.function = std::string(text.substr(0, open));
-      frame.file = std::string(location.substr(0, colon));
-      frame.line = static_cast<uint32_t>(line);
-      return frame;
-    }
+  std::string_view function, file;
+  if (internal::SplitFrameLocation(text, &function, &file, &frame.line)) {
+    frame.function = std::string(function);
+    frame.file = std::string(file);
+    return frame;
   }
   frame.function = std::string(text);
   // "[unknown]", "[overflow]": ours, unless a hint said what the frame is ("[w]_[i]" is an

@@ -75,20 +75,14 @@ Frame ParseReportFrame(std::string_view raw) {
   // "sym (file.c:12)": not perf's form, but the one folded stacks give it, so a name that
   // ends like it means what it will mean once converted ("f (a.c:09)" kept whole was
   // written to folded stacks as it is and read back as f at a.c:9; found by the fuzzer).
-  const size_t open = text.rfind(" (");
-  if (text.ends_with(')') && open != std::string_view::npos) {
-    const std::string_view location = text.substr(open + 2, text.size() - open - 3);
-    const size_t colon = location.rfind(':');
-    int64_t line = 0;
-    if (colon != std::string_view::npos && colon > 0 &&
-        internal::ParseCount(location.substr(colon + 1), &line) && line > 0 && line <= 0xffffffff) {
-      frame.function = std::string(TrimSpaces(text.substr(0, open)));
-      frame.file = std::string(location.substr(0, colon));
-      frame.line = static_cast<uint32_t>(line);
-      if (!frame.function.empty()) return frame;
-      frame.file.clear();
-      frame.line = 0;
-    }
+  std::string_view function, file;
+  uint32_t line = 0;
+  if (internal::SplitFrameLocation(text, &function, &file, &line) &&
+      !TrimSpaces(function).empty()) {
+    frame.function = std::string(TrimSpaces(function));
+    frame.file = std::string(file);
+    frame.line = line;
+    return frame;
   }
   frame.function = std::string(text);
   if (frame.function.empty()) frame.function = "[unknown]";

@@ -62,6 +62,23 @@ void ProfileAssembler::AddSample(std::vector<uint32_t> frames, int64_t weight) {
   profile_.samples.push_back({std::move(frames), {weight}});
 }
 
+bool SplitFrameLocation(std::string_view text, std::string_view* function, std::string_view* file,
+                        uint32_t* line) {
+  const size_t open = text.rfind(" (");
+  if (!text.ends_with(')') || open == std::string_view::npos) return false;
+  const std::string_view location = text.substr(open + 2, text.size() - open - 3);
+  const size_t colon = location.rfind(':');
+  int64_t number = 0;
+  if (colon == std::string_view::npos || colon == 0 ||
+      !ParseCount(location.substr(colon + 1), &number) || number <= 0 || number > 0xffffffff) {
+    return false;
+  }
+  *function = text.substr(0, open);
+  *file = location.substr(0, colon);
+  *line = static_cast<uint32_t>(number);
+  return true;
+}
+
 bool ParseCount(std::string_view text, int64_t* count) {
   if (text.empty()) return false;
   const auto r = std::from_chars(text.data(), text.data() + text.size(), *count);

@@ -81,6 +81,12 @@ bool ForEachLine(std::string_view text, Line line) {
 // Parses a non-negative decimal count; false when `text` is not one. Not async-signal-safe.
 bool ParseCount(std::string_view text, int64_t* count);
 
+// Splits a frame "name (file:line)" (folded stacks' form with line numbers) into its parts:
+// false when `text` does not end in " (FILE:LINE)" with a non-empty FILE and a LINE from 1 to
+// 2^32-1. `function` is what comes before, untrimmed.
+bool SplitFrameLocation(std::string_view text, std::string_view* function, std::string_view* file,
+                        uint32_t* line);
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_EXPORTERS_INTERNAL_STACKS_H_
