@@ -53,6 +53,33 @@ TEST(ReaderRegression, FoldedCorpus) { Replay("folded", fuzz::CheckFolded); }
 TEST(ReaderRegression, PerfLogCorpus) { Replay("perf_log", fuzz::CheckPerfLog); }
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER
 TEST(ReaderRegression, PerfScriptCorpus) { Replay("perf_script", fuzz::CheckPerfScript); }
+
+TEST(ReaderRegression, PerfReportSeedsAndFindingsPassTheFuzzChecks) {
+  std::vector<std::string> files = FilesIn(SourceDir() + "/fuzz/corpus/perf_report");
+  ASSERT_FALSE(files.empty());
+  for (const std::string& path : FilesIn(SourceDir() + "/tests/data/perf_script")) {
+    files.push_back(path);  // perf script files are refused by line: that form is checked too
+  }
+  for (const std::string& path : files) {
+    EXPECT_EQ(fuzz::CheckPerfReport(Contents(path)), "") << path;
+  }
+}
+
+// A header per event and a chain under each: more than 256 events is refused at the header
+// that names the 257th, by line, in the form every reader refusal has.
+TEST(ReaderRegression, PerfReportRefusesTheTwoHundredFiftySeventhEvent) {
+  std::string report;
+  for (int i = 0; i < 257; ++i) {
+    report += "# Samples: 1  of event 'e" + std::to_string(i) + "'\n1 main;leaf\n";
+  }
+  EXPECT_EQ(fuzz::CheckPerfReport(report), "");
+  Profile p;
+  EXPECT_EQ(ReadPerfReport(report, "r", &p).message(),
+            "r:513: expected at most 256 distinct events (this header names one more)");
+  report.resize(report.size() - std::string("# Samples: 1  of event 'e256'\n1 main;leaf\n").size());
+  ASSERT_TRUE(ReadPerfReport(report, "r", &p).ok());
+  EXPECT_EQ(p.events.size(), 256u);
+}
 #endif
 
 // fuzz/corpus/folded/hash_root_frame: a root frame starting with '#' was written as a line
