@@ -26,6 +26,7 @@ std::optional<Format> FormatFromPath(std::string_view path) {
   // "perf.log" is perfanno's default name; "perf.<event>.log" or any other "*.log" is a
   // perf.log for another event or a file the user will point perfanno at.
   if (HasSuffix(name, ".log")) return Format::kPerfLog;
+  if (HasSuffix(name, ".speedscope.json")) return Format::kSpeedscope;
   if (HasSuffix(name, ".json")) return Format::kAnnotationJson;
   if (HasSuffix(name, ".svg")) return Format::kFlameSvg;
   if (HasSuffix(name, ".inprofraw")) return Format::kRaw;
@@ -67,6 +68,9 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
           return Status::Error("cannot write " + path + ": gzip failed");
         }
         break;
+      case Format::kSpeedscope:
+        WriteSpeedscope(profile, options, text);
+        break;
       case Format::kRaw:
         // A symbolized profile no longer has the addresses and module map a raw profile
         // holds: the runtime writes raw files from its stacks (WriteRawProfile) itself.
@@ -89,7 +93,10 @@ Status WriteProfileFile(const Profile& profile, Format format, const std::string
 
 std::string InsertBeforeExtension(const std::string& path, const std::string& part) {
   const size_t slash = path.rfind('/');
-  const size_t dot = path.ends_with(".pb.gz") ? path.size() - 6 : path.rfind('.');
+  // Two-part extensions stay whole: profile.cpu.pb.gz, out.cpu.speedscope.json.
+  const size_t dot = path.ends_with(".pb.gz")             ? path.size() - 6
+                     : path.ends_with(".speedscope.json") ? path.size() - 16
+                                                          : path.rfind('.');
   std::string result = path;
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
       dot == (slash == std::string::npos ? 0 : slash + 1)) {

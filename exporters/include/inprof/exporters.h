@@ -49,10 +49,34 @@ struct EventInfo {
   int64_t total_weight = 0;  // sum of weights over all samples for this event
 };
 
+// One key/value pair of context the program set on its thread (inprof_label_set).
+struct Label {
+  std::string key;
+  std::string value;
+  auto operator<=>(const Label&) const = default;
+};
+
+// Samples with the same stack, thread and labels are one Sample: their weights add up.
 struct Sample {
   std::vector<uint32_t> frames;  // root first; indices into Profile::frames
   std::vector<int64_t> weights;  // one per Profile::events entry
   int64_t tid = 0;               // the thread it was taken on; 0 when not recorded
+  uint32_t labels = 0;           // 0: no labels; else Profile::label_sets[labels - 1]
+};
+
+// When one signal's sample was taken: it added `weight` for `event` to Profile::samples[sample].
+struct TimedSample {
+  int64_t time_ns = 0;  // since the profile's start (Metadata::start_time_ns when known)
+  uint32_t sample = 0;  // index into Profile::samples
+  uint32_t event = 0;   // index into Profile::events
+  int64_t weight = 0;
+};
+
+// A thread's name as the profile saw it (comm; the last one seen when it was renamed).
+struct ThreadInfo {
+  int64_t tid = 0;
+  std::string name;
+  bool operator==(const ThreadInfo&) const = default;
 };
 
 // What the profiler saw of its own quality. Every exporter that has room for it writes it.
@@ -118,6 +142,12 @@ struct Profile {
   std::vector<Sample> samples;
   Health health;
   std::vector<Module> modules;  // optional: frames whose module is not listed still export
+  // Each distinct set of labels, sorted by key, keys unique; Sample::labels points here.
+  std::vector<std::vector<Label>> label_sets;
+  // Every sample in time order, when the source kept times (the SDK, perf script, speedscope);
+  // empty otherwise. The weights of a Sample's timed samples add up to its weights.
+  std::vector<TimedSample> timeline;
+  std::vector<ThreadInfo> threads;  // names of the threads samples were taken on, by tid
 };
 
 enum class Format {
@@ -126,6 +156,7 @@ enum class Format {
   kAnnotationJson,  // *.json: per-line annotations for editors and the viewer
   kFlameSvg,        // *.svg: interactive flame graph (docs/flame-graphs.md)
   kPprof,           // *.pb.gz: gzipped profile.proto for `go tool pprof` (docs/pprof.md)
+  kSpeedscope,      // *.speedscope.json: per-thread samples in time order (docs/speedscope.md)
   kRaw,             // *.inprofraw: unsymbolized addresses and module map (docs/raw-profile.md);
                     // written from a RawProfile (raw_profile.h), never from a Profile
 };
@@ -143,11 +174,38 @@ struct ExportOptions {
   bool folded_lines = false;   // folded frames as "function (file:line)" instead of names
   bool replace = true;         // false: fail (EEXIST) rather than replace an existing file
   int mode = -1;               // the file's permission bits (WriteFileAtomically); -1: umask's
+  // Folded only: an extra root frame per stack: "" none, "thread" the thread's name (the tid
+  // when it has none), "label:KEY" the value of label KEY ("[no KEY]" when unset).
+  std::string folded_root;
 };
 
 // Writers for one event of a profile. They never throw on well-formed profiles.
 void WriteFolded(const Profile& profile, const ExportOptions& options, std::ostream& out);
 void WritePerfLog(const Profile& profile, const ExportOptions& options, std::ostream& out);
+
+// speedscope's file format (https://www.speedscope.app/file-format-schema.json): one "sampled"
+// profile per thread, its samples in time order, frames with file and line; inprof's own
+// fields (exact times, tids, labels) ride along where speedscope ignores them
+// (docs/speedscope.md). Deterministic. Not async-signal-safe.
+void WriteSpeedscope(const Profile& profile, const ExportOptions& options, std::ostream& out);
+// Reads a speedscope file ("sampled" and "evented" profiles; inprof's fields when present)
+// into a profile with a timeline: one event, samples per thread (profile), times from
+// inprof's fields or else from the running sum of weights.
+Status ReadSpeedscope(std::string_view text, const std::string& name, Profile* out);
+bool LooksLikeSpeedscope(std::string_view text);
+
+// Which samples a viewer command looks at. Empty fields select everything.
+struct ProfileFilter {
+  std::optional<int64_t> from_ns;  // timeline: samples at or after (ns since the start)
+  std::optional<int64_t> to_ns;    // ... and before
+  std::vector<std::string> threads;  // a thread's name or decimal tid; any of them
+  std::vector<Label> labels;         // every one must be set on the sample
+  bool empty() const { return !from_ns && !to_ns && threads.empty() && labels.empty(); }
+};
+// `in` restricted to `filter`: samples outside it are removed, weights and event totals are
+// recomputed (from the timeline when a time range is given). Fails, naming the profile, when
+// the filter needs what the profile lacks (a time range without a timeline).
+Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* out);
 
 // Writes the annotation JSON (docs/annotation-json.md) of every event of `profile`, with heat
 // levels at the default threshold. Deterministic: equal profiles give identical bytes.
@@ -253,6 +311,14 @@ struct CallEdge {
   std::vector<int64_t> weight;   // once per stack
 };
 
+// The weight of the samples that carried label key=value, per event.
+struct LabelTotal {
+  std::string key;
+  std::string value;
+  std::vector<int64_t> weight;
+  auto operator<=>(const LabelTotal&) const = default;
+};
+
 struct Annotations {
   Metadata meta;
   std::vector<EventInfo> events;
@@ -262,6 +328,7 @@ struct Annotations {
   std::vector<FileStats> files;                       // sorted by path
   std::vector<FunctionStats> functions_without_source;  // sorted by name
   std::vector<CallEdge> edges;                        // sorted by caller, then callee
+  std::vector<LabelTotal> labels;                     // sorted by key, then value
 };
 
 // Heat levels 0-5 (docs/heat.md). kShare, the default: levels follow each line's heat weight
