@@ -29,6 +29,9 @@ inline constexpr uint64_t kRawTruncated = 1;  // the stack went on past the dept
 inline constexpr uint64_t kRawOverflow = 2;   // charged to [overflow]: the stack table was full
 inline constexpr uint64_t kRawThreadTag = uint64_t{0xfffe} << 48;  // | tid: the thread (root)
 inline constexpr uint64_t kRawLuaTag = uint64_t{0xfffd} << 48;     // | index into lua_frames
+// | (1 + index into RawProfile::label_sets): the labels the thread had set (at the root end,
+// beside the thread tag). A stack without labels has no such tag.
+inline constexpr uint64_t kRawLabelsTag = uint64_t{0xfffc} << 48;
 inline constexpr uint64_t kRawTagMask = uint64_t{0xffff} << 48;
 
 struct RawSegment {
@@ -67,6 +70,10 @@ struct RawProfile {
   std::vector<Frame> lua_frames;  // resolved in the process (Lua frames have no module)
   std::vector<RawThread> threads;
   std::vector<RawStack> stacks;
+  std::vector<std::vector<Label>> label_sets;  // each sorted by key, keys unique
+  // Every sample in time order (when the process kept times): TimedSample::sample indexes
+  // `stacks`; time_ns counts from meta.start_time_ns.
+  std::vector<TimedSample> timeline;
   bool complete = true;  // false: read from a file that ends before its `end` line
 };
 
