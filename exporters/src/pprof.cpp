@@ -95,8 +95,16 @@ class PprofBuilder {
     const std::vector<ValueColumn> columns = Columns(p_);
     for (const ValueColumn& c : columns) out.Message(field::kSampleType, ValueType(c.type, c.unit));
 
-    std::unordered_map<int64_t, const ThreadHealth*> threads;
-    for (const ThreadHealth& t : p_.health.threads) threads.emplace(t.tid, &t);
+    // Thread names: the profile's own list (the name a thread had when it was last seen),
+    // else the health's (profiles made before the list existed, or readers that fill only
+    // the health).
+    std::unordered_map<int64_t, const std::string*> thread_names;
+    for (const ThreadHealth& t : p_.health.threads) {
+      if (!t.name.empty()) thread_names[t.tid] = &t.name;
+    }
+    for (const ThreadInfo& t : p_.threads) {
+      if (!t.name.empty()) thread_names[t.tid] = &t.name;
+    }
 
     for (const Sample& sample : p_.samples) {
       ProtobufWriter s;
@@ -127,12 +135,22 @@ class PprofBuilder {
         tid.Signed(1, strings_.Index("thread id"));
         tid.Signed(3, sample.tid);
         s.Message(3, tid);
-        auto t = threads.find(sample.tid);
-        if (t != threads.end() && !t->second->name.empty()) {
+        auto t = thread_names.find(sample.tid);
+        if (t != thread_names.end()) {
           ProtobufWriter name;
           name.Signed(1, strings_.Index("thread name"));
-          name.Signed(2, strings_.Index(t->second->name));
+          name.Signed(2, strings_.Index(*t->second));
           s.Message(3, name);
+        }
+      }
+      // The program's labels (inprof_label_set), one string label each, in key order:
+      // `pprof -tagfocus endpoint=/api -top` selects them, `-tags` lists them.
+      if (sample.labels != 0 && sample.labels <= p_.label_sets.size()) {
+        for (const Label& label : p_.label_sets[sample.labels - 1]) {
+          ProtobufWriter l;
+          l.Signed(1, strings_.Index(label.key));
+          l.Signed(2, strings_.Index(label.value));
+          s.Message(3, l);
         }
       }
       out.Message(field::kSample, s);

@@ -121,6 +121,58 @@ TEST(Pprof, WriteProfileFileGzipsByName) {
   EXPECT_NE(bad.message().find(dir + "/missing/p.pb.gz"), std::string::npos) << bad.message();
 }
 
+// The labels of one decoded sample as "key=value" (numbers as "key=#N"), in the file's order.
+std::vector<std::string> LabelsOf(const PprofProfile& p, const PprofSample& s) {
+  std::vector<std::string> out;
+  for (const PprofLabel& l : s.labels) {
+    out.push_back(p.S(l.key) + "=" + (l.str != 0 ? p.S(l.str) : "#" + std::to_string(l.num)));
+  }
+  return out;
+}
+
+// Two endpoints at a known 3:1 weight, on two threads, one sample without labels.
+Profile LabelledProfile() {
+  ProfileBuilder b;
+  const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+  const uint32_t serve = b.Frame("serve", "/src/serve.cpp", 20);
+  const uint32_t idle = b.Frame("idle", "/src/idle.cpp", 30);
+  b.Sample({main, serve}, {30});  // endpoint=/a, tenant=t1
+  b.Sample({main, serve}, {10});  // endpoint=/b
+  b.Sample({main, idle}, {0});    // weightless: in no total
+  Profile p = b.profile();
+  p.events[0].period = 1'000'000;  // 1 ms per unit of weight
+  p.label_sets = {{{"endpoint", "/a"}, {"tenant", "t1"}}, {{"endpoint", "/b"}}};
+  p.samples[0].labels = 1;
+  p.samples[1].labels = 2;
+  p.samples[0].tid = 100;
+  p.samples[1].tid = 101;
+  p.samples[2].tid = 101;
+  // Profile::threads names a thread; the health's list is the fallback for the others.
+  p.threads = {{100, "server 1"}};
+  p.health.threads = {{100, "old name", 0, 0, 0, 0}, {101, "server 2", 0, 0, 0, 0}};
+  return p;
+}
+
+TEST(Pprof, EveryLabelOfASampleIsAStringLabelBesideItsThread) {
+  const PprofProfile p = Decode(EncodePprof(LabelledProfile()));
+  ASSERT_EQ(p.samples.size(), 3u);
+  EXPECT_EQ(LabelsOf(p, p.samples[0]),
+            (std::vector<std::string>{"thread id=#100", "thread name=server 1", "endpoint=/a",
+                                      "tenant=t1"}));
+  EXPECT_EQ(LabelsOf(p, p.samples[1]),
+            (std::vector<std::string>{"thread id=#101", "thread name=server 2", "endpoint=/b"}));
+  EXPECT_EQ(LabelsOf(p, p.samples[2]),
+            (std::vector<std::string>{"thread id=#101", "thread name=server 2"}));
+}
+
+TEST(Pprof, ALabelSetIndexOutOfRangeAddsNoLabels) {
+  Profile profile = LabelledProfile();
+  profile.samples[0].labels = 7;  // only two sets
+  profile.samples[0].tid = 0;     // and no thread
+  const PprofProfile p = Decode(EncodePprof(profile));
+  EXPECT_TRUE(p.samples[0].labels.empty()) << LabelsOf(p, p.samples[0]).size();
+}
+
 // ---------------------------------------------------------------------------------------------
 // The real pprof tool.
 
@@ -240,6 +292,53 @@ TEST(PprofTool, ReadsTheGoldenProfileWithThreadLabels) {
   ProcessResult top = tool.Run({"-top", "-sample_index=wall"});
   ASSERT_EQ(top.exit_code, 0) << top.err;
   EXPECT_NE(top.out.find("operator/(Ratio, Ratio) (inline)"), std::string::npos) << top.out;
+}
+
+TEST(PprofTool, TagfocusSelectsALabelAndTagsListsItsValues) {
+  if (std::string(INPROF_GO).empty()) GTEST_SKIP() << "go is not installed (scripts/install-deps)";
+  Pprof tool;
+  ASSERT_TRUE(WriteProfileFile(LabelledProfile(), Format::kPprof, tool.file).ok());
+
+  // -tags: every label with its values and their shares of the 40 ms.
+  ProcessResult tags = tool.Run({"-tags"});
+  ASSERT_EQ(tags.exit_code, 0) << tags.err;
+  EXPECT_TRUE(std::regex_search(
+      tags.out,
+      std::regex(
+          R"(endpoint: Total 40\.0ms\n\s+30\.0ms \(75\.00%\): /a\n\s+10\.0ms \(25\.00%\): /b\n)")))
+      << tags.out;
+  EXPECT_TRUE(std::regex_search(
+      tags.out, std::regex(R"(tenant: Total 30\.0ms\n\s+30\.0ms \(\s*100%\): t1\n)")))
+      << tags.out;
+  EXPECT_TRUE(std::regex_search(
+      tags.out,
+      std::regex(
+          R"(thread name: Total 40\.0ms\n\s+30\.0ms \(75\.00%\): server 1\n\s+10\.0ms \(25\.00%\): server 2\n)")))
+      << tags.out;
+
+  // -tagfocus: only /a's samples, measured against the whole profile: 75 %.
+  ProcessResult a = tool.Run({"-tagfocus=endpoint=/a", "-top"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(std::regex_search(
+      a.out, std::regex(R"(Showing nodes accounting for 30ms, 75\.00% of 40ms total)")))
+      << a.out;
+  ProcessResult b = tool.Run({"-tagfocus=endpoint=/b", "-top"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_TRUE(std::regex_search(
+      b.out, std::regex(R"(Showing nodes accounting for 10ms, 25\.00% of 40ms total)")))
+      << b.out;
+  // -tagignore: the complement.
+  ProcessResult not_a = tool.Run({"-tagignore=endpoint=/a", "-top"});
+  ASSERT_EQ(not_a.exit_code, 0) << not_a.err;
+  EXPECT_TRUE(std::regex_search(
+      not_a.out, std::regex(R"(Showing nodes accounting for 10ms, 25\.00% of 40ms total)")))
+      << not_a.out;
+
+  // -raw: the labels of each sample as pprof itself decodes them.
+  ProcessResult raw = tool.Run({"-raw"});
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_TRUE(std::regex_search(raw.out, std::regex(R"(endpoint:\[/a\])"))) << raw.out;
+  EXPECT_TRUE(std::regex_search(raw.out, std::regex(R"(tenant:\[t1\])"))) << raw.out;
 }
 
 }  // namespace
