@@ -8,7 +8,7 @@
 // allocates, locks, throws and dlopens on several threads while being sampled at the
 // highest rate, and must finish with zero violations and plenty of samples.
 #include <dlfcn.h>
-#include <inprof/inprof.h>
+#include <inprof/inprof.hpp>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -191,6 +191,23 @@ void Loader(double seconds) {
   }
 }
 
+// Labels set and cleared all the time, new sets interned (the table's lock, allocation)
+// between samples: the handler reads the thread's set id and nothing else.
+void Labeller(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  char value[32];
+  unsigned n = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < 1000; ++i) {
+      std::snprintf(value, sizeof value, "/api/%u", ++n % 64);
+      inprof::ScopedLabel endpoint("endpoint", value);
+      inprof_label_set("tenant", (n & 1) != 0 ? "a" : "b");
+      g_sink = g_sink + 1;
+      inprof_label_clear("tenant");
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,6 +248,7 @@ int main(int argc, char** argv) {
   threads.emplace_back(Locker, seconds);
   threads.emplace_back(Thrower, seconds);
   threads.emplace_back(Loader, seconds);
+  threads.emplace_back(Labeller, seconds);
   for (auto& t : threads) t.join();
   if (inprof_stop() != INPROF_OK) return Fail(inprof_last_error());
 

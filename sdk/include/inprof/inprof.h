@@ -70,6 +70,30 @@ INPROF_EXPORT const char* inprof_strerror(int error);
  * pointer stays valid until the next inprof call on this thread. */
 INPROF_EXPORT const char* inprof_last_error(void);
 
+/* Labels: key/value context on the calling thread ("endpoint" = "/api/users", "tenant" =
+ * "acme"). Every sample the thread takes carries the labels it had at that moment; they reach
+ * pprof (sample labels), Pyroscope (one series per label set), the annotation JSON (totals per
+ * value), speedscope files and the viewer (`--label KEY=VALUE`, `top --by-label KEY`).
+ * Labels may be set whether or not a profile is running, and cost a few nanoseconds when the
+ * thread has made the same change before (docs/labels.md).
+ *
+ * Keys: 1-64 bytes of letters, digits, '_' and '.', starting with a letter or '_'. Values:
+ * 1-1024 bytes without control characters. A thread has at most 16 labels, the process at
+ * most 4096 distinct sets of them: past that the thread's samples are labelled
+ * "[overflow]" (counted in the summary) and INPROF_ERR_SYSTEM is returned.
+ * inprof_label_set replaces the key's value if the thread had one; inprof_label_clear(NULL)
+ * removes every label. A bad key or value returns INPROF_ERR_CONFIG and changes nothing.
+ * These functions never block on the profiler and are not async-signal-safe. */
+INPROF_EXPORT int inprof_label_set(const char* key, const char* value);
+INPROF_EXPORT int inprof_label_clear(const char* key);
+
+/* The calling thread's labels as one number, and putting them back: what a scope guard
+ * does (inprof::ScopedLabel in <inprof/inprof.hpp>). inprof_labels_restore refuses (returns
+ * INPROF_ERR_CONFIG) a number inprof_labels_save never returned. */
+typedef unsigned int inprof_labels_t;
+INPROF_EXPORT inprof_labels_t inprof_labels_save(void);
+INPROF_EXPORT int inprof_labels_restore(inprof_labels_t saved);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -54,6 +54,28 @@ class Profiler {
   std::string error_;
 };
 
+// Sets a label on the calling thread for the guard's scope; the destructor puts the thread's
+// labels back as they were (nested guards unwind in order).
+//
+//   void Handle(const Request& r) {
+//     inprof::ScopedLabel label("endpoint", r.path.c_str());
+//     ...
+//   }
+class ScopedLabel {
+ public:
+  ScopedLabel(const char* key, const char* value)
+      : saved_(inprof_labels_save()), status_(inprof_label_set(key, value)) {}
+  ScopedLabel(const ScopedLabel&) = delete;
+  ScopedLabel& operator=(const ScopedLabel&) = delete;
+  ~ScopedLabel() { inprof_labels_restore(saved_); }
+
+  bool ok() const { return status_ == INPROF_OK; }
+
+ private:
+  inprof_labels_t saved_;
+  int status_;
+};
+
 }  // namespace inprof
 
 #endif  // INPROF_INPROF_HPP_

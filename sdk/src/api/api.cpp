@@ -5,6 +5,7 @@
 #include "inprof/inprof.h"
 #include "inprof/luajit.h"
 #include "internal/config.h"
+#include "internal/labels.h"
 #include "internal/runtime.h"
 
 namespace {
@@ -47,6 +48,21 @@ int Guarded(const char* what, F&& f) {
     t_last_error = std::string(what) + ": internal error";
     return INPROF_ERR_INTERNAL;
   }
+}
+
+int LabelCall(const char* key, const char* value) {
+  std::string why;
+  switch (inprof::internal::SetThreadLabel(key, value, &why)) {
+    case inprof::internal::LabelResult::kOk:
+      return INPROF_OK;
+    case inprof::internal::LabelResult::kInvalid:
+      t_last_error = why;
+      return INPROF_ERR_CONFIG;
+    case inprof::internal::LabelResult::kOverflow:
+      t_last_error = why;
+      return INPROF_ERR_SYSTEM;
+  }
+  return INPROF_ERR_INTERNAL;
 }
 
 }  // namespace
@@ -117,5 +133,32 @@ int inprof_lua_stop(lua_State* L) {
 }
 
 const char* inprof_last_error(void) { return t_last_error.c_str(); }
+
+// Labels: the fast path (a move the thread made before) touches no string and allocates
+// nothing; messages are built only on failure.
+int inprof_label_set(const char* key, const char* value) {
+  if (value == nullptr) {
+    t_last_error = "inprof_label_set: the value must not be NULL (inprof_label_clear removes a label)";
+    return INPROF_ERR_CONFIG;
+  }
+  return Guarded("inprof_label_set", [&] { return LabelCall(key, value); });
+}
+
+int inprof_label_clear(const char* key) {
+  if (key == nullptr) {
+    inprof::internal::ClearThreadLabels();
+    return INPROF_OK;
+  }
+  return Guarded("inprof_label_clear", [&] { return LabelCall(key, nullptr); });
+}
+
+inprof_labels_t inprof_labels_save(void) { return inprof::internal::CurrentThreadLabels(); }
+
+int inprof_labels_restore(inprof_labels_t saved) {
+  if (inprof::internal::RestoreThreadLabels(saved)) return INPROF_OK;
+  t_last_error = "inprof_labels_restore: " + std::to_string(saved) +
+                 " is not a value inprof_labels_save returned";
+  return INPROF_ERR_CONFIG;
+}
 
 }  // extern "C"

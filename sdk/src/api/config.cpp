@@ -120,6 +120,20 @@ bool ParseBool(std::string_view text, bool* out) {
   return false;
 }
 
+// "", "thread" or "label:KEY" with KEY a label key as inprof_label_set takes them.
+bool ValidFoldedRoot(std::string_view text) {
+  if (text.empty() || text == "thread") return true;
+  if (!text.starts_with("label:")) return false;
+  const std::string_view key = text.substr(6);
+  if (key.empty() || key.size() > 64) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const char c = key[i];
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!letter && !(i > 0 && ((c >= '0' && c <= '9') || c == '.'))) return false;
+  }
+  return true;
+}
+
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
     "signal, quiet, "
@@ -127,7 +141,7 @@ constexpr const char* kKnownKeys =
     "max_threads, path_map, "
     "window, keep, http, http_token, http_hosts, "
     "push_url, "
-    "app_name, labels, tenant, output_mode";
+    "app_name, labels, tenant, output_mode, timeline, folded_root";
 
 // kKnownKeys as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
 std::string KnownEnvironmentVariables() {
@@ -240,6 +254,19 @@ Status SetKey(const std::string& key, const std::string& value, Config* config,
   }
   if (key == "follow_fork") {
     if (!ParseBool(value, &config->follow_fork)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "timeline") {
+    if (!ParseBool(value, &config->timeline)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "folded_root") {
+    if (!ValidFoldedRoot(value)) {
+      return BadValue(key, value,
+                      "thread, label:KEY (KEY: letters, digits, '_' and '.', at most 64 bytes) "
+                      "or empty");
+    }
+    config->folded_root = std::string(value);
     return Status::Ok();
   }
   if (key == "lazy") {

@@ -468,7 +468,8 @@ void Collector::DrainLocked(bool before_dlclose) {
         AdjustFrames({record->frames, std::min<uint32_t>(record->depth, kMaxFrames)},
                      record->stop, &stack_);
         if (record->recovered_leaf_caller) ++counts_.recovered_leaf_callers;
-        sink_->OnSample(slot, stack_, record->weight, record->event);
+        sink_->OnSample(slot, stack_,
+                        SampleMeta{record->weight, record->event, record->labels, record->time_ns});
       } catch (const std::exception& e) {
         ++failed_samples_;
         NoteFailure("sample", e.what());
@@ -493,7 +494,8 @@ void Collector::DrainLocked(bool before_dlclose) {
         }
         stack_.clear();
         UnwindCopy(*copy, bytes, &stack_);
-        sink_->OnSample(slot, stack_, copy->weight, copy->event);
+        sink_->OnSample(slot, stack_,
+                        SampleMeta{copy->weight, copy->event, copy->labels, copy->time_ns});
       } catch (const std::exception& e) {
         ++failed_samples_;
         NoteFailure("stack copy", e.what());

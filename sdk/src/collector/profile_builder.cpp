@@ -3,6 +3,7 @@
 #include "internal/profile_builder.h"
 
 #include "inprof/symbolize_raw.h"
+#include "internal/labels.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -116,6 +117,8 @@ RawProfile ProfileBuilder::BuildRaw(const StackTable& table, Health health,
   for (const ThreadHealth& t : raw.health.threads) raw.threads.push_back({t.tid, t.name});
   // Lua frames: the splicer's interned index becomes an index into raw.lua_frames.
   std::unordered_map<uintptr_t, uint64_t> lua_index;
+  // Label sets: the process-wide id becomes an index into raw.label_sets, in order of use.
+  std::unordered_map<uint32_t, uint64_t> label_index;
   raw.stacks.reserve(table.size());
   table.ForEach([&](std::span<const uintptr_t> frames, std::span<const uint64_t> weights) {
     RawStack& stack = raw.stacks.emplace_back();
@@ -125,6 +128,10 @@ RawProfile ProfileBuilder::BuildRaw(const StackTable& table, Health health,
         auto [it, inserted] = lua_index.try_emplace(a, raw.lua_frames.size());
         if (inserted) raw.lua_frames.push_back(lua_->FrameOf(a));
         stack.addresses.push_back(kRawLuaTag | it->second);
+      } else if (IsLabelsMarker(a)) {
+        auto [it, inserted] = label_index.try_emplace(LabelSetOfMarker(a), raw.label_sets.size());
+        if (inserted) raw.label_sets.push_back(LabelSetOf(LabelSetOfMarker(a)));
+        stack.addresses.push_back(kRawLabelsTag | (it->second + 1));
       } else {
         stack.addresses.push_back(a);
       }
@@ -134,6 +141,18 @@ RawProfile ProfileBuilder::BuildRaw(const StackTable& table, Health health,
       raw.events[e].total_weight += static_cast<int64_t>(weights[e]);
     }
   });
+  // The timeline, in time order (drains interleave threads), from the table's start; the
+  // [overflow] stack, when it has weight, is the last one ForEach gave.
+  raw.timeline.reserve(table.timeline().size());
+  for (const TimedEntry& t : table.timeline()) {
+    const uint32_t stack =
+        t.stack == kOverflowStack ? static_cast<uint32_t>(raw.stacks.size() - 1) : t.stack;
+    if (stack >= raw.stacks.size()) continue;
+    raw.timeline.push_back(TimedSample{std::max<int64_t>(0, t.time_ns - table.time_origin()),
+                                       stack, t.event, t.weight});
+  }
+  std::stable_sort(raw.timeline.begin(), raw.timeline.end(),
+                   [](const TimedSample& a, const TimedSample& b) { return a.time_ns < b.time_ns; });
   std::lock_guard<std::mutex> lock(mu_);
   symbolizer_.RefreshModules();
   raw.modules = symbolizer_.RecordedModules();

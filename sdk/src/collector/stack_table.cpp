@@ -23,16 +23,37 @@ size_t GrownCapacity(size_t capacity, size_t needed) {
 
 }  // namespace
 
-StackTable::StackTable(size_t max_bytes, size_t event_count)
+StackTable::StackTable(size_t max_bytes, size_t event_count, bool timeline)
     : max_bytes_(max_bytes),
       event_count_(event_count == 0 ? 1 : event_count),
-      overflow_weights_(event_count_, 0) {
+      overflow_weights_(event_count_, 0),
+      keep_timeline_(timeline) {
   buckets_.assign(1024, kEmpty);
 }
 
 size_t StackTable::bytes() const {
   return frames_.capacity() * sizeof(uintptr_t) + entries_.capacity() * sizeof(Entry) +
-         weights_.capacity() * sizeof(uint64_t) + buckets_.capacity() * sizeof(uint32_t);
+         weights_.capacity() * sizeof(uint64_t) + buckets_.capacity() * sizeof(uint32_t) +
+         timeline_.capacity() * sizeof(TimedEntry);
+}
+
+void StackTable::AddTime(uint32_t stack, uint64_t weight, size_t event, int64_t time_ns) {
+  if (!keep_timeline_ || time_ns == 0) return;
+  // The timeline grows by doubling up to a quarter of the budget (less what the stacks left
+  // of it), then stays there: the table as a whole stays within max_bytes.
+  if (timeline_.size() == timeline_.capacity()) {
+    const size_t timeline_bytes = timeline_.capacity() * sizeof(TimedEntry);
+    const size_t stack_bytes = bytes() - timeline_bytes;
+    const size_t room = max_bytes_ > stack_bytes ? max_bytes_ - stack_bytes : 0;
+    const size_t limit = std::min(max_bytes_ / 4, room) / sizeof(TimedEntry);
+    if (timeline_.size() >= limit) {
+      ++timeline_dropped_;
+      return;
+    }
+    timeline_.reserve(std::min(limit, std::max<size_t>(1024, timeline_.size() * 2)));
+  }
+  timeline_.push_back(TimedEntry{time_ns, stack, static_cast<uint32_t>(weight),
+                                 static_cast<uint32_t>(event)});
 }
 
 // Would the table still be within budget after adding one stack of `extra_frames`,
@@ -45,7 +66,7 @@ bool StackTable::Fits(size_t extra_frames) const {
       GrownCapacity(weights_.capacity(), n * event_count_) * sizeof(uint64_t);
   size_t buckets = buckets_.size();
   if (n * 10 > buckets * 7) buckets *= 2;
-  total += buckets * sizeof(uint32_t);
+  total += buckets * sizeof(uint32_t) + timeline_.capacity() * sizeof(TimedEntry);
   return total <= max_bytes_ && frames_.size() + extra_frames < UINT32_MAX;
 }
 
@@ -59,7 +80,8 @@ void StackTable::Rehash(size_t bucket_count) {
   }
 }
 
-void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event) {
+void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event,
+                     int64_t time_ns) {
   if (event >= event_count_) return;
   const uint64_t hash = HashFrames(frames);
   const size_t mask = buckets_.size() - 1;
@@ -69,6 +91,7 @@ void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t 
     if (e.hash == hash && e.length == frames.size() &&
         std::equal(frames.begin(), frames.end(), frames_.begin() + e.offset)) {
       weights_[static_cast<size_t>(buckets_[b]) * event_count_ + event] += weight;
+      AddTime(buckets_[b], weight, event, time_ns);
       return;
     }
     b = (b + 1) & mask;
@@ -76,6 +99,7 @@ void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t 
   if (!Fits(frames.size())) {
     overflow_weights_[event] += weight;
     ++overflow_samples_;
+    AddTime(kOverflowStack, weight, event, time_ns);
     return;
   }
   const uint32_t index = static_cast<uint32_t>(entries_.size());
@@ -86,6 +110,7 @@ void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t 
   weights_[static_cast<size_t>(index) * event_count_ + event] = weight;
   buckets_[b] = index;
   if (entries_.size() * 10 > buckets_.size() * 7) Rehash(buckets_.size() * 2);
+  AddTime(index, weight, event, time_ns);
 }
 
 void StackTable::Clear() {
@@ -95,6 +120,8 @@ void StackTable::Clear() {
   buckets_.assign(1024, kEmpty);
   std::fill(overflow_weights_.begin(), overflow_weights_.end(), 0);
   overflow_samples_ = 0;
+  timeline_.clear();
+  timeline_dropped_ = 0;
 }
 
 }  // namespace inprof::internal

@@ -50,8 +50,7 @@ class SampleSink {
   virtual ~SampleSink() = default;
   // One sample of `slot`'s thread: `stack` leaf first, without the thread marker (there is
   // room to append it).
-  virtual void OnSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight,
-                        uint16_t event) = 0;
+  virtual void OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) = 0;
   // After each drain on the collector thread (continuous mode closes windows here).
   virtual void OnDrained() = 0;
   // The process loaded or unloaded a module (outside the data lock).

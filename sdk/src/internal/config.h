@@ -70,6 +70,11 @@ struct Config {
   // whatever the umask. 0600 like perf.data: a profile shows code paths, file names and
   // timings a program's other users need not see.
   uint32_t output_mode = 0600;
+  // Every sample's time (and thread, labels) kept for the outputs that hold them (speedscope,
+  // the raw profile): within a quarter of the stack table's memory (docs/timeline.md).
+  bool timeline = true;
+  // Folded outputs: an extra root frame per stack, "thread" or "label:KEY" (empty: none).
+  std::string folded_root;
 };
 
 // The longest path an output, the symbol cache or a path_map prefix may have (PATH_MAX less

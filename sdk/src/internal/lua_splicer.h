@@ -34,8 +34,7 @@ namespace inprof::internal {
 class LuaSplicer {
  public:
   // Where a finished stack goes: leaf first, thread marker included.
-  using Sink = std::function<void(std::span<const uintptr_t> stack, uint32_t weight,
-                                  uint16_t event)>;
+  using Sink = std::function<void(std::span<const uintptr_t> stack, const SampleMeta& meta)>;
 
   // The VM runs on `tid`; its own frames are in `vm_ranges` (the LuaJIT library). `event`
   // is the session's lua event (-1: none).
@@ -60,8 +59,7 @@ class LuaSplicer {
   // compiled, which no module in `code` has). The next stack, not the latest: a native
   // function called from Lua does not return to the VM before it is done, and the first safe
   // point after it is in the Lua function that called it, at the line of the call.
-  bool Defer(std::span<const uintptr_t> frames, uint32_t weight, uint16_t event,
-             const CodeRanges* code);
+  bool Defer(std::span<const uintptr_t> frames, const SampleMeta& meta, const CodeRanges* code);
   // Every deferred sample with the latest Lua stack spliced in at the VM boundary.
   void SplicePending(const CodeRanges* code, const Sink& sink);
   bool has_pending() const { return !pending_.empty(); }
@@ -74,8 +72,7 @@ class LuaSplicer {
  private:
   struct Pending {
     std::vector<uintptr_t> frames;  // leaf first, no thread marker
-    uint32_t weight;
-    uint16_t event;
+    SampleMeta meta;
   };
   static constexpr size_t kMaxPending = 16384;
   uintptr_t Intern(std::string_view name, std::string_view location);

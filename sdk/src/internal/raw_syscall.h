@@ -10,6 +10,8 @@ namespace inprof::internal {
 int32_t CurrentTidRaw();
 // The process's CPU time (CLOCK_THREAD_CPUTIME_ID) in ns, -1 on failure. Async-signal-safe.
 int64_t ThreadCpuNsRaw();
+// CLOCK_MONOTONIC in ns (when a sample was taken), 0 on failure. Async-signal-safe.
+int64_t MonotonicNsRaw();
 // System call numbers the signal path uses through RawSyscall4.
 #if defined(__x86_64__)
 inline constexpr long kSysWrite = 1;

@@ -17,6 +17,14 @@ namespace inprof::internal {
 // Hard upper bound of frames per record; Config::max_depth may lower it.
 inline constexpr uint32_t kMaxFrames = 128;
 
+// What a drained sample adds besides its stack: weight for one event, labels, time.
+struct SampleMeta {
+  uint32_t weight = 0;
+  uint16_t event = 0;
+  uint32_t labels = 0;  // label set id (labels.h), 0 for none
+  int64_t time_ns = 0;  // CLOCK_MONOTONIC; 0 when unknown
+};
+
 // What the handler passes to the record's constructor, which runs inside the ring slot.
 struct WalkRequest {
   const ucontext_t* context;
@@ -26,6 +34,8 @@ struct WalkRequest {
   uint32_t tid;
   uint32_t weight;
   uint32_t event;
+  uint32_t labels;  // the thread's label set when the signal came
+  int64_t time_ns;  // CLOCK_MONOTONIC when the signal came
 };
 
 // A raw stack: leaf first, frames[0] is the interrupted pc and frames[1..] return addresses.
@@ -36,6 +46,8 @@ struct SampleRecord {
   uint32_t weight;  // 1 + timer overrun, or the perf event's period in its unit count
   uint16_t event;   // index into the session's events
   uint16_t depth;
+  uint32_t labels;  // the thread's label set (labels.h), 0 for none
+  int64_t time_ns;  // CLOCK_MONOTONIC when the signal came; 0 when unknown
   WalkStop stop;
   bool recovered_leaf_caller;
   uintptr_t frames[kMaxFrames];
@@ -46,13 +58,22 @@ struct SampleRecord {
     tid = request.tid;
     weight = request.weight;
     event = static_cast<uint16_t>(request.event);
+    labels = request.labels;
+    time_ns = request.time_ns;
     depth = static_cast<uint16_t>(r.depth);
     stop = r.stop;
     recovered_leaf_caller = r.recovered_leaf_caller;
   }
   // Used only when the ring is prefaulted. Not async-signal-safe (not needed there).
   SampleRecord()
-      : tid(0), weight(0), depth(0), stop(WalkStop::kRoot), recovered_leaf_caller(false) {}
+      : tid(0),
+        weight(0),
+        event(0),
+        depth(0),
+        labels(0),
+        time_ns(0),
+        stop(WalkStop::kRoot),
+        recovered_leaf_caller(false) {}
 };
 
 // Single producer (the sampled thread's handler), single consumer (whoever holds the
@@ -64,10 +85,12 @@ using SampleRing = moodycamel::ReaderWriterQueue<SampleRecord>;
 struct CopyRecord {
   uint32_t tid;
   uint32_t weight;
+  uint32_t labels;  // as SampleRecord's
+  int64_t time_ns;
   uint16_t event;
   uint16_t fp_depth;  // frames in fp_frames (0: no fp walk was taken)
   WalkStop fp_stop;
-  StackCopy copy;     // registers and where the copied bytes came from
+  StackCopy copy;  // registers and where the copied bytes came from
   uintptr_t fp_frames[kMaxFrames];
 };
 
@@ -96,7 +119,9 @@ class CopyRing {
     *bytes = data_ + static_cast<size_t>(head & mask_) * slot_bytes_;
     return true;
   }
-  void Publish() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void Publish() {
+    head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
   // Consumer: the oldest published record, or false when empty; Pop() releases it.
   // Not async-signal-safe (not needed there).

@@ -135,11 +135,11 @@ class Session : private SampleSink {
 
  private:
   // SampleSink, called by the collector under data_mu_.
-  void OnSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event) override;
+  void OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) override;
   void OnDrained() override;
   void OnModulesChanged() override { NoteModules(); }
   // Into the session's table and every tap. Caller holds data_mu_.
-  void AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event);
+  void AggregateLocked(std::span<const uintptr_t> stack, const SampleMeta& meta);
   void CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event);
   // Mixed Lua mode: the deferred native samples, spliced. Caller holds data_mu_.
   void SpliceLuaPendingLocked();

@@ -21,6 +21,11 @@ int InstallSamplingHandler(Sampler* sampler);
 // (autostart); the session's InstallSamplingHandler later finds it installed and keeps it.
 int InstallDeferredHandler(int signal);
 
+// The calling thread's label set id (labels.h), 0 when it has none. The handler records it
+// with each sample; only the thread itself sets it. Async-signal-safe.
+uint32_t ThreadLabelSet();
+void SetThreadLabelSet(uint32_t id);
+
 // How long stopping (and a dlclose) waits for handlers still running. A handler takes
 // microseconds; one that is still running after this long has been interrupted by a program
 // handler that does not return (it blocks, or it left ours with longjmp).

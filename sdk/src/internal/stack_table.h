@@ -29,6 +29,12 @@ inline constexpr uintptr_t kThreadMarker = uintptr_t{0xfffe} << 48;
 // A Lua frame of the LuaJIT bridge: kLuaFrameMarker | index of the interned frame.
 inline constexpr uintptr_t kLuaFrameMarker = uintptr_t{0xfffd} << 48;
 inline constexpr bool IsLuaFrameMarker(uintptr_t a) { return (a >> 48) == 0xfffd; }
+// The thread's labels when the sample was taken: kLabelsMarker | label set id (labels.h), at
+// the root end after the thread marker, so samples with different labels stay apart. Absent
+// when the thread had no labels.
+inline constexpr uintptr_t kLabelsMarker = uintptr_t{0xfffc} << 48;
+inline constexpr bool IsLabelsMarker(uintptr_t a) { return (a >> 48) == 0xfffc; }
+inline constexpr uint32_t LabelSetOfMarker(uintptr_t a) { return static_cast<uint32_t>(a); }
 inline constexpr bool IsThreadMarker(uintptr_t a) { return (a >> 48) == 0xfffe; }
 inline constexpr int64_t ThreadOfMarker(uintptr_t a) {
   return static_cast<int64_t>(a & ((uintptr_t{1} << 48) - 1));
@@ -38,16 +44,37 @@ inline constexpr int64_t ThreadOfMarker(uintptr_t a) {
 static_assert(kTruncatedMarker == kRawTruncated && kOverflowMarker == kRawOverflow &&
               kThreadMarker == kRawThreadTag && kLuaFrameMarker == kRawLuaTag);
 
+// One sample in time: which stack it added to (index in the table's order; kOverflowStack for
+// the [overflow] stack), for which event, with what weight.
+struct TimedEntry {
+  int64_t time_ns;  // CLOCK_MONOTONIC
+  uint32_t stack;
+  uint32_t weight;
+  uint32_t event;
+};
+inline constexpr uint32_t kOverflowStack = UINT32_MAX;
+
 class StackTable {
  public:
-  StackTable(size_t max_bytes, size_t event_count);
+  // `timeline`: keep every sample's time too (Add's time_ns), within a quarter of max_bytes;
+  // samples past that still add their weight but no time (timeline_dropped).
+  StackTable(size_t max_bytes, size_t event_count, bool timeline = false);
 
-  // Adds `weight` for `event` to the stack. Not async-signal-safe.
-  void Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event);
+  // Adds `weight` for `event` to the stack, taken at `time_ns` (CLOCK_MONOTONIC; 0 unknown:
+  // no timeline entry). Not async-signal-safe.
+  void Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event, int64_t time_ns = 0);
 
   size_t size() const { return entries_.size(); }
   size_t bytes() const;
   uint64_t overflow_samples() const { return overflow_samples_; }
+  // Every timed sample in the order added (time order within a thread; drains interleave
+  // threads, so consumers sort by time).
+  const std::vector<TimedEntry>& timeline() const { return timeline_; }
+  uint64_t timeline_dropped() const { return timeline_dropped_; }
+  // The CLOCK_MONOTONIC time the table's span starts at (the session's or the window's start):
+  // timeline times are counted from it when the table becomes a profile.
+  int64_t time_origin() const { return time_origin_; }
+  void set_time_origin(int64_t monotonic_ns) { time_origin_ = monotonic_ns; }
   size_t event_count() const { return event_count_; }
 
   // Calls f(std::span<const uintptr_t> frames, std::span<const uint64_t> weights) for every
@@ -79,6 +106,7 @@ class StackTable {
   static constexpr uint32_t kEmpty = UINT32_MAX;
 
   bool Fits(size_t extra_frames) const;
+  void AddTime(uint32_t stack, uint64_t weight, size_t event, int64_t time_ns);
   void Rehash(size_t bucket_count);
 
   size_t max_bytes_;
@@ -89,6 +117,10 @@ class StackTable {
   std::vector<uint32_t> buckets_;  // open addressing, linear probing; power of two
   std::vector<uint64_t> overflow_weights_;
   uint64_t overflow_samples_ = 0;
+  bool keep_timeline_ = false;
+  std::vector<TimedEntry> timeline_;
+  uint64_t timeline_dropped_ = 0;
+  int64_t time_origin_ = 0;
 };
 
 }  // namespace inprof::internal

@@ -27,8 +27,10 @@
 
 #include "inprof/luajit.h"
 #include "internal/config.h"
+#include "internal/raw_syscall.h"
 #include "internal/runtime.h"
 #include "internal/session.h"
+#include "internal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {
@@ -56,8 +58,8 @@ void Session::ClearLuaVm() {
 
 void Session::SpliceLuaPendingLocked() {
   lua_.SplicePending(sampler_.code.load(std::memory_order_acquire),
-                     [this](std::span<const uintptr_t> stack, uint32_t weight, uint16_t event) {
-                       AggregateLocked(stack, weight, event);
+                     [this](std::span<const uintptr_t> stack, const SampleMeta& meta) {
+                       AggregateLocked(stack, meta);
                      });
 }
 
@@ -81,8 +83,11 @@ void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate) 
   stack.push(lua_.VmStateFrame(vmstate));
   // The VM's thread: its slot is not at hand here; the marker is added directly.
   stack.push(kThreadMarker | static_cast<uintptr_t>(lua_.tid()));
+  // This is the VM's thread: its labels are the ones set now.
+  const uint32_t labels = ThreadLabelSet();
+  if (labels != 0) stack.push(kLabelsMarker | labels);
   const auto event = static_cast<uint16_t>(lua_.event());
-  AggregateLocked(stack.frames(), weight, event);
+  AggregateLocked(stack.frames(), SampleMeta{weight, event, labels, MonotonicNsRaw()});
   ++counts_.samples;
   counts_.weight += weight;
   if (event == 0) counts_.first_event_weight += weight;

@@ -134,7 +134,7 @@ bool LuaSplicer::InVm(uintptr_t address, const CodeRanges* code) const {
          !IsLuaFrameMarker(address) && address != kTruncatedMarker;
 }
 
-bool LuaSplicer::Defer(std::span<const uintptr_t> frames, uint32_t weight, uint16_t event,
+bool LuaSplicer::Defer(std::span<const uintptr_t> frames, const SampleMeta& meta,
                        const CodeRanges* code) {
   bool any = false;
   for (size_t i = 0; i < frames.size() && !any; ++i) any = InVm(frames[i], code);
@@ -144,7 +144,7 @@ bool LuaSplicer::Defer(std::span<const uintptr_t> frames, uint32_t weight, uint1
     ++unspliced_;
     return false;
   }
-  pending_.push_back(Pending{{frames.begin(), frames.end()}, weight, event});
+  pending_.push_back(Pending{{frames.begin(), frames.end()}, meta});
   return true;
 }
 
@@ -169,7 +169,8 @@ void LuaSplicer::SplicePending(const CodeRanges* code, const Sink& sink) {
     if (latest_.empty()) ++unspliced_;
     else ++spliced_;
     stack.push(kThreadMarker | static_cast<uintptr_t>(tid_));
-    sink(stack.frames(), p.weight, p.event);
+    if (p.meta.labels != 0) stack.push(kLabelsMarker | p.meta.labels);
+    sink(stack.frames(), p.meta);
   }
   pending_.clear();
 }

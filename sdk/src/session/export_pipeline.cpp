@@ -74,6 +74,7 @@ Status WriteOutputs(Profile& profile, const Config& config,
       ExportOptions options;
       options.event = event;
       options.mode = static_cast<int>(config.output_mode);
+      options.folded_root = config.folded_root;
       profile.health.write_seconds = static_cast<double>(MonotonicNs() - symbolized_ns) / 1e9;
       Status s = format ? write(file, *format, options)
                         : Status::InvalidArgument("unknown output format for '" + file + "'");

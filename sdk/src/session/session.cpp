@@ -18,6 +18,7 @@
 #include "internal/bootstrap.h"
 #include "internal/fork_child.h"
 #include "internal/itimer.h"
+#include "internal/labels.h"
 #include "internal/runtime.h"
 #include "internal/signal_handler.h"
 
@@ -38,7 +39,7 @@ int64_t Now(clockid_t clock) {
 
 Session::Session(Config config)
     : config_(std::move(config)),
-      table_(TableBudget(), config_.events.size()),
+      table_(TableBudget(), config_.events.size(), config_.timeline),
       builder_(config_, &engines_.events, &lua_),
       pipeline_(config_, [this](const StackTable& table, Health health, int64_t start_unix_ns,
                                 int64_t duration_ns) {
@@ -67,6 +68,7 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   times_.start_realtime_ns = Now(CLOCK_REALTIME);
   times_.start_monotonic_ns = Now(CLOCK_MONOTONIC);
   times_.start_cpu_ns = Now(CLOCK_PROCESS_CPUTIME_ID);
+  table_.set_time_origin(times_.start_monotonic_ns);  // no sample yet: nothing else reads it
 
   // Engines first, then the unwinder: their warnings are listed in that order.
   Status chosen = ChooseEngines(config_, LuaIntervalMs(), &sampler_, &engines_);
@@ -264,6 +266,17 @@ Health Session::CurrentHealth() {
 
 void Session::AddHealthWarnings(Health* health) {
   Health& h = *health;
+  // Callers hold data_mu_ (table_).
+  if (const uint64_t n = table_.timeline_dropped(); n != 0) {
+    h.warnings.push_back("the timeline is full: " + std::to_string(n) +
+                         " later samples have no time (they are in every aggregate; "
+                         "max_memory bounds the timeline)");
+  }
+  if (const LabelStats labels = LabelStatsNow(); labels.overflows != 0) {
+    h.warnings.push_back(std::to_string(labels.overflows) +
+                         " label changes were refused (at most 16 labels per thread, 4096 "
+                         "distinct sets): those threads' samples are labelled [overflow]");
+  }
   const DrainCounts drained = collector_ ? collector_->counts() : DrainCounts{};
   if (collector_) {
     for (std::string& w : collector_->Warnings()) h.warnings.push_back(std::move(w));
@@ -406,22 +419,23 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
   }
 }
 
-void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, uint32_t weight, uint16_t event) {
+void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
   // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
   if (lua_.Splices(tid) &&
-      lua_.Defer(stack.frames(), weight, event, sampler_.code.load(std::memory_order_acquire))) {
-    CountSample(slot, weight, event);
+      lua_.Defer(stack.frames(), meta, sampler_.code.load(std::memory_order_acquire))) {
+    CountSample(slot, meta.weight, meta.event);
     return;
   }
   if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
-  AggregateLocked(stack.frames(), weight, event);
-  CountSample(slot, weight, event);
+  if (meta.labels != 0) stack.push(kLabelsMarker | meta.labels);
+  AggregateLocked(stack.frames(), meta);
+  CountSample(slot, meta.weight, meta.event);
 }
 
-void Session::AggregateLocked(std::span<const uintptr_t> stack, uint32_t weight, uint16_t event) {
-  table_.Add(stack, weight, event);
-  taps_.Add(stack, weight, event);
+void Session::AggregateLocked(std::span<const uintptr_t> stack, const SampleMeta& meta) {
+  table_.Add(stack, meta.weight, meta.event, meta.time_ns);
+  taps_.Add(stack, meta.weight, meta.event);
 }
 
 uint64_t Session::samples() {
@@ -440,14 +454,15 @@ void Session::ImportBootstrap(pid_t tid) {
   times_.start_monotonic_ns = g_bootstrap.start_monotonic_ns;
   times_.start_cpu_ns = g_bootstrap.start_cpu_ns;
   std::lock_guard<std::mutex> lock(data_mu_);
+  table_.set_time_origin(times_.start_monotonic_ns);
   std::vector<uintptr_t> stack;
   BootstrapForEach([&](std::span<const uintptr_t> frames, WalkStop stop, uint64_t weight) {
     BootstrapStackForLookup(frames, stop, tid, &stack);
-    AggregateLocked(stack, static_cast<uint32_t>(weight), 0);
+    AggregateLocked(stack, SampleMeta{static_cast<uint32_t>(weight), 0, 0, 0});
   });
   if (const uint64_t lost = BootstrapOverflowWeight(); lost != 0) {
     static constexpr uintptr_t kOverflow[] = {kOverflowMarker};
-    AggregateLocked(kOverflow, static_cast<uint32_t>(lost), 0);
+    AggregateLocked(kOverflow, SampleMeta{static_cast<uint32_t>(lost), 0, 0, 0});
   }
   // The table's totals count every sample, those that found it full included.
   const BootstrapTotals totals = BootstrapTotalsNow();
@@ -489,7 +504,8 @@ void Session::OnDrained() {
 
 void Session::RotateWindowLocked(int64_t now_monotonic_ns) {
   RawWindow window;
-  window.table = StackTable(TableBudget(), config_.events.size());
+  window.table = StackTable(TableBudget(), config_.events.size(), config_.timeline);
+  window.table.set_time_origin(now_monotonic_ns);
   Health health = CurrentHealth();
   window_.Close(now_monotonic_ns, Now(CLOCK_REALTIME), &health, &window);
   window.health = std::move(health);

@@ -24,6 +24,16 @@ int64_t ThreadCpuNsRaw() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+int64_t MonotonicNsRaw() {
+  struct timespec ts = {0, 0};
+  register long number asm("x8") = 113;  // __NR_clock_gettime
+  register long x0 asm("x0") = CLOCK_MONOTONIC;
+  register struct timespec* x1 asm("x1") = &ts;
+  asm volatile("svc 0" : "+r"(x0) : "r"(number), "r"(x1) : "memory");
+  if (x0 != 0) return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 long RawSyscall4(long number, long a0, long a1, long a2, long a3) {
   register long x8 asm("x8") = number;
   register long x0 asm("x0") = a0;

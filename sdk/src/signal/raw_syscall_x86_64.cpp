@@ -26,6 +26,19 @@ int64_t ThreadCpuNsRaw() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+int64_t MonotonicNsRaw() {
+  struct timespec ts = {0, 0};
+  long result;
+  register long clock asm("rdi") = CLOCK_MONOTONIC;
+  register struct timespec* out asm("rsi") = &ts;
+  asm volatile("syscall"
+               : "=a"(result)
+               : "0"(228L /* __NR_clock_gettime */), "r"(clock), "r"(out)
+               : "rcx", "r11", "memory");
+  if (result != 0) return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 long RawSyscall4(long number, long a0, long a1, long a2, long a3) {
   long result;
   register long r10 asm("r10") = a3;

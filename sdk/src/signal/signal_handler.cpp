@@ -35,6 +35,10 @@ namespace {
 // initial-exec: the handler must never be the first to touch dynamic TLS (that would call
 // __tls_get_addr, which may allocate).
 thread_local int t_in_handler __attribute__((tls_model("initial-exec"))) = 0;
+// The calling thread's label set (labels.cpp), 0 for none: written by the thread itself, read
+// by its handler, which interrupts it, so a relaxed atomic is all the ordering needed.
+thread_local std::atomic<uint32_t> t_label_set __attribute__((tls_model("initial-exec"))){0};
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
                 uint32_t weight, const ucontext_t* context) {
@@ -48,6 +52,8 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
     sampler->counters.reentered.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  const uint32_t labels = ThreadLabelSet();
+  const int64_t now = MonotonicNsRaw();
   const uintptr_t hi = slot.stack_hi.load(std::memory_order_acquire);
   if (hi == 0) slot.probe_sp.store(ContextSp(context), std::memory_order_relaxed);
   if (sampler->unwind != UnwindMode::kFp && slot.copies != nullptr) {
@@ -57,6 +63,8 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
       const StackBounds bounds{slot.stack_lo.load(std::memory_order_relaxed), hi};
       record->tid = static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed));
       record->weight = weight;
+      record->labels = labels;
+      record->time_ns = now;
       record->event = static_cast<uint16_t>(event);
       record->fp_depth = 0;
       record->fp_stop = WalkStop::kRoot;
@@ -81,7 +89,9 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
                             sampler->max_depth,
                             static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed)),
                             weight,
-                            event};
+                            event,
+                            labels,
+                            now};
   if (slot.ring->try_emplace(request)) {
     sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -148,6 +158,9 @@ bool HandleProcessTimer(siginfo_t* info, void* context) {
 }  // namespace
 
 bool InSamplingHandler() { return t_in_handler != 0; }
+
+uint32_t ThreadLabelSet() { return t_label_set.load(std::memory_order_relaxed); }
+void SetThreadLabelSet(uint32_t id) { t_label_set.store(id, std::memory_order_relaxed); }
 
 bool IsProfilerSignal(const siginfo_t* info) {
   if (info == nullptr) return false;

@@ -1,0 +1,220 @@
+// Labels (labels.h): the process-wide table of label sets and each thread's moves between
+// them. Control path: runs on the program's threads, inside inprof_label_set and friends.
+#include "internal/labels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include "internal/signal_handler.h"
+
+namespace inprof::internal {
+namespace {
+
+// The table of sets: ids are 1 + index into `sets`, never reused, never freed (a set's strings
+// stay where they are, so a thread's cache can point at them).
+struct LabelTable {
+  std::mutex mu;
+  std::deque<std::vector<Label>> sets;
+  std::unordered_map<std::string, uint32_t> ids;  // canonical text of a set -> id
+  size_t bytes = 0;
+  uint64_t overflows = 0;
+};
+
+LabelTable& Table() {
+  // Never destroyed: threads may set labels while the process exits.
+  static LabelTable* table = [] {
+    auto* t = new LabelTable;
+    t->sets.push_back({Label{"[overflow]", "label sets"}});  // kOverflowLabelSet
+    return t;
+  }();
+  return *table;
+}
+
+// One move a thread made: from set `from`, `key` set to `value` (nullptr: removed) led to
+// `to`. `key` and `value` are the caller's pointers (the cache's index); `stored_key` and
+// `stored_value` point at the strings of set `to`, so a hit checks the caller's text against
+// them: a buffer reused for another value misses rather than mislabels.
+struct Move {
+  uint32_t from = 0;
+  uint32_t to = 0;
+  const char* key = nullptr;
+  const char* value = nullptr;
+  const char* stored_key = nullptr;
+  const char* stored_value = nullptr;
+};
+constexpr size_t kCacheSize = 16;
+thread_local Move t_moves[kCacheSize];
+
+size_t CacheSlot(uint32_t from, const char* key, const char* value) {
+  uint64_t h = (reinterpret_cast<uintptr_t>(key) >> 3) ^ (reinterpret_cast<uintptr_t>(value) >> 1) ^
+               (uint64_t{from} * 0x9E3779B97F4A7C15ull);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return (h >> 32) & (kCacheSize - 1);
+}
+
+bool ValidKey(std::string_view key, std::string* why) {
+  if (key.empty() || key.size() > kMaxLabelKey) {
+    *why = "a label key must have 1 to " + std::to_string(kMaxLabelKey) + " bytes";
+    return false;
+  }
+  for (size_t i = 0; i < key.size(); ++i) {
+    const char c = key[i];
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = (c >= '0' && c <= '9') || c == '.';
+    if (!(letter || (i > 0 && digit))) {
+      *why = "label key '" + std::string(key.substr(0, 64)) +
+             "': use letters, digits, '_' and '.', starting with a letter or '_'";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ValidValue(std::string_view key, std::string_view value, std::string* why) {
+  if (value.empty() || value.size() > kMaxLabelValue) {
+    *why = "label '" + std::string(key) + "': a value must have 1 to " +
+           std::to_string(kMaxLabelValue) + " bytes (inprof_label_clear removes a label)";
+    return false;
+  }
+  for (unsigned char c : value) {
+    if (c < 0x20 || c == 0x7f) {
+      *why = "label '" + std::string(key) + "': control characters are not allowed in a value";
+      return false;
+    }
+  }
+  return true;
+}
+
+// The set `from` with `key` set to `value` (or removed), interned. Takes the table's lock.
+uint32_t Intern(uint32_t from, std::string_view key, const char* value) {
+  LabelTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  std::vector<Label> labels;
+  if (from != 0 && from <= t.sets.size()) labels = t.sets[from - 1];
+  auto it = std::lower_bound(labels.begin(), labels.end(), key,
+                             [](const Label& l, std::string_view k) { return l.key < k; });
+  const bool present = it != labels.end() && it->key == key;
+  if (value == nullptr) {
+    if (!present) return from;
+    labels.erase(it);
+  } else if (present) {
+    it->value = value;
+  } else {
+    if (labels.size() >= kMaxLabelsPerSet) {
+      ++t.overflows;
+      return kOverflowLabelSet;
+    }
+    labels.insert(it, Label{std::string(key), value});
+  }
+  if (labels.empty()) return 0;
+  std::string text;
+  for (const Label& l : labels) {
+    text += l.key;
+    text += '\0';
+    text += l.value;
+    text += '\0';
+  }
+  if (auto found = t.ids.find(text); found != t.ids.end()) return found->second;
+  if (t.sets.size() > kMaxLabelSets || t.bytes + text.size() > kMaxLabelBytes) {
+    ++t.overflows;
+    return kOverflowLabelSet;
+  }
+  t.sets.push_back(std::move(labels));
+  const auto id = static_cast<uint32_t>(t.sets.size());
+  t.bytes += text.size();
+  t.ids.emplace(std::move(text), id);
+  return id;
+}
+
+// Pointers to set `id`'s key and value strings for `key` (value nullptr when absent).
+void StoredStrings(uint32_t id, std::string_view key, const char** stored_key,
+                   const char** stored_value) {
+  *stored_key = nullptr;
+  *stored_value = nullptr;
+  if (id == 0) return;
+  LabelTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (const Label& l : t.sets[id - 1]) {
+    if (l.key == key) {
+      *stored_key = l.key.c_str();
+      *stored_value = l.value.c_str();
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+LabelResult SetThreadLabel(const char* key, const char* value, std::string* why) {
+  const uint32_t from = ThreadLabelSet();
+  Move& m = t_moves[CacheSlot(from, key, value)];
+  if (m.from == from && m.key == key && m.value == value && m.stored_key != nullptr &&
+      std::strcmp(key, m.stored_key) == 0 &&
+      (value == nullptr ? m.stored_value == nullptr
+                        : m.stored_value != nullptr && std::strcmp(value, m.stored_value) == 0)) {
+    SetThreadLabelSet(m.to);
+    return LabelResult::kOk;
+  }
+  if (key == nullptr) {
+    *why = "a label key must not be NULL";
+    return LabelResult::kInvalid;
+  }
+  const std::string_view k(key);
+  if (!ValidKey(k, why)) return LabelResult::kInvalid;
+  if (value != nullptr && !ValidValue(k, value, why)) return LabelResult::kInvalid;
+  const uint32_t to = Intern(from, k, value);
+  SetThreadLabelSet(to);
+  if (to == kOverflowLabelSet) {
+    *why = "too many labels: at most " + std::to_string(kMaxLabelsPerSet) + " per thread, " +
+           std::to_string(kMaxLabelSets) + " distinct sets in the process; this thread's " +
+           "samples are labelled [overflow] until its labels are cleared";
+    return LabelResult::kOverflow;
+  }
+  // Remember the move. A removal caches only when the key was there: the stored key of the
+  // source set would be needed otherwise, and removing an absent key is rare.
+  const char* stored_key = nullptr;
+  const char* stored_value = nullptr;
+  if (value != nullptr) {
+    StoredStrings(to, k, &stored_key, &stored_value);
+  } else if (from != 0) {
+    const char* ignored = nullptr;
+    StoredStrings(from, k, &stored_key, &ignored);
+  }
+  if (stored_key != nullptr) m = Move{from, to, key, value, stored_key, stored_value};
+  return LabelResult::kOk;
+}
+
+void ClearThreadLabels() { SetThreadLabelSet(0); }
+
+uint32_t CurrentThreadLabels() { return ThreadLabelSet(); }
+
+bool RestoreThreadLabels(uint32_t id) {
+  if (id != 0) {
+    LabelTable& t = Table();
+    std::lock_guard<std::mutex> lock(t.mu);
+    if (id > t.sets.size()) return false;
+  }
+  SetThreadLabelSet(id);
+  return true;
+}
+
+std::vector<Label> LabelSetOf(uint32_t id) {
+  if (id == 0) return {};
+  LabelTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (id > t.sets.size()) return {};
+  return t.sets[id - 1];
+}
+
+LabelStats LabelStatsNow() {
+  LabelTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return LabelStats{t.sets.size() - 1, t.overflows};
+}
+
+}  // namespace inprof::internal
