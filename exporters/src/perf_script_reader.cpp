@@ -9,9 +9,12 @@
 // With `-F +srcline` each frame is followed by "  file:line" (two spaces), which carries the
 // " (inlined)" mark instead of the frame line. Samples end at a blank line.
 //
-// Frames are reversed to root first. Identical stacks of one event are merged into one sample
-// as they are read: a long recording repeats a few thousand stacks millions of times, and
-// merging keeps both memory and every later pass proportional to the distinct stacks.
+// Frames are reversed to root first. Identical stacks of one event and thread are merged into
+// one sample as they are read: a long recording repeats a few thousand stacks millions of
+// times, and merging keeps every pass over the stacks proportional to the distinct stacks.
+// What is kept per perf sample is its place on the timeline (Profile::timeline: time since
+// the first sample, the merged sample, the event, the weight): 24 bytes for a header line
+// that is itself longer than that, so memory stays below the size of the text.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -155,35 +158,37 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
 };
 
-// Samples are merged by (event, frames); lookups use a view of the stack being built, so a
-// repeated stack (most of them) costs a hash and a compare, no copy.
+// Samples are merged by (event, thread, frames); lookups use a view of the stack being built,
+// so a repeated stack (most of them) costs a hash and a compare, no copy.
 struct StackKey {
   uint32_t event = 0;
+  int64_t tid = 0;
   std::vector<uint32_t> frames;
 };
 struct StackView {
   uint32_t event = 0;
+  int64_t tid = 0;
   const std::vector<uint32_t>* frames = nullptr;
 };
 
 struct StackHash {
   using is_transparent = void;
-  static size_t Hash(uint32_t event, const std::vector<uint32_t>& frames) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ event;
+  static size_t Hash(uint32_t event, int64_t tid, const std::vector<uint32_t>& frames) {
+    uint64_t h = (0x9e3779b97f4a7c15ull ^ event) * 0x100000001b3ull ^ static_cast<uint64_t>(tid);
     for (uint32_t f : frames) h = (h ^ f) * 0x100000001b3ull;
     return static_cast<size_t>(h ^ (h >> 29));
   }
-  size_t operator()(const StackKey& k) const { return Hash(k.event, k.frames); }
-  size_t operator()(const StackView& k) const { return Hash(k.event, *k.frames); }
+  size_t operator()(const StackKey& k) const { return Hash(k.event, k.tid, k.frames); }
+  size_t operator()(const StackView& k) const { return Hash(k.event, k.tid, *k.frames); }
 };
 
 struct StackEqual {
   using is_transparent = void;
   bool operator()(const StackKey& a, const StackKey& b) const {
-    return a.event == b.event && a.frames == b.frames;
+    return a.event == b.event && a.tid == b.tid && a.frames == b.frames;
   }
   bool operator()(const StackView& a, const StackKey& b) const {
-    return a.event == b.event && *a.frames == b.frames;
+    return a.event == b.event && a.tid == b.tid && *a.frames == b.frames;
   }
   bool operator()(const StackKey& a, const StackView& b) const { return (*this)(b, a); }
 };
@@ -218,6 +223,16 @@ class PerfScriptParser {
     profile_.health.samples = header_seen_;
     if (last_time_ns_ > first_time_ns_) profile_.meta.duration_ns = last_time_ns_ - first_time_ns_;
     for (Sample& sample : profile_.samples) sample.weights.resize(profile_.events.size(), 0);
+    // perf script prints samples in time order, except that each CPU's buffer is flushed on
+    // its own, so samples of different CPUs can come a little out of order.
+    for (TimedSample& t : profile_.timeline) t.time_ns -= first_time_ns_;
+    auto earlier = [](const TimedSample& a, const TimedSample& b) { return a.time_ns < b.time_ns; };
+    if (!std::is_sorted(profile_.timeline.begin(), profile_.timeline.end(), earlier)) {
+      std::stable_sort(profile_.timeline.begin(), profile_.timeline.end(), earlier);
+    }
+    for (auto& [tid, comm] : thread_names_) profile_.threads.push_back({tid, std::move(comm)});
+    std::sort(profile_.threads.begin(), profile_.threads.end(),
+              [](const ThreadInfo& a, const ThreadInfo& b) { return a.tid < b.tid; });
     *out = std::move(profile_);
     return true;
   }
@@ -276,6 +291,7 @@ class PerfScriptParser {
     in_sample_ = true;
     ++header_seen_;
     if (profile_.meta.program.empty()) SetMeta(before_time);
+    SetThread(before_time);
     // Without a call chain perf prints the sample's own ip/sym/dso on the header line.
     rest = Trim(rest);
     std::string_view probe = rest;
@@ -316,19 +332,21 @@ class PerfScriptParser {
     for (auto it = raw_.rbegin(); it != raw_.rend(); ++it) stack_.push_back(Intern(*it));
     raw_.clear();
     size_t index = 0;
-    if (auto it = stacks_.find(StackView{event_, &stack_}); it != stacks_.end()) {
+    if (auto it = stacks_.find(StackView{event_, tid_, &stack_}); it != stacks_.end()) {
       index = it->second;
     } else {
       index = profile_.samples.size();
-      stacks_.emplace(StackKey{event_, stack_}, index);
+      stacks_.emplace(StackKey{event_, tid_, stack_}, index);
       Sample sample;
       sample.frames = stack_;
+      sample.tid = tid_;
       profile_.samples.push_back(std::move(sample));
     }
     std::vector<int64_t>& weights = profile_.samples[index].weights;
     if (weights.size() <= event_) weights.resize(event_ + 1, 0);
     Add(weights[event_], weight_);
     Add(profile_.events[event_].total_weight, weight_);
+    profile_.timeline.push_back({time_ns_, static_cast<uint32_t>(index), event_, weight_});
     return true;
   }
 
@@ -376,10 +394,41 @@ class PerfScriptParser {
     std::string_view frac = token.substr(dot + 1, 9);
     std::from_chars(frac.data(), frac.data() + frac.size(), fraction);
     for (size_t i = frac.size(); i < 9; ++i) fraction *= 10;
-    if (seconds > std::numeric_limits<int64_t>::max() / 1000000000 - 1) return;
+    // A time past what nanoseconds in 64 bits hold (292 years since boot) is no real time;
+    // it is kept at that limit so that the timeline stays in order.
+    constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1000000000 - 1;
+    if (seconds > kMaxSeconds) seconds = kMaxSeconds;
     const int64_t ns = seconds * 1000000000 + fraction;
-    if (first_time_ns_ == 0 || ns < first_time_ns_) first_time_ns_ = ns;
+    if (!time_seen_ || ns < first_time_ns_) first_time_ns_ = ns;
+    time_seen_ = true;
     last_time_ns_ = std::max(last_time_ns_, ns);
+    time_ns_ = ns;
+  }
+
+  // "comm pid/tid [cpu]", "comm tid [cpu]" or "comm tid" before the time: the sample's thread,
+  // and its name as last seen (a thread renames itself with prctl(PR_SET_NAME)). Without a
+  // number there is no thread (tid 0).
+  void SetThread(std::string_view fields) {
+    fields = Trim(fields);
+    if (!fields.empty() && fields.back() == ']') {
+      const size_t open = fields.rfind('[');
+      if (open != std::string_view::npos) fields = Trim(fields.substr(0, open));
+    }
+    const size_t space = fields.rfind(' ');
+    std::string_view ids = space == std::string_view::npos ? fields : fields.substr(space + 1);
+    const std::string_view comm =
+        space == std::string_view::npos ? std::string_view() : Trim(fields.substr(0, space));
+    if (const size_t slash = ids.find('/'); slash != std::string_view::npos) {
+      ids.remove_prefix(slash + 1);
+    }
+    tid_ = 0;
+    if (!IsDigits(ids) ||
+        std::from_chars(ids.data(), ids.data() + ids.size(), tid_).ec != std::errc()) {
+      tid_ = 0;
+      return;
+    }
+    std::string& name = thread_names_[tid_];
+    if (name != comm) name.assign(comm);
   }
 
   // "comm pid/tid [cpu]" before the time: remember the first sample's command and pid.
@@ -412,6 +461,10 @@ class PerfScriptParser {
   int64_t weight_ = 1;
   uint64_t header_seen_ = 0;
   int64_t first_time_ns_ = 0, last_time_ns_ = 0;
+  bool time_seen_ = false;
+  int64_t time_ns_ = 0;  // of the sample being read
+  int64_t tid_ = 0;      // of the sample being read; 0 when perf printed none
+  std::unordered_map<int64_t, std::string> thread_names_;
   std::vector<RawFrame> raw_;
   std::vector<uint32_t> stack_;
   std::string key_;

@@ -1,1 +1,337 @@
-// placeholder
+// FilterProfile: a time range recomputes weights from the timeline, threads and labels select
+// whole samples, what is left is compacted, and a filter the profile cannot answer is an
+// error that says what the profile has.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "inprof/exporters.h"
+
+namespace inprof {
+namespace {
+
+constexpr int64_t kMs = 1000000;
+
+// Two threads (main 10, worker 11), three stacks, two events; timed samples every 10 ms for
+// 1 s: main runs `a` before 500 ms and `b` after; the worker runs `c` throughout, labelled
+// phase=load before 300 ms and phase=run after. The second event counts only `b`'s samples.
+Profile TimedProfile() {
+  Profile p;
+  p.meta.program = "/bin/app";
+  p.events = {{"cpu", "nanoseconds", 1, 100, 0}, {"misses", "count", 1, 0, 0}};
+  for (const char* name : {"main", "a", "b", "worker", "c", "unused"}) {
+    Frame f;
+    f.function = name;
+    p.frames.push_back(f);
+  }
+  p.label_sets = {{{"phase", "load"}}, {{"phase", "run"}, {"user", "7"}}};
+  p.threads = {{10, "main"}, {11, "worker"}, {12, "idle"}};
+  p.samples = {
+      {{0, 1}, {0, 0}, 10, 0},  // main;a
+      {{0, 2}, {0, 0}, 10, 0},  // main;b
+      {{3, 4}, {0, 0}, 11, 1},  // worker;c [phase=load]
+      {{3, 4}, {0, 0}, 11, 2},  // worker;c [phase=run user=7]
+  };
+  for (int64_t t = 0; t < 1000 * kMs; t += 10 * kMs) {
+    p.timeline.push_back({t, t < 500 * kMs ? 0u : 1u, 0, 1000});
+    if (t >= 500 * kMs) p.timeline.push_back({t, 1, 1, 3});
+    p.timeline.push_back({t + kMs, t < 300 * kMs ? 2u : 3u, 0, 1000});
+  }
+  for (const TimedSample& t : p.timeline) p.samples[t.sample].weights[t.event] += t.weight;
+  for (const Sample& s : p.samples) {
+    for (size_t e = 0; e < 2; ++e) p.events[e].total_weight += s.weights[e];
+  }
+  return p;
+}
+
+std::vector<std::string> Stack(const Profile& p, const Sample& s) {
+  std::vector<std::string> names;
+  for (uint32_t f : s.frames) names.push_back(p.frames.at(f).function);
+  return names;
+}
+
+// Weight of the first event by stack ("main;a"), summed over samples.
+std::map<std::string, int64_t> ByStack(const Profile& p, size_t event = 0) {
+  std::map<std::string, int64_t> by;
+  for (const Sample& s : p.samples) {
+    std::string key;
+    for (const std::string& n : Stack(p, s)) key += (key.empty() ? "" : ";") + n;
+    by[key] += s.weights.at(event);
+  }
+  return by;
+}
+
+// The invariants every filtered profile keeps: totals are the sum of the samples, the
+// timeline adds up to the samples' weights, is in time order and in range.
+void CheckConsistent(const Profile& p) {
+  std::vector<std::vector<int64_t>> timed(p.samples.size(), std::vector<int64_t>(p.events.size()));
+  for (size_t i = 0; i < p.timeline.size(); ++i) {
+    const TimedSample& t = p.timeline[i];
+    ASSERT_LT(t.sample, p.samples.size());
+    ASSERT_LT(t.event, p.events.size());
+    if (i > 0) {
+      EXPECT_LE(p.timeline[i - 1].time_ns, t.time_ns);
+    }
+    timed[t.sample][t.event] += t.weight;
+  }
+  for (size_t e = 0; e < p.events.size(); ++e) {
+    int64_t total = 0;
+    for (size_t i = 0; i < p.samples.size(); ++i) {
+      total += p.samples[i].weights.at(e);
+      EXPECT_EQ(timed[i][e], p.samples[i].weights[e]) << "sample " << i << " event " << e;
+    }
+    EXPECT_EQ(p.events[e].total_weight, total) << p.events[e].name;
+  }
+  for (const Sample& s : p.samples) {
+    bool any = false;
+    for (int64_t w : s.weights) any |= w != 0;
+    EXPECT_TRUE(any) << "a sample without weight was kept";
+    for (uint32_t f : s.frames) EXPECT_LT(f, p.frames.size());
+    EXPECT_LE(s.labels, p.label_sets.size());
+  }
+}
+
+TEST(ProfileFilter, EmptyFilterCopies) {
+  const Profile in = TimedProfile();
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, {}, &out).ok());
+  EXPECT_EQ(out.samples.size(), in.samples.size());
+  EXPECT_EQ(out.timeline.size(), in.timeline.size());
+  EXPECT_EQ(out.frames.size(), in.frames.size());
+  CheckConsistent(out);
+}
+
+TEST(ProfileFilter, TimeRangeRecomputesWeightsFromTheTimeline) {
+  const Profile in = TimedProfile();
+  ProfileFilter f;
+  f.from_ns = 450 * kMs;
+  f.to_ns = 550 * kMs;
+  Profile out;
+  const Status s = FilterProfile(in, f, &out);
+  ASSERT_TRUE(s.ok()) << s.message();
+  CheckConsistent(out);
+  // [450, 550): main's a at 450..490 (5), b at 500..540 (5); the worker's c at 451..541 (10).
+  const auto by = ByStack(out);
+  EXPECT_EQ(by.at("main;a"), 5000);
+  EXPECT_EQ(by.at("main;b"), 5000);
+  EXPECT_EQ(by.at("worker;c"), 10000);
+  EXPECT_EQ(out.events[0].total_weight, 20000);
+  EXPECT_EQ(out.events[1].total_weight, 15);
+  // Every timed sample kept is in the range, with its time since the start unchanged.
+  ASSERT_FALSE(out.timeline.empty());
+  EXPECT_EQ(out.timeline.front().time_ns, 450 * kMs);
+  EXPECT_EQ(out.timeline.back().time_ns, 541 * kMs);
+  // The worker's phase=load sample has nothing in the range: dropped, and its label set too.
+  EXPECT_EQ(out.samples.size(), 3u);
+  ASSERT_EQ(out.label_sets.size(), 1u);
+  EXPECT_EQ(out.label_sets[0][0].value, "run");
+  // Frames no kept sample uses are gone; the thread that took nothing is gone.
+  EXPECT_EQ(out.frames.size(), 5u);
+  EXPECT_EQ(out.threads.size(), 2u);
+}
+
+TEST(ProfileFilter, OpenEndedRangesAndAnEmptySelection) {
+  const Profile in = TimedProfile();
+  ProfileFilter f;
+  f.to_ns = 500 * kMs;
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out).count("main;b"), 0u);
+  EXPECT_EQ(ByStack(out).at("main;a"), 50000);
+  f = {};
+  f.from_ns = 500 * kMs;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(ByStack(out).count("main;a"), 0u);
+  EXPECT_EQ(ByStack(out).at("main;b"), 50000);
+  EXPECT_EQ(ByStack(out, 1).at("main;b"), 150);
+  // After the last sample: nothing, and that is not an error.
+  f.from_ns = 5000 * kMs;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_TRUE(out.samples.empty());
+  EXPECT_TRUE(out.timeline.empty());
+  EXPECT_EQ(out.events[0].total_weight, 0);
+}
+
+TEST(ProfileFilter, ThreadsByNameOrTid) {
+  const Profile in = TimedProfile();
+  ProfileFilter f;
+  f.threads = {"worker"};
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"worker;c", 100000}}));
+  ASSERT_EQ(out.threads.size(), 1u);
+  EXPECT_EQ(out.threads[0].name, "worker");
+  f.threads = {"10"};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"main;a", 50000}, {"main;b", 50000}}));
+  // Several: any of them; with a time range too.
+  f.threads = {"10", "worker"};
+  f.from_ns = 0;
+  f.to_ns = 100 * kMs;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"main;a", 10000}, {"worker;c", 10000}}));
+  // A known thread that took no sample selects nothing.
+  f = {};
+  f.threads = {"idle"};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_TRUE(out.samples.empty());
+}
+
+TEST(ProfileFilter, UnknownThreadListsTheThreads) {
+  const Profile in = TimedProfile();
+  ProfileFilter f;
+  f.threads = {"main", "wroker"};
+  Profile out;
+  const Status s = FilterProfile(in, f, &out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.message(),
+            "no thread 'wroker' in the profile of /bin/app (its 3 threads: main (10), worker (11), "
+            "idle (12))");
+  f.threads = {"13"};
+  EXPECT_FALSE(FilterProfile(in, f, &out).ok());
+
+  Profile untracked = in;
+  untracked.threads.clear();
+  for (Sample& sample : untracked.samples) sample.tid = 0;
+  f.threads = {"main"};
+  const Status none = FilterProfile(untracked, f, &out);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.message().find("does not say which thread"), std::string::npos) << none.message();
+}
+
+TEST(ProfileFilter, LabelsMustAllBeSet) {
+  const Profile in = TimedProfile();
+  ProfileFilter f;
+  f.labels = {{"phase", "run"}};
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"worker;c", 70000}}));
+  ASSERT_EQ(out.label_sets.size(), 1u);
+  EXPECT_EQ(out.samples[0].labels, 1u);
+  f.labels = {{"phase", "run"}, {"user", "7"}};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"worker;c", 70000}}));
+  // Both set, never together: nothing.
+  f.labels = {{"phase", "load"}, {"user", "7"}};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_TRUE(out.samples.empty());
+  // With a time range: phase=load only before 300 ms.
+  f.labels = {{"phase", "load"}};
+  f.from_ns = 250 * kMs;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"worker;c", 5000}}));
+}
+
+TEST(ProfileFilter, UnknownLabelsSayWhatThereIs) {
+  const Profile in = TimedProfile();
+  Profile out;
+  ProfileFilter f;
+  f.labels = {{"phase", "idle"}};
+  Status s = FilterProfile(in, f, &out);
+  EXPECT_EQ(s.message(),
+            "no sample has phase=idle in the profile of /bin/app (values of phase: "
+            "load, run)");
+  f.labels = {{"tenant", "a"}};
+  s = FilterProfile(in, f, &out);
+  EXPECT_EQ(s.message(),
+            "no label 'tenant' in the profile of /bin/app (its label keys: phase, user)");
+  Profile plain = in;
+  plain.label_sets.clear();
+  for (Sample& sample : plain.samples) sample.labels = 0;
+  s = FilterProfile(plain, f, &out);
+  EXPECT_EQ(s.message(), "the profile of /bin/app has no labels, so no sample has tenant=a");
+}
+
+TEST(ProfileFilter, TimeRangeNeedsATimeline) {
+  Profile in = TimedProfile();
+  in.timeline.clear();
+  ProfileFilter f;
+  f.from_ns = 0;
+  Profile out;
+  const Status s = FilterProfile(in, f, &out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("the profile of /bin/app has no sample times"), std::string::npos)
+      << s.message();
+  // Threads still work without times, from the samples' own weights.
+  f = {};
+  f.threads = {"worker"};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(out.events[0].total_weight, 100000);
+  EXPECT_TRUE(out.timeline.empty());
+  // An empty range is refused whatever the profile.
+  f = {};
+  f.from_ns = 2 * kMs;
+  f.to_ns = 2 * kMs;
+  EXPECT_EQ(FilterProfile(TimedProfile(), f, &out).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ProfileFilter, DamagedIndicesAreSkippedNotFollowed) {
+  Profile in = TimedProfile();
+  in.timeline.push_back({2000 * kMs, 99, 0, 5});  // no such sample
+  in.timeline.push_back({2000 * kMs, 0, 9, 5});   // no such event
+  in.samples[0].frames.push_back(1000);           // no such frame
+  ProfileFilter f;
+  f.from_ns = 0;
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(out.events[0].total_weight, in.events[0].total_weight);
+  bool past = false;
+  for (const Sample& s : out.samples) {
+    for (uint32_t frame : s.frames) past |= frame >= out.frames.size();
+  }
+  EXPECT_TRUE(past) << "an unknown frame stays unknown";
+}
+
+// perf script input keeps its times through the reader: the timeline (since the first sample,
+// in time order even where CPUs' buffers interleave), each sample's thread and the threads'
+// names, with stacks of different threads kept apart.
+TEST(ProfileFilter, PerfScriptTimesThreadsAndRanges) {
+  const std::string text =
+      "app 100/100 [000] 5000.000000: 10 cpu-clock:\n"
+      "\t1 a (/bin/app)\n\t2 main (/bin/app)\n\n"
+      "app 100/101 [001] 5000.250000: 10 cpu-clock:\n"
+      "\t1 a (/bin/app)\n\t2 main (/bin/app)\n\n"
+      "app 100/100 [000] 5000.500000: 10 cpu-clock:\n"
+      "\t3 b (/bin/app)\n\t2 main (/bin/app)\n\n"
+      // CPU 1's buffer, flushed late: earlier than the sample before it.
+      "my worker 100/101 [001] 5000.400000: 10 cpu-clock:\n"
+      "\t1 a (/bin/app)\n\t2 main (/bin/app)\n\n"
+      "app 100/100 [000] 5001.000000: 30 cpu-clock:\n"
+      "\t3 b (/bin/app)\n\t2 main (/bin/app)\n";
+  Profile p;
+  const Status read = ReadPerfScript(text, "t.perf-script", &p);
+  ASSERT_TRUE(read.ok()) << read.message();
+  CheckConsistent(p);
+  ASSERT_EQ(p.timeline.size(), 5u);
+  std::vector<int64_t> times;
+  for (const TimedSample& t : p.timeline) times.push_back(t.time_ns);
+  EXPECT_EQ(times, (std::vector<int64_t>{0, 250 * kMs, 400 * kMs, 500 * kMs, 1000 * kMs}));
+  EXPECT_EQ(p.samples[p.timeline[2].sample].tid, 101);
+  EXPECT_EQ(p.threads, (std::vector<ThreadInfo>{{100, "app"}, {101, "my worker"}}));
+  // main;a of thread 100 and of thread 101 are two samples.
+  EXPECT_EQ(p.samples.size(), 3u);
+
+  ProfileFilter f;
+  f.from_ns = 250 * kMs;
+  f.to_ns = 1000 * kMs;
+  Profile out;
+  ASSERT_TRUE(FilterProfile(p, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"main;a", 20}, {"main;b", 10}}));
+  f.threads = {"my worker"};
+  ASSERT_TRUE(FilterProfile(p, f, &out).ok());
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"main;a", 20}}));
+}
+
+}  // namespace
+}  // namespace inprof
