@@ -1,9 +1,11 @@
 // libFuzzer target: the raw profile reader (docs/raw-profile.md) on arbitrary bytes.
 //
 // The reader must return on any input; a refusal must read "input:LINE: what" with LINE
-// within the input; what it accepts must survive a round trip: written, read back without
-// error as a complete file, equal field by field to what was first read, and written again
-// to the same bytes. CheckRawProfile is also replayed by tests/exporters/raw_profile_test.cpp
+// within the input; what it accepts must hold the model's invariants that the rest of inprof
+// indexes by (tags and timed samples name what exists, the timeline is in time order, label
+// keys are sorted and unique) and survive a round trip: written, read back without error as a
+// complete file, equal field by field to what was first read, and written again to the same
+// bytes. CheckRawProfile is also replayed by tests/exporters/raw_profile_test.cpp
 // over fuzz/corpus/raw_profile/.
 #include <algorithm>
 #include <charconv>
@@ -14,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "inprof/raw_profile.h"
 #include "reader_checks.h"
@@ -92,11 +95,53 @@ std::string Difference(const RawProfile& a, const RawProfile& b) {
       return "thread " + std::to_string(i);
     }
   }
+  if (a.label_sets != b.label_sets) return "label sets";
   if (a.stacks.size() != b.stacks.size()) return "stack count";
   for (size_t i = 0; i < a.stacks.size(); ++i) {
     if (a.stacks[i].addresses != b.stacks[i].addresses ||
         a.stacks[i].weights != b.stacks[i].weights) {
       return "stack " + std::to_string(i);
+    }
+  }
+  if (a.timeline.size() != b.timeline.size()) return "timeline length";
+  for (size_t i = 0; i < a.timeline.size(); ++i) {
+    const TimedSample& x = a.timeline[i];
+    const TimedSample& y = b.timeline[i];
+    if (x.time_ns != y.time_ns || x.sample != y.sample || x.event != y.event ||
+        x.weight != y.weight) {
+      return "timed sample " + std::to_string(i);
+    }
+  }
+  return {};
+}
+
+// The first invariant of the model `p` breaks, or "".
+std::string BrokenInvariant(const RawProfile& p) {
+  for (size_t i = 0; i < p.label_sets.size(); ++i) {
+    const std::vector<Label>& set = p.label_sets[i];
+    for (size_t k = 1; k < set.size(); ++k) {
+      if (!(set[k - 1].key < set[k].key)) return "label set " + std::to_string(i) + " unsorted";
+    }
+  }
+  for (size_t i = 0; i < p.stacks.size(); ++i) {
+    const RawStack& s = p.stacks[i];
+    if (s.weights.size() != p.events.size()) return "stack " + std::to_string(i) + " weights";
+    for (uint64_t a : s.addresses) {
+      const uint64_t tag = a & kRawTagMask;
+      const uint64_t payload = a & ~kRawTagMask;
+      if ((tag == kRawLuaTag && payload >= p.lua_frames.size()) ||
+          (tag == kRawLabelsTag && (payload == 0 || payload > p.label_sets.size()))) {
+        return "stack " + std::to_string(i) + " names what is not there";
+      }
+    }
+  }
+  for (size_t i = 0; i < p.timeline.size(); ++i) {
+    const TimedSample& t = p.timeline[i];
+    if (t.sample >= p.stacks.size() || t.event >= p.events.size()) {
+      return "timed sample " + std::to_string(i) + " names what is not there";
+    }
+    if (i > 0 && t.time_ns < p.timeline[i - 1].time_ns) {
+      return "timed sample " + std::to_string(i) + " out of time order";
     }
   }
   return {};
@@ -115,6 +160,9 @@ std::string CheckRawProfile(std::string_view input) {
   {
     std::istringstream in{std::string(input)};
     if (Status s = ReadRawProfile(in, kName, &first); !s.ok()) return CheckRefusal(s, input);
+  }
+  if (std::string broken = BrokenInvariant(first); !broken.empty()) {
+    return "raw profile reader accepted a profile with " + broken;
   }
   const std::string text = Text(first);
   RawProfile again;

@@ -4,8 +4,14 @@
 //
 // The reader is written for hostile input: it never allocates from a number it reads (the
 // format has no counts: lists are as long as the lines that make them), every line is parsed
-// in time linear in its length, and indices (Lua frames) and thread ids are checked before
-// they are stored.
+// in time linear in its length, and indices (Lua frames, label sets, stacks, events) and
+// thread ids are checked before they are stored.
+//
+// Version 2 adds label sets and the timeline. The writer writes the lowest version that holds
+// the profile: a profile without either is version 1, byte for byte what inprof wrote before
+// version 2, so older readers still read it; one with either is version 2, which an older
+// reader refuses at its header (naming the version) instead of at the first record it does
+// not know.
 #include "inprof/raw_profile.h"
 
 #include <algorithm>
@@ -22,10 +28,11 @@
 namespace inprof {
 namespace {
 
-constexpr std::string_view kHeader = "inprof-raw 1";
 constexpr std::string_view kMagic = "inprof-raw";
-constexpr int kVersion = 1;
-// Thread ids and Lua frame indices live in the low 48 bits of a tagged address.
+constexpr std::string_view kHeaders[] = {"inprof-raw 1", "inprof-raw 2"};  // by version - 1
+constexpr int kVersion = 2;  // the newest this code reads and writes
+// Thread ids, Lua frame indices and label set numbers live in the low 48 bits of a tagged
+// address.
 constexpr uint64_t kTagPayload = (uint64_t{1} << 48) - 1;
 // The writer hands its text to the stream in pieces of about this size.
 constexpr size_t kFlushBytes = 64 * 1024;
@@ -90,8 +97,9 @@ auto& Field(P& p, Member member) {
 const std::string_view kModuleKinds[] = {"exe", "so", "vdso"};  // RawModule::Kind order
 const char kFrameKinds[] = {'n', 'i', 's'};                     // FrameKind order
 
-// The order records come in; a record never follows one of a later section. Lua frames and
-// events come before the stacks that refer to them, so a stack is checked as it is read.
+// The order records come in; a record never follows one of a later section. Lua frames,
+// label sets and events come before the stacks that refer to them, and the stacks before the
+// time records that refer to them, so every index is checked as it is read.
 enum Section : int {
   kSectionHeader,
   kSectionMeta,
@@ -102,7 +110,9 @@ enum Section : int {
   kSectionModule,
   kSectionLua,
   kSectionThread,
+  kSectionLabels,  // version 2
   kSectionStack,
+  kSectionTime,  // version 2
   kSectionEnd,
 };
 
@@ -154,8 +164,9 @@ void AppendHex(std::string& out, uint64_t value) { AppendNumber(out, value, 16);
 void AppendAddress(std::string& out, uint64_t a) {
   if (a == kRawTruncated || a == kRawOverflow) {
     out += a == kRawTruncated ? 'T' : 'O';
-  } else if ((a & kRawTagMask) == kRawThreadTag || (a & kRawTagMask) == kRawLuaTag) {
-    out += (a & kRawTagMask) == kRawThreadTag ? 't' : 'L';
+  } else if (const uint64_t tag = a & kRawTagMask;
+             tag == kRawThreadTag || tag == kRawLuaTag || tag == kRawLabelsTag) {
+    out += tag == kRawThreadTag ? 't' : tag == kRawLuaTag ? 'L' : 'l';
     AppendNumber(out, a & kTagPayload);
   } else {
     AppendHex(out, a);
@@ -296,7 +307,9 @@ class Reader {
     if (section_ == kSectionEnd) return Fail("text after the 'end' line");
     if (!Split(line)) return false;
     const std::string_view keyword = fields_[0];
+    if (keyword == "time") return Enter(kSectionTime) && TimeLine();
     if (keyword == "stack") return Enter(kSectionStack) && StackLine();
+    if (keyword == "labels") return Enter(kSectionLabels) && LabelsLine();
     if (keyword == "segment") return Enter(kSectionModule) && SegmentLine();
     if (keyword == "lua") return Enter(kSectionLua) && LuaLine();
     if (keyword == "thread") return Enter(kSectionThread) && ThreadLine();
@@ -313,15 +326,16 @@ class Reader {
     }
     return Fail("unknown record " + Quote(keyword) +
                 " (expected meta, event, health, thread_health, warning, module, segment, lua, "
-                "thread, stack or end)");
+                "thread, labels, stack, time or end)");
   }
 
   // The last line of the input, cut before its '\n': what a write cut short leaves. Ignored,
   // except that a first line must still be the start of the header.
   bool CutLine(std::string_view line, size_t number) {
     number_ = number;
-    if (number == 1 && !kHeader.starts_with(line)) {
-      return Fail("not a raw profile (the first line is not '" + std::string(kHeader) + "')");
+    if (number == 1 && std::none_of(std::begin(kHeaders), std::end(kHeaders),
+                                    [line](std::string_view h) { return h.starts_with(line); })) {
+      return NotRawProfile();
     }
     return true;
   }
@@ -336,14 +350,32 @@ class Reader {
   }
 
   bool HeaderLine(std::string_view line) {
-    if (line == kHeader) return true;
+    for (int v = 1; v <= kVersion; ++v) {
+      if (line == kHeaders[v - 1]) {
+        version_ = v;
+        return true;
+      }
+    }
     int64_t version = 0;
     if (line.starts_with(kMagic) && line.size() > kMagic.size() + 1 && line[kMagic.size()] == ' ' &&
         ParseI64(line.substr(kMagic.size() + 1), &version)) {
-      return Fail("raw profile version " + std::to_string(version) + ", this reader knows " +
-                  std::to_string(kVersion) + " only (a newer inprof wrote it)");
+      return Fail("raw profile version " + std::to_string(version) +
+                  ", this reader knows versions 1 to " + std::to_string(kVersion) +
+                  (version > kVersion ? " (a newer inprof wrote it)" : ""));
     }
-    return Fail("not a raw profile (the first line is not '" + std::string(kHeader) + "')");
+    return NotRawProfile();
+  }
+
+  bool NotRawProfile() {
+    return Fail("not a raw profile (the first line is not 'inprof-raw 1' to 'inprof-raw " +
+                std::to_string(kVersion) + "')");
+  }
+
+  // Records and stack tokens version 1 does not have are errors in a version 1 file: what
+  // reads as version 1 is what an older reader reads too.
+  bool Needs2(std::string_view what) {
+    if (version_ >= 2) return true;
+    return Fail(std::string(what) + " needs format version 2 (the header says 'inprof-raw 1')");
   }
 
   // Splits on single spaces; an empty field (two spaces, a space at either end) is an error.
@@ -364,8 +396,8 @@ class Reader {
   bool Enter(Section section) {
     if (section < section_) {
       return Fail("'" + std::string(fields_[0]) +
-                  "' after a later section (the order is meta, "
-                  "event, health, thread_health, warning, module, lua, thread, stack, end)");
+                  "' after a later section (the order is meta, event, health, thread_health, "
+                  "warning, module, lua, thread, labels, stack, time, end)");
     }
     section_ = section;
     return true;
@@ -555,6 +587,31 @@ class Reader {
     return true;
   }
 
+  // labels KEY VALUE KEY VALUE ...: one label set, keys in strictly increasing byte order
+  // (sorted, unique: the model's invariant, which lookups by key rely on).
+  bool LabelsLine() {
+    if (!Needs2("'labels'")) return false;
+    if (fields_.size() % 2 != 1) {
+      return Fail("'labels' takes key value pairs, found " + std::to_string(fields_.size() - 1) +
+                  " fields");
+    }
+    std::vector<Label> set;
+    set.reserve((fields_.size() - 1) / 2);
+    for (size_t i = 1; i < fields_.size(); i += 2) {
+      Label label;
+      if (!String(i, "label key", &label.key) || !String(i + 1, "label value", &label.value)) {
+        return false;
+      }
+      if (!set.empty() && !(set.back().key < label.key)) {
+        return Fail("label key " + Quote(label.key) + " after " + Quote(set.back().key) +
+                    " (keys come sorted, each once)");
+      }
+      set.push_back(std::move(label));
+    }
+    p_.label_sets.push_back(std::move(set));
+    return true;
+  }
+
   bool StackLine() {
     if (fields_.size() < 2) return Fail("'stack' without its weights");
     RawStack s;
@@ -597,6 +654,51 @@ class Reader {
     return true;
   }
 
+  // time DT STACK [EVENT WEIGHT]: DT is the time since the previous time record (since the
+  // start for the first, and only that one may be negative), so records come in time order;
+  // without EVENT and WEIGHT they are the previous record's (event 0, weight 1 at first).
+  bool TimeLine() {
+    if (!Needs2("'time'")) return false;
+    if (fields_.size() != 3 && fields_.size() != 5) {
+      return Fail("'time' takes 2 or 4 fields (DT STACK [EVENT WEIGHT]), found " +
+                  std::to_string(fields_.size() - 1));
+    }
+    TimedSample t;
+    if (p_.timeline.empty()) {
+      if (!I64(1, "time since the start", &t.time_ns)) return false;
+    } else {
+      uint64_t delta = 0;
+      if (!ParseUnsigned(fields_[1], &delta)) {
+        return Fail("time since the previous record: " + Quote(fields_[1]) +
+                    " is not a non-negative decimal integer (records come in time order)");
+      }
+      const int64_t last = p_.timeline.back().time_ns;
+      // INT64_MAX - last, exact in unsigned arithmetic whatever last's sign.
+      const uint64_t room = static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(last);
+      if (delta > room) return Fail("time past 2^63 ns");
+      t.time_ns = static_cast<int64_t>(static_cast<uint64_t>(last) + delta);
+    }
+    if (!U32(2, "time stack", &t.sample)) return false;
+    if (t.sample >= p_.stacks.size()) {
+      return Fail("time stack " + std::to_string(t.sample) + ": the profile has " +
+                  std::to_string(p_.stacks.size()) + " stacks");
+    }
+    if (fields_.size() == 5) {
+      if (!U32(3, "time event", &t.event) || !I64(4, "time weight", &t.weight)) return false;
+    } else if (!p_.timeline.empty()) {
+      t.event = p_.timeline.back().event;
+      t.weight = p_.timeline.back().weight;
+    } else {
+      t.weight = 1;
+    }
+    if (t.event >= p_.events.size()) {
+      return Fail("time event " + std::to_string(t.event) + ": the profile has " +
+                  std::to_string(p_.events.size()) + " events");
+    }
+    p_.timeline.push_back(t);
+    return true;
+  }
+
   bool Address(std::string_view t, uint64_t* a) {
     if (t == "T") {
       *a = kRawTruncated;
@@ -606,12 +708,20 @@ class Reader {
       *a = kRawOverflow;
       return true;
     }
-    if (t[0] == 't' || t[0] == 'L') {
+    if (t[0] == 't' || t[0] == 'L' || t[0] == 'l') {
       uint64_t payload = 0;
       if (!ParseUnsigned(t.substr(1), &payload)) {
         return Fail("stack frame " + Quote(t) + ": not a decimal number after '" + t[0] + "'");
       }
-      if (t[0] == 't') {
+      if (t[0] == 'l') {
+        if (!Needs2("a labels tag (l<set>)")) return false;
+        if (payload == 0 || payload > p_.label_sets.size()) {
+          return Fail("stack frame " + Quote(t) +
+                      ": label sets count from 1, and the profile has " +
+                      std::to_string(p_.label_sets.size()));
+        }
+        *a = kRawLabelsTag | payload;
+      } else if (t[0] == 't') {
         if (payload == 0 || payload > kTagPayload) {
           return Fail("stack frame " + Quote(t) + " is not a thread id (1 to 2^48-1)");
         }
@@ -627,12 +737,13 @@ class Reader {
     }
     if (!ParseUnsigned(t, a, 16)) {
       return Fail("stack frame " + Quote(t) +
-                  " (expected a hex address, T, O, t<tid> or L<lua frame>)");
+                  " (expected a hex address, T, O, t<tid>, L<lua frame> or l<label set>)");
     }
     // Values that mean something else are written as what they mean; a hex spelling of one
     // is a damaged or hand-edited file.
-    if (*a == kRawTruncated || *a == kRawOverflow || (*a & kRawTagMask) == kRawThreadTag ||
-        (*a & kRawTagMask) == kRawLuaTag) {
+    const uint64_t tag = *a & kRawTagMask;
+    if (*a == kRawTruncated || *a == kRawOverflow || tag == kRawThreadTag || tag == kRawLuaTag ||
+        tag == kRawLabelsTag) {
       return Fail("stack frame " + Quote(t) + " is a marker written as an address");
     }
     return true;
@@ -642,6 +753,7 @@ class Reader {
   RawProfile& p_;
   size_t number_ = 0;
   Section section_ = kSectionHeader;
+  int version_ = 0;
   uint32_t meta_seen_ = 0;
   uint32_t health_seen_ = 0;
   std::unordered_set<int64_t> tids_;
@@ -649,11 +761,58 @@ class Reader {
   std::string error_;
 };
 
+// The time records. The format keeps them in time order (their times are deltas that may not
+// be negative); the runtime drains threads one after another, so a timeline that is not in
+// order is written stably sorted rather than as a file its reader would refuse. Timed samples
+// that name no stack or event are left out for the same reason.
+void WriteTimeline(const RawProfile& p, LineWriter& w) {
+  const auto earlier = [](const TimedSample& a, const TimedSample& b) {
+    return a.time_ns < b.time_ns;
+  };
+  std::vector<const TimedSample*> sorted;
+  if (!std::is_sorted(p.timeline.begin(), p.timeline.end(), earlier)) {
+    sorted.reserve(p.timeline.size());
+    for (const TimedSample& t : p.timeline) sorted.push_back(&t);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [&](const TimedSample* a, const TimedSample* b) { return earlier(*a, *b); });
+  }
+  bool first = true;
+  TimedSample last;  // what a short record repeats: event 0, weight 1 before the first
+  last.weight = 1;
+  const auto write = [&](const TimedSample& t) {
+    if (t.sample >= p.stacks.size() || t.event >= p.events.size()) return;
+    std::string& text = w.text();
+    text += "time ";
+    if (first) {
+      AppendNumber(text, t.time_ns);
+    } else {
+      // Exact for any two int64 values in order, however far apart.
+      AppendNumber(text, static_cast<uint64_t>(t.time_ns) - static_cast<uint64_t>(last.time_ns));
+    }
+    text += ' ';
+    AppendNumber(text, t.sample);
+    if (t.event != last.event || t.weight != last.weight) {
+      text += ' ';
+      AppendNumber(text, t.event);
+      text += ' ';
+      AppendNumber(text, t.weight);
+    }
+    w.EndLine();
+    first = false;
+    last = t;
+  };
+  if (sorted.empty()) {
+    for (const TimedSample& t : p.timeline) write(t);
+  } else {
+    for (const TimedSample* t : sorted) write(*t);
+  }
+}
+
 }  // namespace
 
 void WriteRawProfile(const RawProfile& p, std::ostream& out) {
   LineWriter w(out);
-  w.Record(kHeader);
+  w.Record(kHeaders[p.label_sets.empty() && p.timeline.empty() ? 0 : 1]);
   for (const MetaField& field : kMetaFields) {
     std::visit([&](auto member) { w.Record("meta", Word{field.name}, Field(p, member)); },
                field.member);
@@ -683,6 +842,17 @@ void WriteRawProfile(const RawProfile& p, std::ostream& out) {
              Hex{f.address}, f.function, f.file, f.module);
   }
   for (const RawThread& t : p.threads) w.Record("thread", t.tid, t.name);
+  for (const std::vector<Label>& set : p.label_sets) {
+    std::string& text = w.text();
+    text += "labels";
+    for (const Label& label : set) {
+      text += ' ';
+      AppendString(text, label.key);
+      text += ' ';
+      AppendString(text, label.value);
+    }
+    w.EndLine();
+  }
   for (const RawStack& s : p.stacks) {
     std::string& text = w.text();
     text += "stack ";
@@ -697,6 +867,7 @@ void WriteRawProfile(const RawProfile& p, std::ostream& out) {
     }
     w.EndLine();
   }
+  WriteTimeline(p, w);
   w.Record("end");
 }
 

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -140,15 +141,32 @@ RawProfile OddProfile() {
     p.threads.push_back(RawThread{static_cast<int64_t>(100 + i), kOddStrings[i]});
   }
   p.threads.push_back(RawThread{(int64_t{1} << 48) - 1, "highest tid"});
+  // Label sets: odd strings as keys (sorted, each once) and values, an empty key and value,
+  // and an empty set.
+  std::vector<Label> odd_labels;
+  for (size_t i = 0; i < kOddStrings.size(); ++i) {
+    odd_labels.push_back(Label{kOddStrings[i], kOddStrings[(i + 3) % kOddStrings.size()]});
+  }
+  std::sort(odd_labels.begin(), odd_labels.end());
+  p.label_sets = {{Label{"", ""}}, odd_labels, {}, {Label{"request", "/api"}, {"user", "42"}}};
   const uint64_t t100 = kRawThreadTag | 100;
   p.stacks = {
-      {{0x555555556123, 0x555555556456, 0x7ffff7da9000, t100}, {10101010, 1}},
+      {{0x555555556123, 0x555555556456, 0x7ffff7da9000, t100, kRawLabelsTag | 2}, {10101010, 1}},
       {{0x555555556124, kRawTruncated, t100}, {0, 0}},
-      {{kRawOverflow, t100}, {-5, std::numeric_limits<int64_t>::min()}},
-      {{kRawLuaTag | 0, kRawLuaTag | 17, 0x7ffff7da9000, kRawThreadTag | ((uint64_t{1} << 48) - 1)},
+      {{kRawOverflow, t100, kRawLabelsTag | 4}, {-5, std::numeric_limits<int64_t>::min()}},
+      {{kRawLuaTag | 0, kRawLuaTag | 17, 0x7ffff7da9000, kRawThreadTag | ((uint64_t{1} << 48) - 1),
+        kRawLabelsTag | 1},
        {std::numeric_limits<int64_t>::max(), 3}},
-      {{}, {1, 1}},
-      {{0, 0xfffcffffffffffff, 0xffffffffffffffff, 3}, {2, 2}},
+      {{kRawLabelsTag | 3}, {1, 1}},
+      {{0, 0xfffbffffffffffff, 0xffffffffffffffff, 3}, {2, 2}},
+  };
+  // Times at both ends of int64 (the largest step the deltas can take), equal times, both
+  // forms of the record (event and weight repeated or given), extreme weights.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  p.timeline = {
+      {kMin, 0, 0, 1}, {kMin, 2, 0, 1},    {-5, 1, 1, 0},      {-5, 3, 1, 0},
+      {0, 4, 0, kMin}, {1000, 5, 0, kMax}, {1001, 5, 0, kMax}, {kMax, 0, 1, 1},
   };
   // Totals of extreme weights wrap (as unsigned: signed overflow is undefined); the format
   // only has to carry the value.
@@ -169,6 +187,16 @@ void ExpectSameDouble(double a, double b, const std::string& what) {
     EXPECT_EQ(a, b) << what;
   }
   EXPECT_EQ(std::signbit(a), std::signbit(b)) << what;
+}
+
+void ExpectSameTimeline(const std::vector<TimedSample>& a, const std::vector<TimedSample>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].time_ns, b[i].time_ns) << "timed sample " << i;
+    EXPECT_EQ(a[i].sample, b[i].sample) << "timed sample " << i;
+    EXPECT_EQ(a[i].event, b[i].event) << "timed sample " << i;
+    EXPECT_EQ(a[i].weight, b[i].weight) << "timed sample " << i;
+  }
 }
 
 void ExpectEqual(const RawProfile& a, const RawProfile& b) {
@@ -232,6 +260,7 @@ void ExpectEqual(const RawProfile& a, const RawProfile& b) {
     }
   }
   EXPECT_EQ(a.lua_frames, b.lua_frames);
+  EXPECT_EQ(a.label_sets, b.label_sets);
   ASSERT_EQ(a.threads.size(), b.threads.size());
   for (size_t i = 0; i < a.threads.size(); ++i) {
     EXPECT_EQ(a.threads[i].tid, b.threads[i].tid);
@@ -242,6 +271,7 @@ void ExpectEqual(const RawProfile& a, const RawProfile& b) {
     EXPECT_EQ(a.stacks[i].addresses, b.stacks[i].addresses) << "stack " << i;
     EXPECT_EQ(a.stacks[i].weights, b.stacks[i].weights) << "stack " << i;
   }
+  ExpectSameTimeline(a.timeline, b.timeline);
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -315,10 +345,13 @@ TEST(RawProfile, WritesTheDocumentedText) {
   lua.module = "[lua]";
   p.lua_frames = {lua};
   p.threads = {RawThread{1234, "my prog"}};
-  p.stacks = {{{0x555555555123, 0x555555555456, kRawThreadTag | 1234}, {20202020}},
-              {{kRawLuaTag | 0, kRawTruncated, kRawThreadTag | 1234}, {10101010}}};
+  p.label_sets = {{Label{"request", "/api/users"}, Label{"user", "42"}}};
+  p.stacks = {
+      {{0x555555555123, 0x555555555456, kRawThreadTag | 1234, kRawLabelsTag | 1}, {20202020}},
+      {{kRawLuaTag | 0, kRawTruncated, kRawThreadTag | 1234}, {10101010}}};
+  p.timeline = {{1000000, 0, 0, 10101010}, {11101010, 1, 0, 10101010}, {21202020, 0, 0, 10101010}};
   EXPECT_EQ(Write(p),
-            "inprof-raw 1\n"
+            "inprof-raw 2\n"
             "meta pid 1234\n"
             "meta ppid 1000\n"
             "meta comm my\\sprog\n"
@@ -349,8 +382,12 @@ TEST(RawProfile, WritesTheDocumentedText) {
             "segment 555555555000 555555556000 1000 x\n"
             "lua n 42 0 0 update /srv/game/main.lua [lua]\n"
             "thread 1234 my\\sprog\n"
-            "stack 20202020 555555555123 555555555456 t1234\n"
+            "labels request /api/users user 42\n"
+            "stack 20202020 555555555123 555555555456 t1234 l1\n"
             "stack 10101010 L0 T t1234\n"
+            "time 1000000 0 0 10101010\n"
+            "time 10101010 1\n"
+            "time 10101010 0\n"
             "end\n");
 }
 
@@ -367,8 +404,10 @@ TEST(RawProfile, CutAtEveryLineKeepsWhatCameBefore) {
     const Status s = Read(prefix, &read);
     ASSERT_TRUE(s.ok()) << "cut after " << n << " lines: " << s.message();
     EXPECT_FALSE(read.complete) << n;
-    size_t stacks = 0, modules = 0, threads = 0, lua = 0, events = 0;
+    size_t stacks = 0, modules = 0, threads = 0, lua = 0, events = 0, labels = 0, times = 0;
     for (size_t i = 0; i < n; ++i) {
+      labels += lines[i].starts_with("labels");
+      times += lines[i].starts_with("time ");
       stacks += lines[i].starts_with("stack ");
       modules += lines[i].starts_with("module ");
       threads += lines[i].starts_with("thread ");
@@ -380,8 +419,15 @@ TEST(RawProfile, CutAtEveryLineKeepsWhatCameBefore) {
     EXPECT_EQ(read.threads.size(), threads) << n;
     EXPECT_EQ(read.lua_frames.size(), lua) << n;
     EXPECT_EQ(read.events.size(), events) << n;
+    ASSERT_EQ(read.label_sets.size(), labels) << n;
+    ASSERT_EQ(read.timeline.size(), times) << n;
     for (size_t i = 0; i < stacks; ++i) {
       EXPECT_EQ(read.stacks[i].addresses, original.stacks[i].addresses);
+    }
+    for (size_t i = 0; i < labels; ++i) EXPECT_EQ(read.label_sets[i], original.label_sets[i]);
+    for (size_t i = 0; i < times; ++i) {
+      EXPECT_EQ(read.timeline[i].time_ns, original.timeline[i].time_ns) << n;
+      EXPECT_EQ(read.timeline[i].sample, original.timeline[i].sample) << n;
     }
   }
   RawProfile whole;
@@ -406,6 +452,18 @@ TEST(RawProfile, CutAtEveryByteReadsAsIncompletePrefix) {
     }
     for (size_t i = 0; i < read.modules.size(); ++i) {
       ASSERT_EQ(read.modules[i].path, original.modules[i].path) << cut;
+    }
+    ASSERT_LE(read.label_sets.size(), original.label_sets.size());
+    for (size_t i = 0; i < read.label_sets.size(); ++i) {
+      ASSERT_EQ(read.label_sets[i], original.label_sets[i]) << cut;
+    }
+    // A time line cut short is not read as a shorter time (a delta cut from 1000 to 10).
+    ASSERT_LE(read.timeline.size(), original.timeline.size());
+    for (size_t i = 0; i < read.timeline.size(); ++i) {
+      ASSERT_EQ(read.timeline[i].time_ns, original.timeline[i].time_ns) << cut;
+      ASSERT_EQ(read.timeline[i].sample, original.timeline[i].sample) << cut;
+      ASSERT_EQ(read.timeline[i].event, original.timeline[i].event) << cut;
+      ASSERT_EQ(read.timeline[i].weight, original.timeline[i].weight) << cut;
     }
   }
 }
@@ -490,6 +548,146 @@ TEST(RawProfile, MalformedLinesAreErrorsNamingSourceAndLine) {
   }
 }
 
+// Label sets and times (version 2), each malformed in the ways a damaged or hostile file can.
+TEST(RawProfile, MalformedLabelsAndTimesAreErrorsNamingSourceAndLine) {
+  const std::string head = "inprof-raw 2\nevent cpu ns 1 99 0\n";  // lines 1-2
+  const std::vector<Malformed> cases = {
+      {"labels a\n", 3, "'labels' takes key value pairs, found 1 fields"},
+      {"labels a 1 b\n", 3, "takes key value pairs"},
+      {"labels b 1 a 2\n", 3, "label key 'a' after 'b' (keys come sorted, each once)"},
+      {"labels a 1 a 2\n", 3, "keys come sorted, each once"},
+      {"labels a\\q 1\n", 3, "label key: unknown escape"},
+      {"labels a \x01\n", 3, "label value: a control character"},
+      {"stack 1 10 l1\n", 3, "'l1': label sets count from 1, and the profile has 0"},
+      {"labels a 1\nstack 1 10 l2\n", 4, "the profile has 1"},
+      {"labels a 1\nstack 1 10 l0\n", 4, "label sets count from 1"},
+      {"labels a 1\nstack 1 10 l-1\n", 4, "not a decimal number after 'l'"},
+      {"labels a 1\nstack 1 fffc000000000001\n", 4, "marker written as an address"},
+      {"stack 1 10\nlabels a 1\n", 4, "after a later section"},
+      {"time 5 0\n", 3, "time stack 0: the profile has 0 stacks"},
+      {"stack 1 10\ntime 5 1\n", 4, "time stack 1: the profile has 1 stacks"},
+      {"stack 1 10\ntime 5 4294967296\n", 4, "below 2^32"},
+      {"stack 1 10\ntime 5 0 1 1\n", 4, "time event 1: the profile has 1 events"},
+      {"stack 1 10\ntime 5 0 0\n", 4,
+       "'time' takes 2 or 4 fields (DT STACK [EVENT WEIGHT]), found 3"},
+      {"stack 1 10\ntime 5\n", 4, "takes 2 or 4 fields"},
+      {"stack 1 10\ntime 5 0 0 1 1\n", 4, "takes 2 or 4 fields"},
+      {"stack 1 10\ntime x 0\n", 4, "time since the start: 'x' is not a decimal integer"},
+      {"stack 1 10\ntime 5 0 0 w\n", 4, "time weight: 'w' is not a decimal integer"},
+      {"stack 1 10\ntime 5 0\ntime -1 0\n", 5, "records come in time order"},
+      {"stack 1 10\ntime 9223372036854775807 0\ntime 1 0\n", 5, "time past 2^63 ns"},
+      {"stack 1 10\ntime -9223372036854775808 0\ntime 18446744073709551615 0\ntime 1 0\n", 6,
+       "time past 2^63 ns"},
+      {"stack 1 10\ntime 5 0\nstack 1 10\n", 5, "after a later section"},
+      {"stack 1 10\ntime 5 0\nlabels a 1\n", 5, "after a later section"},
+  };
+  for (const Malformed& c : cases) {
+    RawProfile read;
+    const Status s = Read(head + c.text, &read);
+    ASSERT_FALSE(s.ok()) << c.text;
+    const std::string expected = "t.inprofraw:" + std::to_string(c.line) + ": ";
+    EXPECT_TRUE(s.message().starts_with(expected)) << c.text << " -> " << s.message();
+    EXPECT_NE(s.message().find(c.what), std::string::npos) << c.text << " -> " << s.message();
+  }
+  // A profile without events has no time record that can name one.
+  RawProfile read;
+  const Status s = Read("inprof-raw 2\nstack - 10\ntime 5 0\n", &read);
+  EXPECT_NE(s.message().find("t.inprofraw:3: time event 0: the profile has 0 events"),
+            std::string::npos)
+      << s.message();
+}
+
+// What an older inprof reads: a profile without labels and times is version 1, as it always
+// was; version 2's records in a file that says version 1 are errors, as they are to a reader
+// that knows version 1 only.
+TEST(RawProfile, WithoutLabelsAndTimesTheFileIsVersion1) {
+  RawProfile p = OddProfile();
+  p.label_sets.clear();
+  p.timeline.clear();
+  for (RawStack& stack : p.stacks) {
+    std::erase_if(stack.addresses, [](uint64_t a) { return (a & kRawTagMask) == kRawLabelsTag; });
+  }
+  const std::string text = Write(p);
+  EXPECT_TRUE(text.starts_with("inprof-raw 1\n")) << text.substr(0, 20);
+  RawProfile read;
+  ASSERT_TRUE(Read(text, &read).ok());
+  ExpectEqual(p, read);
+
+  const std::string head = "inprof-raw 1\nevent cpu ns 1 99 0\n";
+  const std::vector<Malformed> cases = {
+      {"labels a 1\n", 3, "'labels' needs format version 2 (the header says 'inprof-raw 1')"},
+      {"stack 1 10 l1\n", 3, "a labels tag (l<set>) needs format version 2"},
+      {"stack 1 10\ntime 5 0\n", 4, "'time' needs format version 2"},
+  };
+  for (const Malformed& c : cases) {
+    const Status s = Read(head + c.text, &read);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_TRUE(s.message().starts_with("t.inprofraw:" + std::to_string(c.line) + ": "))
+        << s.message();
+    EXPECT_NE(s.message().find(c.what), std::string::npos) << s.message();
+  }
+  // Either one alone makes it version 2.
+  RawProfile labels_only;
+  labels_only.label_sets = {{Label{"k", "v"}}};
+  EXPECT_TRUE(Write(labels_only).starts_with("inprof-raw 2\nmeta "));
+  RawProfile times_only;
+  times_only.events = {EventInfo{"cpu", "ns", 1, 0, 1}};
+  times_only.stacks = {{{0x1000}, {1}}};
+  times_only.timeline = {{5, 0, 0, 1}};
+  EXPECT_TRUE(Write(times_only).starts_with("inprof-raw 2\nmeta "));
+}
+
+TEST(RawProfile, TimeRecordsGiveEventAndWeightOnlyWhenTheyChange) {
+  RawProfile read;
+  ASSERT_TRUE(Read("inprof-raw 2\nevent a u 1 0 0\nevent b u 1 0 0\n"
+                   "stack 1,1 10\nstack 1,1 20\n"
+                   "time -3 1\ntime 3 0 1 7\ntime 0 1\ntime 10 0 0 7\nend\n",
+                   &read)
+                  .ok());
+  const std::vector<TimedSample> expected = {
+      {-3, 1, 0, 1}, {0, 0, 1, 7}, {0, 1, 1, 7}, {10, 0, 0, 7}};
+  ExpectSameTimeline(read.timeline, expected);
+  // And the writer leaves them out exactly then.
+  const std::vector<std::string> lines = Lines(Write(read));
+  ASSERT_GE(lines.size(), 5u);
+  EXPECT_EQ(
+      std::vector<std::string>(lines.end() - 5, lines.end()),
+      (std::vector<std::string>{"time -3 1", "time 3 0 1 7", "time 0 1", "time 10 0 0 7", "end"}));
+}
+
+// The runtime drains one thread after another: its timeline is in time order per thread only.
+// The file is in time order (stably: equal times keep their order), and timed samples that
+// name no stack or event are left out, so the reader never refuses what the writer wrote.
+TEST(RawProfile, TimelineIsWrittenInTimeOrderAndOnlyWhatReadsBack) {
+  RawProfile p;
+  p.events = {EventInfo{"cpu", "ns", 1, 0, 6}};
+  p.stacks = {{{0x1000}, {3}}, {{0x2000}, {3}}};
+  p.timeline = {{30, 0, 0, 1}, {10, 0, 0, 1}, {20, 1, 0, 1}, {10, 1, 0, 1},
+                {15, 2, 0, 1}, {15, 0, 1, 1}, {40, 0, 0, 2}, {40, 1, 0, 1}};
+  RawProfile read;
+  const std::string text = Write(p);
+  ASSERT_TRUE(Read(text, &read).ok()) << text;
+  const std::vector<TimedSample> expected = {{10, 0, 0, 1}, {10, 1, 0, 1}, {20, 1, 0, 1},
+                                             {30, 0, 0, 1}, {40, 0, 0, 2}, {40, 1, 0, 1}};
+  ExpectSameTimeline(read.timeline, expected);
+  EXPECT_EQ(Write(read), text);
+}
+
+// A process killed among its time lines: its stacks are whole, its times up to the cut kept.
+TEST(RawProfile, CutAmongTimesKeepsTheStacksAndEarlierTimes) {
+  RawProfile read;
+  ASSERT_TRUE(Read("inprof-raw 2\nevent cpu ns 1 0 0\nlabels k v\nstack 2 10 t5 l1\n"
+                   "time 100 0\ntime 50 0\ntime 2",
+                   &read)
+                  .ok());
+  EXPECT_FALSE(read.complete);
+  ASSERT_EQ(read.stacks.size(), 1u);
+  EXPECT_EQ(read.stacks[0].addresses,
+            (std::vector<uint64_t>{0x10, kRawThreadTag | 5, kRawLabelsTag | 1}));
+  EXPECT_EQ(read.label_sets, (std::vector<std::vector<Label>>{{Label{"k", "v"}}}));
+  ExpectSameTimeline(read.timeline, {{100, 0, 0, 1}, {150, 0, 0, 1}});
+}
+
 TEST(RawProfile, WeightsMustMatchTheEventsCount) {
   RawProfile read;
   EXPECT_TRUE(Read("inprof-raw 1\nstack - 10\nend\n", &read).ok());
@@ -503,10 +701,19 @@ TEST(RawProfile, WeightsMustMatchTheEventsCount) {
 
 TEST(RawProfile, FirstLineMustBeTheHeader) {
   RawProfile read;
-  for (const char* text : {"inprof-raw 2\nend\n", "inprof-raw 10\n"}) {
+  for (const char* text : {"inprof-raw 3\nend\n", "inprof-raw 10\n"}) {
     const Status s = Read(text, &read);
     ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.message().find("this reader knows 1 only"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("this reader knows versions 1 to 2 (a newer inprof wrote it)"),
+              std::string::npos)
+        << s.message();
+  }
+  // Not newer: no advice to upgrade.
+  EXPECT_EQ(Read("inprof-raw 0\n", &read).message(),
+            "t.inprofraw:1: raw profile version 0, this reader knows versions 1 to 2");
+  for (const char* text : {"inprof-raw 1\nend\n", "inprof-raw 2\nend\n"}) {
+    ASSERT_TRUE(Read(text, &read).ok()) << text;
+    EXPECT_TRUE(read.complete);
   }
   for (const char* text : {"a;b 1\n", "inprof-raw\n", "inprof-raw 1 \n", "hello", "\n"}) {
     const Status s = Read(text, &read);
@@ -514,7 +721,7 @@ TEST(RawProfile, FirstLineMustBeTheHeader) {
     EXPECT_TRUE(s.message().starts_with("t.inprofraw:1: not a raw profile")) << s.message();
   }
   // The start of the header, cut: a process killed as it began to write.
-  for (const char* text : {"i", "inprof-ra", "inprof-raw 1"}) {
+  for (const char* text : {"i", "inprof-ra", "inprof-raw 1", "inprof-raw 2"}) {
     ASSERT_TRUE(Read(text, &read).ok()) << text;
     EXPECT_FALSE(read.complete);
   }
@@ -533,6 +740,8 @@ TEST(RawProfile, HostileNumbersAreRefusedCheaply) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("1 weights are expected"), std::string::npos);
   EXPECT_FALSE(Read("inprof-raw 1\nstack - L281474976710655\n", &read).ok());
+  EXPECT_FALSE(Read("inprof-raw 2\nstack - l281474976710655\n", &read).ok());
+  EXPECT_FALSE(Read("inprof-raw 2\nevent e u 1 0 0\nstack 1 10\ntime 0 4294967295\n", &read).ok());
   EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(2));
 }
 
