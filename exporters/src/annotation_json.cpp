@@ -3,8 +3,12 @@
 // Keys are written in sorted order and every array in a fixed order, so equal input gives
 // identical bytes. Large arrays (files, lines, edges) put one element per line: the file
 // stays diffable and a reader that reports errors by line points somewhere useful.
+#include <algorithm>
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "inprof/exporters.h"
 #include "internal/json.h"
@@ -278,6 +282,62 @@ void WriteHottest(std::string& out, const Annotations& a) {
   out += "],\n";
 }
 
+// "labels": the weight of each label the program set (docs/annotation-json.md), one entry per
+// line. Left out when the profile has none, so files of unlabelled programs stay as they were.
+void WriteLabels(std::string& out, const std::vector<LabelTotal>& labels) {
+  if (labels.empty()) return;
+  out += "\"labels\":[";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const LabelTotal& label = labels[i];
+    out += i ? ",\n" : "\n";
+    out += '{';
+    Key(out, "key");
+    AppendJsonString(out, label.key);
+    out += ',';
+    Key(out, "value");
+    AppendJsonString(out, label.value);
+    out += ',';
+    Key(out, "weight");
+    Weights(out, label.weight);
+    out += '}';
+  }
+  out += "],\n";
+}
+
+// Labels sorted by key, then value, each pair once (weights of repeats added). The model
+// promises that order; repairing invalid UTF-8 can make two values equal or change their
+// order, and the file must still list each pair once, sorted, to read back to itself.
+std::vector<LabelTotal> SortedUniqueLabels(std::vector<LabelTotal> labels) {
+  std::stable_sort(labels.begin(), labels.end(), [](const LabelTotal& a, const LabelTotal& b) {
+    return std::tie(a.key, a.value) < std::tie(b.key, b.value);
+  });
+  std::vector<LabelTotal> out;
+  for (LabelTotal& label : labels) {
+    if (!out.empty() && out.back().key == label.key && out.back().value == label.value) {
+      std::vector<int64_t>& total = out.back().weight;
+      if (total.size() < label.weight.size()) total.resize(label.weight.size(), 0);
+      for (size_t i = 0; i < label.weight.size(); ++i) {
+        if (__builtin_add_overflow(total[i], label.weight[i], &total[i])) {
+          total[i] = label.weight[i] > 0 ? INT64_MAX : INT64_MIN;
+        }
+      }
+    } else {
+      out.push_back(std::move(label));
+    }
+  }
+  return out;
+}
+
+bool LabelsSortedAndUnique(const std::vector<LabelTotal>& labels) {
+  for (size_t i = 1; i < labels.size(); ++i) {
+    if (!(std::tie(labels[i - 1].key, labels[i - 1].value) <
+          std::tie(labels[i].key, labels[i].value))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Calls `f` on every string of the model.
 template <typename A, typename F>
 void ForEachString(A& a, F f) {
@@ -299,6 +359,10 @@ void ForEachString(A& a, F f) {
     }
   }
   for (auto& fn : a.functions_without_source) f(fn.name);
+  for (auto& label : a.labels) {
+    f(label.key);
+    f(label.value);
+  }
 }
 
 void WriteValidUtf8(const Annotations& a, std::ostream& stream);
@@ -309,12 +373,13 @@ void WriteAnnotationJson(const Annotations& a, std::ostream& stream) {
   // Strings are written as valid UTF-8 (invalid bytes become U+FFFD), and the hottest lists
   // are ranked with names as a tie-break. Ranking the raw names would order them differently
   // from the written ones, and the file would not read back to itself. The copy is made only
-  // for the rare model that needs it.
+  // for the rare model that needs it (invalid UTF-8, or labels out of order).
   bool valid = true;
   ForEachString(a, [&](const std::string& s) { valid = valid && internal::IsValidUtf8(s); });
-  if (valid) return WriteValidUtf8(a, stream);
+  if (valid && LabelsSortedAndUnique(a.labels)) return WriteValidUtf8(a, stream);
   Annotations repaired = a;
   ForEachString(repaired, [](std::string& s) { s = internal::RepairUtf8(s); });
+  repaired.labels = SortedUniqueLabels(std::move(repaired.labels));
   WriteValidUtf8(repaired, stream);
 }
 
@@ -380,6 +445,7 @@ void WriteValidUtf8(const Annotations& a, std::ostream& stream) {
   AppendJsonNumber(out, a.heat_threshold);
   out += ",\n";
   WriteHottest(out, a);
+  WriteLabels(out, a.labels);
   out += "\"metadata\":{";
   Key(out, "duration_ns");
   AppendJsonNumber(out, a.meta.duration_ns);

@@ -2,9 +2,11 @@
 // directly (no document tree), so a large file costs one read and little more memory than
 // the model itself. Unknown keys are skipped, so newer writers that add keys stay readable;
 // a different "format" or a newer "version" is refused.
+#include <algorithm>
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "inprof/exporters.h"
@@ -95,10 +97,11 @@ bool ReadObject(JsonCursor& c, Member member) {
 
 bool ReadLineRef(JsonCursor& c, LineRef* ref) {
   int index = 0;
-  return ReadArray(c, [&] {
-           if (index > 1) return c.Fail("expected [file index, line] (two numbers)");
-           return c.ReadUint32(index++ == 0 ? &ref->file : &ref->line);
-         }) &&
+  return ReadArray(c,
+                   [&] {
+                     if (index > 1) return c.Fail("expected [file index, line] (two numbers)");
+                     return c.ReadUint32(index++ == 0 ? &ref->file : &ref->line);
+                   }) &&
          (index == 2 || c.Fail("expected [file index, line] (two numbers)"));
 }
 
@@ -260,6 +263,10 @@ bool CheckShapes(JsonCursor& c, Annotations& a, size_t end) {
       return c.FailAt(end, "expected edge file indices below " + std::to_string(a.files.size()));
     }
   }
+  for (const LabelTotal& label : a.labels) {
+    if (label.weight.size() != n)
+      return bad("label " + Shown(label.key) + "=" + Shown(label.value));
+  }
   if (need_heat) AssignHeat(a, a.heat_method, a.heat_threshold);
   return true;
 }
@@ -280,6 +287,57 @@ bool ReadEdges(JsonCursor& c, size_t text_size, std::vector<CallEdge>* edges) {
       return c.Skip();
     });
   });
+}
+
+// "labels": [{"key", "value", "weight"}]. Entries are sorted by key, then value, as the model
+// keeps them; a pair listed twice is refused rather than merged, since no writer repeats one.
+bool ReadLabels(JsonCursor& c, std::vector<LabelTotal>* labels) {
+  std::vector<size_t> at;  // where each entry is, for errors
+  const bool ok = ReadArray(c, [&] {
+    LabelTotal& label = labels->emplace_back();
+    size_t start = std::string_view::npos;
+    bool has_key = false, has_value = false;
+    const bool read = ReadObject(c, [&](std::string_view k) {
+      if (start == std::string_view::npos) start = c.position();
+      if (k == "key") {
+        has_key = true;
+        return c.ReadString(&label.key);
+      }
+      if (k == "value") {
+        has_value = true;
+        return c.ReadString(&label.value);
+      }
+      if (k == "weight") return ReadWeights(c, &label.weight);
+      return c.Skip();
+    });
+    if (!read) return false;
+    if (start == std::string_view::npos) start = c.position();
+    if (!has_key || !has_value) {
+      return c.FailAt(start,
+                      "expected a label as {\"key\": ..., \"value\": ..., \"weight\": [...]}");
+    }
+    at.push_back(start);
+    return true;
+  });
+  if (!ok) return false;
+  std::vector<size_t> order(labels->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto pair = [&](size_t i) { return std::tie((*labels)[i].key, (*labels)[i].value); };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return pair(a) < pair(b); });
+  for (size_t i = 1; i < order.size(); ++i) {
+    if (pair(order[i - 1]) == pair(order[i])) {
+      const LabelTotal& twice = (*labels)[order[i]];
+      return c.FailAt(std::max(at[order[i - 1]], at[order[i]]), "expected each label once, got " +
+                                                                    Shown(twice.key) + "=" +
+                                                                    Shown(twice.value) + " twice");
+    }
+  }
+  std::vector<LabelTotal> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(std::move((*labels)[i]));
+  *labels = std::move(sorted);
+  return true;
 }
 
 }  // namespace
@@ -345,10 +403,12 @@ Status ReadAnnotationJson(std::string_view text, const std::string& name, Annota
       });
     }
     if (key == "edges") return ReadEdges(c, text.size(), &a.edges);
+    if (key == "labels") return ReadLabels(c, &a.labels);
     return c.Skip();  // hottest_* are derived from the rest
   });
   if (ok && !c.AtEnd()) ok = c.Fail("expected nothing after the top-level object");
-  if (ok && format.empty()) ok = c.FailAt(0, "expected a top-level \"format\": \"inprof-annotations\"");
+  if (ok && format.empty())
+    ok = c.FailAt(0, "expected a top-level \"format\": \"inprof-annotations\"");
   if (ok && version == 0) ok = c.FailAt(0, "expected a top-level \"version\": 1");
   if (ok && !(a.heat_threshold > 0 && a.heat_threshold <= 1)) {
     ok = c.FailAt(0, "expected \"heat_threshold\" in (0, 1]");

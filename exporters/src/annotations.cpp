@@ -29,7 +29,8 @@ void AddSaturating(int64_t& total, int64_t value) {
 }
 
 void AddWeights(std::vector<int64_t>& total, const std::vector<int64_t>& weights) {
-  for (size_t i = 0; i < total.size() && i < weights.size(); ++i) AddSaturating(total[i], weights[i]);
+  for (size_t i = 0; i < total.size() && i < weights.size(); ++i)
+    AddSaturating(total[i], weights[i]);
 }
 
 struct LineAcc {
@@ -82,6 +83,7 @@ class AnnotationBuilder {
     EmitLines(out);
     EmitFunctions(out);
     EmitEdges(out);
+    EmitLabels(out);
     AssignHeat(out, HeatMethod::kShare);
     return out;
   }
@@ -115,8 +117,8 @@ class AnnotationBuilder {
         lines_[fi.line].inlined |= fi.inlined;
       }
       const std::string name = frame.function.empty() ? std::string("[unknown]") : frame.function;
-      auto [fit, fadded] =
-          function_ids_.emplace(std::make_pair(file, name), static_cast<uint32_t>(functions_.size()));
+      auto [fit, fadded] = function_ids_.emplace(std::make_pair(file, name),
+                                                 static_cast<uint32_t>(functions_.size()));
       if (fadded) {
         FunctionAcc acc;
         acc.file = file;
@@ -195,7 +197,8 @@ class AnnotationBuilder {
 
   void EmitLines(Annotations& out) {
     for (const LineAcc& acc : lines_) {
-      if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(), [](int64_t w) { return w == 0; })) {
+      if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(),
+                      [](int64_t w) { return w == 0; })) {
         continue;  // only in samples without weight
       }
       LineStats line;
@@ -219,7 +222,8 @@ class AnnotationBuilder {
 
   void EmitFunctions(Annotations& out) {
     for (FunctionAcc& acc : functions_) {
-      if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(), [](int64_t w) { return w == 0; })) {
+      if (std::all_of(acc.inclusive.begin(), acc.inclusive.end(),
+                      [](int64_t w) { return w == 0; })) {
         continue;
       }
       FunctionStats fn;
@@ -266,6 +270,33 @@ class AnnotationBuilder {
     });
   }
 
+  // The weight of each label: summed per label set first (samples share few sets), then
+  // spread over the labels of each set. Labels whose weight is zero for every event are left
+  // out, as lines are.
+  void EmitLabels(Annotations& out) {
+    if (profile_.label_sets.empty()) return;
+    std::vector<std::vector<int64_t>> per_set(profile_.label_sets.size());
+    for (const Sample& sample : profile_.samples) {
+      if (sample.labels == 0 || sample.labels > per_set.size()) continue;
+      std::vector<int64_t>& total = per_set[sample.labels - 1];
+      if (total.empty()) total.assign(events_, 0);
+      AddWeights(total, sample.weights);
+    }
+    std::map<std::pair<std::string, std::string>, std::vector<int64_t>> labels;
+    for (size_t set = 0; set < per_set.size(); ++set) {
+      if (per_set[set].empty()) continue;
+      for (const Label& label : profile_.label_sets[set]) {
+        std::vector<int64_t>& total = labels[{label.key, label.value}];
+        if (total.empty()) total.assign(events_, 0);
+        AddWeights(total, per_set[set]);
+      }
+    }
+    for (auto& [label, weight] : labels) {
+      if (std::all_of(weight.begin(), weight.end(), [](int64_t w) { return w == 0; })) continue;
+      out.labels.push_back({label.first, label.second, std::move(weight)});
+    }
+  }
+
   const Profile& profile_;
   const size_t events_;
   std::unordered_map<std::string, uint32_t> file_ids_;
@@ -303,7 +334,8 @@ std::vector<std::pair<uint32_t, uint32_t>> HottestLines(const Annotations& annot
       }
     }
   }
-  auto before = [&](const std::pair<uint32_t, uint32_t>& a, const std::pair<uint32_t, uint32_t>& b) {
+  auto before = [&](const std::pair<uint32_t, uint32_t>& a,
+                    const std::pair<uint32_t, uint32_t>& b) {
     const LineStats& x = annotations.files[a.first].lines[a.second];
     const LineStats& y = annotations.files[b.first].lines[b.second];
     const int64_t x1 = At(by_inclusive ? x.inclusive : x.self, event);

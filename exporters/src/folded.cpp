@@ -6,8 +6,10 @@
 // stack on ';'. Frames therefore never contain ';' or a newline, and the count is an integer
 // after exactly one space.
 #include <cctype>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "inprof/exporters.h"
@@ -94,6 +96,80 @@ std::string FoldedFrameText(const Frame& frame, bool with_lines) {
   return text;
 }
 
+namespace {
+
+// The text of an extra root frame (ExportOptions::folded_root), escaped like every frame. In
+// `function (file:line)` output a root ending in "(x:1)" would read back as a location, so its
+// " (" becomes " _(" there, as in file names.
+std::string RootText(std::string_view raw, bool with_lines) {
+  Frame frame;
+  frame.function = std::string(raw);
+  std::string text = FoldedFrameText(frame, false);
+  if (with_lines) {
+    for (size_t at = text.find(" ("); at != std::string::npos; at = text.find(" (", at + 2)) {
+      text.replace(at, 2, " _(");
+    }
+  }
+  return text;
+}
+
+// Root frames per sample: by thread (its name, else its tid; "[no thread]" when the sample
+// did not record one) or by the value of one label ("[no KEY]" when the sample lacks it).
+// Each distinct root is rendered once.
+class RootFrames {
+ public:
+  RootFrames(const Profile& profile, const ExportOptions& options)
+      : with_lines_(options.folded_lines) {
+    if (options.folded_root == "thread") {
+      by_thread_ = true;
+      for (const ThreadHealth& t : profile.health.threads) {
+        if (!t.name.empty()) names_[t.tid] = t.name;
+      }
+      for (const ThreadInfo& t : profile.threads) {
+        if (!t.name.empty()) names_[t.tid] = t.name;
+      }
+    } else if (options.folded_root.starts_with("label:") && options.folded_root.size() > 6) {
+      key_ = options.folded_root.substr(6);
+      by_label_ = true;
+      missing_ = RootText("[no " + key_ + "]", with_lines_);
+      for (const std::vector<Label>& set : profile.label_sets) {
+        const Label* found = nullptr;
+        for (const Label& label : set) {
+          if (label.key == key_) found = &label;
+        }
+        per_set_.push_back(found ? RootText(found->value, with_lines_) : missing_);
+      }
+    }
+  }
+
+  bool enabled() const { return by_thread_ || by_label_; }
+
+  const std::string& For(const Sample& sample) {
+    if (by_label_) {
+      return sample.labels != 0 && sample.labels <= per_set_.size() ? per_set_[sample.labels - 1]
+                                                                    : missing_;
+    }
+    auto [it, added] = thread_roots_.emplace(sample.tid, std::string());
+    if (added) {
+      auto name = names_.find(sample.tid);
+      it->second = RootText(name != names_.end() ? name->second
+                            : sample.tid != 0    ? std::to_string(sample.tid)
+                                                 : std::string("[no thread]"),
+                            with_lines_);
+    }
+    return it->second;
+  }
+
+ private:
+  const bool with_lines_;
+  bool by_thread_ = false, by_label_ = false;
+  std::string key_, missing_;
+  std::vector<std::string> per_set_;                // label: root per label set
+  std::unordered_map<int64_t, std::string> names_;  // thread: names by tid
+  std::unordered_map<int64_t, std::string> thread_roots_;
+};
+
+}  // namespace
 }  // namespace internal
 
 void WriteFolded(const Profile& profile, const ExportOptions& options, std::ostream& out) {
@@ -104,18 +180,24 @@ void WriteFolded(const Profile& profile, const ExportOptions& options, std::ostr
     rendered.push_back(internal::FoldedFrameText(frame, options.folded_lines));
   }
 
+  internal::RootFrames roots(profile, options);
   internal::StackMerger merger;
   std::string stack;
   for (const Sample& sample : profile.samples) {
     const uint64_t weight = internal::SampleWeight(sample, options.event);
     if (weight == 0) continue;
     stack.clear();
+    if (roots.enabled()) {
+      stack = roots.For(sample);
+      stack += ';';
+    }
+    const size_t root_end = stack.size();
     for (uint32_t index : sample.frames) {
-      if (!stack.empty()) stack += ';';
+      if (stack.size() > root_end) stack += ';';
       stack += index < rendered.size() ? rendered[index] : std::string(internal::kUnknownFrame);
     }
     // A sample with no frames at all still cost time; keep its weight visible.
-    if (stack.empty()) stack = internal::kUnknownFrame;
+    if (stack.size() == root_end) stack += internal::kUnknownFrame;
     merger.Add(stack, weight);
   }
   merger.WriteSorted(out);
