@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,12 +14,28 @@
 namespace inprof {
 namespace {
 
-// Weights come from files: a hostile one may hold sums past int64's range, which saturate
-// rather than overflow.
-int64_t AddWeights(int64_t a, int64_t b) {
+// Weights and times come from files: a hostile one may hold sums past int64's range, which
+// saturate rather than overflow.
+int64_t SaturatingAdd(int64_t a, int64_t b) {
   int64_t sum = 0;
   if (!__builtin_add_overflow(a, b, &sum)) return sum;
   return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t difference = 0;
+  if (!__builtin_sub_overflow(a, b, &difference)) return difference;
+  return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
+bool Earlier(const TimedSample& a, const TimedSample& b) { return a.time_ns < b.time_ns; }
+
+// The model keeps timelines in time order; a producer that drained threads one after another
+// may not have. Stable, so samples at the same time keep their order.
+void SortByTime(std::vector<TimedSample>* timeline) {
+  if (!std::is_sorted(timeline->begin(), timeline->end(), Earlier)) {
+    std::stable_sort(timeline->begin(), timeline->end(), Earlier);
+  }
 }
 
 constexpr uint64_t kTagPayload = ~kRawTagMask;
@@ -66,6 +84,11 @@ Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer) {
   profile.events = raw.events;
   for (EventInfo& e : profile.events) e.total_weight = 0;
   profile.health = raw.health;
+  profile.label_sets = raw.label_sets;
+  profile.threads.reserve(raw.threads.size());
+  for (const RawThread& t : raw.threads) profile.threads.push_back(ThreadInfo{t.tid, t.name});
+  std::stable_sort(profile.threads.begin(), profile.threads.end(),
+                   [](const ThreadInfo& a, const ThreadInfo& b) { return a.tid < b.tid; });
   if (!raw.threads.empty()) {
     std::unordered_map<int64_t, const std::string*> names;
     for (const RawThread& t : raw.threads) {
@@ -120,17 +143,33 @@ Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer) {
         sample.tid = static_cast<int64_t>(*a & kTagPayload);
         continue;
       }
+      if ((*a & kRawTagMask) == kRawLabelsTag) {
+        // A set the profile does not have (a hand-made RawProfile: the reader refuses it)
+        // leaves the sample without labels rather than pointing past label_sets.
+        const uint64_t set = *a & kTagPayload;
+        sample.labels = set <= raw.label_sets.size() ? static_cast<uint32_t>(set) : 0;
+        continue;
+      }
       const std::vector<uint32_t>& chain = chain_for(*a);
       sample.frames.insert(sample.frames.end(), chain.begin(), chain.end());
     }
     sample.weights = stack.weights;
     for (size_t e = 0; e < sample.weights.size() && e < profile.events.size(); ++e) {
       profile.events[e].total_weight =
-          AddWeights(profile.events[e].total_weight, sample.weights[e]);
+          SaturatingAdd(profile.events[e].total_weight, sample.weights[e]);
     }
     profile.samples.push_back(std::move(sample));
   }
   profile.health.unknown_frames = unknown;
+
+  // One sample per raw stack, in order: a timed sample's stack index is its sample index.
+  profile.timeline.reserve(raw.timeline.size());
+  for (const TimedSample& t : raw.timeline) {
+    if (t.sample < profile.samples.size() && t.event < profile.events.size()) {
+      profile.timeline.push_back(t);
+    }
+  }
+  SortByTime(&profile.timeline);
 
   // The mappings of the modules the frames are in (pprof: ranges, file offsets, build-ids).
   std::unordered_set<std::string> used;
@@ -165,6 +204,11 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
   };
   std::unordered_map<std::string, size_t> event_index;
   std::unordered_set<std::string> module_keys;
+  std::map<std::vector<Label>, uint32_t> label_set_number;  // 1 + index in merged.label_sets
+  std::set<std::pair<int64_t, std::string>> thread_names;
+  size_t timed = 0;
+  for (const Profile& p : profiles) timed += p.timeline.size();
+  merged.timeline.reserve(timed);
   Health& health = merged.health;
   double cpu_total = 0;
   double achieved_by_cpu = 0;
@@ -191,9 +235,36 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
     const bool rooted = !name.empty();
     const uint32_t root = rooted ? intern(SyntheticFrame(name)) : 0;
 
+    // Label sets by value: a set two processes had is one set.
+    std::vector<uint32_t> label_map(p.label_sets.size());
+    for (size_t l = 0; l < p.label_sets.size(); ++l) {
+      const auto next = static_cast<uint32_t>(merged.label_sets.size() + 1);
+      auto [it, added] = label_set_number.try_emplace(p.label_sets[l], next);
+      if (added) merged.label_sets.push_back(std::move(p.label_sets[l]));
+      label_map[l] = it->second;
+    }
+
+    // Timed samples: this profile's samples start at `first_sample` in the merged list, its
+    // times move from its own start to the merged one.
+    const auto first_sample = static_cast<uint32_t>(merged.samples.size());
+    const int64_t shift =
+        start != 0 && p.meta.start_time_ns != 0 ? SaturatingSub(p.meta.start_time_ns, start) : 0;
+    for (const TimedSample& t : p.timeline) {
+      if (t.sample >= p.samples.size() || t.event >= event_map.size()) continue;
+      merged.timeline.push_back(TimedSample{SaturatingAdd(t.time_ns, shift),
+                                            first_sample + t.sample,
+                                            static_cast<uint32_t>(event_map[t.event]), t.weight});
+    }
+
+    for (const ThreadInfo& t : p.threads) {
+      if (thread_names.emplace(t.tid, t.name).second) merged.threads.push_back(t);
+    }
+
     for (Sample& s : p.samples) {
       Sample out;
       out.tid = s.tid;
+      // A number past its profile's label sets is dropped rather than guessed, as frames are.
+      out.labels = s.labels != 0 && s.labels <= label_map.size() ? label_map[s.labels - 1] : 0;
       out.frames.reserve(s.frames.size() + (rooted ? 1 : 0));
       if (rooted) out.frames.push_back(root);
       for (uint32_t f : s.frames) {
@@ -202,7 +273,7 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
       }
       out.weights.assign(merged.events.size(), 0);
       for (size_t e = 0; e < s.weights.size() && e < event_map.size(); ++e) {
-        out.weights[event_map[e]] = AddWeights(out.weights[event_map[e]], s.weights[e]);
+        out.weights[event_map[e]] = SaturatingAdd(out.weights[event_map[e]], s.weights[e]);
       }
       merged.samples.push_back(std::move(out));
     }
@@ -248,12 +319,17 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
 
   for (const Sample& s : merged.samples) {
     for (size_t e = 0; e < s.weights.size(); ++e) {
-      merged.events[e].total_weight = AddWeights(merged.events[e].total_weight, s.weights[e]);
+      merged.events[e].total_weight = SaturatingAdd(merged.events[e].total_weight, s.weights[e]);
     }
   }
   health.achieved_hz = cpu_total > 0 ? achieved_by_cpu / cpu_total : first_achieved;
   std::stable_sort(health.threads.begin(), health.threads.end(),
                    [](const ThreadHealth& a, const ThreadHealth& b) { return a.tid < b.tid; });
+  std::stable_sort(merged.threads.begin(), merged.threads.end(),
+                   [](const ThreadInfo& a, const ThreadInfo& b) { return a.tid < b.tid; });
+  // Each timeline is in order, so one stable sort merges them; at equal times the earlier
+  // profile's samples come first.
+  std::stable_sort(merged.timeline.begin(), merged.timeline.end(), Earlier);
   return merged;
 }
 

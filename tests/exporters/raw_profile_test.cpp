@@ -896,11 +896,62 @@ TEST(SymbolizeRawProfile, BuildsFramesSamplesAndTotalsFromStacks) {
   EXPECT_TRUE(has_leaf_module);
 }
 
+void ExpectSameThreads(const std::vector<ThreadInfo>& a, const std::vector<ThreadInfo>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].tid, b[i].tid) << i;
+    EXPECT_EQ(a[i].name, b[i].name) << i;
+  }
+}
+
+// Labels select samples and the timeline places them in time: the labels tag becomes
+// Sample::labels and no frame, the timeline indexes the samples as it indexed the stacks.
+TEST(SymbolizeRawProfile, LabelsTimelineAndThreadNames) {
+  const uint64_t leaf = Address(InprofRawTestLeaf);
+  const uint64_t caller = Address(InprofRawTestCaller);
+  RawProfile raw;
+  raw.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 0}, EventInfo{"wall", "ns", 1, 0, 0}};
+  raw.label_sets = {{Label{"a", "1"}}, {Label{"a", "2"}, Label{"b", "x"}}};
+  raw.threads = {RawThread{13, "c"}, RawThread{11, "w"}, RawThread{12, ""}};
+  raw.stacks = {
+      {{leaf, caller, kRawThreadTag | 11, kRawLabelsTag | 2}, {2, 0}},
+      {{caller, kRawThreadTag | 12}, {1, 0}},
+      {{leaf, kRawLabelsTag | 9}, {1, 0}},  // no such set (a hand-made profile)
+      {{leaf, kRawThreadTag | 11, kRawLabelsTag | 1}, {0, 2}},
+      {{leaf, caller, kRawThreadTag | 11}, {1, 0}},  // stack 0 without its labels
+  };
+  // Out of time order (drained thread by thread), and two that name nothing.
+  raw.timeline = {{30, 0, 0, 1}, {10, 3, 1, 2}, {20, 5, 0, 1},
+                  {20, 1, 2, 1}, {10, 1, 0, 1}, {5, 0, 0, 1}};
+
+  Symbolizer symbolizer;
+  symbolizer.RefreshModules();
+  const Profile p = SymbolizeRawProfile(raw, symbolizer);
+
+  EXPECT_EQ(p.label_sets, raw.label_sets);
+  ASSERT_EQ(p.samples.size(), 5u);
+  EXPECT_EQ(p.samples[0].labels, 2u);
+  EXPECT_EQ(p.samples[0].tid, 11);
+  EXPECT_EQ(p.samples[0].frames, p.samples[4].frames) << "the labels tag adds no frame";
+  EXPECT_EQ(p.samples[4].labels, 0u);
+  EXPECT_EQ(p.samples[1].labels, 0u);
+  EXPECT_EQ(p.samples[2].labels, 0u);
+  EXPECT_EQ(p.samples[2].frames.size(), p.samples[3].frames.size());
+  EXPECT_EQ(p.samples[3].labels, 1u);
+
+  ExpectSameTimeline(p.timeline, {{5, 0, 0, 1}, {10, 3, 1, 2}, {10, 1, 0, 1}, {30, 0, 0, 1}});
+  ExpectSameThreads(p.threads, {{11, "w"}, {12, ""}, {13, "c"}});
+}
+
 TEST(SymbolizeRawProfile, ReadBackRawProfileSymbolizesLikeTheOriginal) {
   RawProfile raw;
   raw.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 0}};
-  raw.stacks = {
-      {{Address(InprofRawTestLeaf), Address(InprofRawTestCaller), kRawThreadTag | 5}, {7}}};
+  raw.label_sets = {{Label{"phase", "load"}}};
+  raw.threads = {RawThread{5, "main"}};
+  raw.stacks = {{{Address(InprofRawTestLeaf), Address(InprofRawTestCaller), kRawThreadTag | 5,
+                  kRawLabelsTag | 1},
+                 {7}}};
+  raw.timeline = {{100, 0, 0, 3}, {250, 0, 0, 4}};
   RawProfile read;
   ASSERT_TRUE(Read(Write(raw), &read).ok());
   Symbolizer symbolizer;
@@ -911,6 +962,11 @@ TEST(SymbolizeRawProfile, ReadBackRawProfileSymbolizesLikeTheOriginal) {
   ASSERT_EQ(a.samples.size(), b.samples.size());
   EXPECT_EQ(a.samples[0].frames, b.samples[0].frames);
   EXPECT_EQ(a.samples[0].tid, 5);
+  EXPECT_EQ(b.samples[0].labels, 1u);
+  EXPECT_EQ(b.label_sets, raw.label_sets);
+  ExpectSameTimeline(b.timeline, a.timeline);
+  ExpectSameTimeline(b.timeline, raw.timeline);
+  ExpectSameThreads(b.threads, {{5, "main"}});
 }
 
 // What `inprof symbolize-profile` does: the raw profile's own module map, written and read
@@ -1050,6 +1106,91 @@ TEST(RawProfileMerge, RootsFramesEventsHealthModulesAndTime) {
   EXPECT_EQ(m.modules[1].start, 0x7000u);
   EXPECT_EQ(m.modules[2].start, 0x9000u);
   EXPECT_EQ(m.modules[3].build_id, "dd");
+}
+
+// A parent and the child it started 200 ns later, and a process that started 100 ns before
+// the first profile: one timeline, every time counted from the merged start, in time order.
+TEST(RawProfileMerge, LabelSetsThreadsAndTimelines) {
+  Profile a;
+  a.meta = {"/bin/a", 10, 1000, 500};
+  a.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 7}};
+  a.frames = {Native("main")};
+  a.label_sets = {{Label{"k", "x"}}, {Label{"k", "y"}}};
+  a.samples = {Sample{{0}, {5}, 10, 2}, Sample{{0}, {2}, 11, 0}};
+  a.threads = {ThreadInfo{10, "a1"}, ThreadInfo{11, "a2"}};
+  a.timeline = {{0, 0, 0, 3}, {100, 1, 0, 2}, {250, 0, 0, 2}, {260, 7, 0, 1}};  // 7: no sample
+
+  Profile b;
+  b.meta = {"/bin/b", 20, 1200, 900};
+  b.events = {EventInfo{"wall", "nanoseconds", 20, 50, 4},
+              EventInfo{"cpu", "nanoseconds", 10, 100, 3}};
+  b.frames = {Native("main")};
+  b.label_sets = {{Label{"k", "z"}}, {Label{"k", "y"}}};  // {k=y} is a's second set
+  b.samples = {Sample{{0}, {0, 3}, 20, 2}, Sample{{0}, {4, 0}, 21, 1}, Sample{{0}, {1, 0}, 20, 7}};
+  b.threads = {ThreadInfo{21, "b2"}, ThreadInfo{20, "b"}, ThreadInfo{10, "a1"}};
+  b.timeline = {{0, 0, 1, 3}, {60, 1, 0, 4}, {70, 0, 2, 1}};  // event 2: none
+
+  Profile c;
+  c.meta = {"/bin/c", 30, 900, 100};
+  c.events = {EventInfo{"cpu", "nanoseconds", 10, 100, 1}};
+  c.frames = {Native("main")};
+  c.samples = {Sample{{0}, {1}, 5, 0}};
+  c.threads = {ThreadInfo{5, "c"}};
+  c.timeline = {{50, 0, 0, 1}};
+
+  const Profile m = MergeProfiles({a, b, c}, {"a", "b", "c"});
+
+  EXPECT_EQ(m.meta.start_time_ns, 1000);
+  ASSERT_EQ(m.events.size(), 2u);  // cpu, wall
+  EXPECT_EQ(m.label_sets, (std::vector<std::vector<Label>>{
+                              {Label{"k", "x"}}, {Label{"k", "y"}}, {Label{"k", "z"}}}));
+  ASSERT_EQ(m.samples.size(), 6u);
+  EXPECT_EQ(m.samples[0].labels, 2u);
+  EXPECT_EQ(m.samples[1].labels, 0u);
+  EXPECT_EQ(m.samples[2].labels, 2u) << "b's {k=y} is a's";
+  EXPECT_EQ(m.samples[3].labels, 3u);
+  EXPECT_EQ(m.samples[4].labels, 0u) << "a number past b's label sets";
+  EXPECT_EQ(m.samples[5].labels, 0u);
+
+  // b's times are 200 ns later than they read in b, c's 100 ns earlier; samples and events
+  // are the merged profile's (b's sample 0 is merged sample 2, its event 1 merged event 0).
+  ExpectSameTimeline(m.timeline, {{-50, 5, 0, 1},
+                                  {0, 0, 0, 3},
+                                  {100, 1, 0, 2},
+                                  {200, 2, 0, 3},
+                                  {250, 0, 0, 2},
+                                  {260, 3, 1, 4}});
+  ExpectSameThreads(m.threads, {{5, "c"}, {10, "a1"}, {11, "a2"}, {20, "b"}, {21, "b2"}});
+  // Totals stay the samples' sums.
+  EXPECT_EQ(m.events[0].total_weight, 5 + 2 + 3 + 1);
+}
+
+// A profile whose start is unknown keeps its times as they are; so do all of them when the
+// first profile's start is unknown. Equal times keep the profiles' order.
+TEST(RawProfileMerge, TimesOfProfilesWithoutAStartAreNotMoved) {
+  Profile a;
+  a.meta.start_time_ns = 1000;
+  a.events = {EventInfo{"cpu", "nanoseconds", 1, 0, 2}};
+  a.frames = {Native("f")};
+  a.samples = {Sample{{0}, {2}, 1, 0}};
+  a.timeline = {{10, 0, 0, 1}, {20, 0, 0, 1}};
+  Profile b = a;
+  b.meta.start_time_ns = 0;
+  ExpectSameTimeline(MergeProfiles({a, b}, {}).timeline,
+                     {{10, 0, 0, 1}, {10, 1, 0, 1}, {20, 0, 0, 1}, {20, 1, 0, 1}});
+  Profile unknown = a;
+  unknown.meta.start_time_ns = 0;
+  b.meta.start_time_ns = 5000;
+  ExpectSameTimeline(MergeProfiles({unknown, b}, {}).timeline,
+                     {{10, 0, 0, 1}, {10, 1, 0, 1}, {20, 0, 0, 1}, {20, 1, 0, 1}});
+  // Far apart starts saturate instead of overflowing.
+  Profile early = a;
+  early.meta.start_time_ns = std::numeric_limits<int64_t>::min() + 1;
+  b.meta.start_time_ns = std::numeric_limits<int64_t>::max();
+  b.timeline = {{std::numeric_limits<int64_t>::max() - 1, 0, 0, 1}};
+  const Profile m = MergeProfiles({early, b}, {});
+  ASSERT_EQ(m.timeline.size(), 3u);
+  EXPECT_EQ(m.timeline.back().time_ns, std::numeric_limits<int64_t>::max());
 }
 
 TEST(RawProfileMerge, NamelessProfilesGetNoRootAndNothingMergesToEmpty) {

@@ -29,8 +29,13 @@ namespace inprof {
 //   meet it; `Frame::address` is the address looked up.
 // - Lua tags become raw.lua_frames[index] (a synthetic "[lua]" frame when the index is out
 //   of range); kRawTruncated and kRawOverflow become synthetic "[truncated]" / "[overflow]"
-//   frames; a thread tag sets Sample::tid and adds no frame.
+//   frames; a thread tag sets Sample::tid and a labels tag Sample::labels (its payload, 1 +
+//   the index into label_sets; 0 when out of range), neither adding a frame.
 // - Samples are root first, one per raw stack, in order, with the stack's weights.
+// - label_sets are raw's. The timeline is raw's (a timed sample's stack index is its sample
+//   index), without the timed samples that name no stack or event, in time order (stably
+//   sorted when raw's was not: the runtime drains one thread after another).
+// - threads: raw.threads as ThreadInfo, ordered by tid (stable).
 // - meta, events and health are raw's; each event's total_weight is the sum of its samples'
 //   weights (so a profile read from a cut file has totals that match its samples);
 //   health.unknown_frames counts frames created in no module; the name of a health thread
@@ -61,6 +66,17 @@ Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer);
 // - Metadata: program, pid and start of the first profile; the duration spans from that
 //   start to the latest end of any profile with a known start (start_time_ns != 0), and is
 //   never shorter than the first profile's own.
+// - Label sets are merged by value, in the order they are first met; each sample's labels
+//   number is remapped (0 stays 0; a number past its profile's label_sets becomes 0).
+// - Threads (ThreadInfo) are concatenated, each (tid, name) once, then ordered by tid
+//   (stable): a tid two processes had in turn keeps both names.
+// - Timelines: each timed sample points at its sample and event in the merged profile (those
+//   naming no sample or event of their profile are dropped), and its time is moved from its
+//   profile's start to the merged start (start_time_ns of profiles[i] minus that of
+//   profiles[0], saturating; unchanged when either start is 0, i.e. unknown). The result is
+//   in time order, stable: at equal times the earlier profile's, and within one profile its
+//   own order. Times before the merged start are negative (a profile that started before
+//   the first one).
 //
 // Not async-signal-safe.
 Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::string>& root_names);
