@@ -9,6 +9,10 @@
  *   inprof.stop()               -- writes the outputs given to start
  *   inprof.dump("all.folded")   -- after stop: the profile just stopped (until the next start)
  *
+ *   inprof.label_set("endpoint", "/api/users")   -- context on this thread's samples
+ *   inprof.label_clear("endpoint")               -- or inprof.label_clear() for every label
+ *   inprof.with_label("job", "resize", fn, ...)  -- fn(...) with the label, put back after
+ *
  * start's table takes the keys of INPROF_* configuration in lower case (output, frequency,
  * window, http, quiet, ...) and `mixed`. Errors are raised as Lua errors naming the option or
  * the file. See docs/luajit.md. */
@@ -70,13 +74,46 @@ static int l_dump(lua_State* L) {
   return 0;
 }
 
+static int l_label_set(lua_State* L) {
+  const char* key = luaL_checkstring(L, 1);
+  const char* value = luaL_checkstring(L, 2);
+  if (inprof_label_set(key, value) != INPROF_OK) return fail(L, "label_set");
+  return 0;
+}
+
+static int l_label_clear(lua_State* L) {
+  const char* key = luaL_optstring(L, 1, NULL);
+  if (inprof_label_clear(key) != INPROF_OK) return fail(L, "label_clear");
+  return 0;
+}
+
+/* with_label(key, value, fn, ...): the results of fn(...); the thread's labels are put back
+ * whether fn returns or raises (the error is raised again). */
+static int l_with_label(lua_State* L) {
+  const char* key = luaL_checkstring(L, 1);
+  const char* value = luaL_checkstring(L, 2);
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  const inprof_labels_t saved = inprof_labels_save();
+  if (inprof_label_set(key, value) != INPROF_OK) {
+    inprof_labels_restore(saved);
+    return fail(L, "with_label");
+  }
+  const int base = 3;
+  const int status = lua_pcall(L, lua_gettop(L) - base, LUA_MULTRET, 0);
+  inprof_labels_restore(saved);
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L) - (base - 1);
+}
+
 static int l_running(lua_State* L) {
   lua_pushboolean(L, inprof_is_running());
   return 1;
 }
 
 static const luaL_Reg kFunctions[] = {
-    {"start", l_start}, {"stop", l_stop}, {"dump", l_dump}, {"running", l_running}, {NULL, NULL}};
+    {"start", l_start},           {"stop", l_stop},           {"dump", l_dump},
+    {"running", l_running},       {"label_set", l_label_set}, {"label_clear", l_label_clear},
+    {"with_label", l_with_label}, {NULL, NULL}};
 
 __attribute__((visibility("default"))) int luaopen_inprof(lua_State* L) {
   lua_newtable(L);

@@ -3,6 +3,7 @@
 #include "internal/labels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -22,6 +23,7 @@ struct LabelTable {
   std::unordered_map<std::string, uint32_t> ids;  // canonical text of a set -> id
   size_t bytes = 0;
   uint64_t overflows = 0;
+  std::atomic<uint32_t> count{0};  // sets.size(), readable without the lock
 };
 
 LabelTable& Table() {
@@ -29,6 +31,7 @@ LabelTable& Table() {
   static LabelTable* table = [] {
     auto* t = new LabelTable;
     t->sets.push_back({Label{"[overflow]", "label sets"}});  // kOverflowLabelSet
+    t->count.store(1, std::memory_order_release);
     return t;
   }();
   return *table;
@@ -126,6 +129,7 @@ uint32_t Intern(uint32_t from, std::string_view key, const char* value) {
   }
   t.sets.push_back(std::move(labels));
   const auto id = static_cast<uint32_t>(t.sets.size());
+  t.count.store(id, std::memory_order_release);
   t.bytes += text.size();
   t.ids.emplace(std::move(text), id);
   return id;
@@ -194,11 +198,8 @@ void ClearThreadLabels() { SetThreadLabelSet(0); }
 uint32_t CurrentThreadLabels() { return ThreadLabelSet(); }
 
 bool RestoreThreadLabels(uint32_t id) {
-  if (id != 0) {
-    LabelTable& t = Table();
-    std::lock_guard<std::mutex> lock(t.mu);
-    if (id > t.sets.size()) return false;
-  }
+  // Without the lock: a scope guard restores on every request.
+  if (id > Table().count.load(std::memory_order_acquire)) return false;
   SetThreadLabelSet(id);
   return true;
 }
