@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -761,6 +762,214 @@ TEST(PushClientTest, EachEventOfAWindowIsOneIngestRequestWithItsPprof) {
   EXPECT_EQ(s.requests, 2u);
   EXPECT_EQ(s.sent, 2u);
   EXPECT_EQ(s.dropped, 0u);
+}
+
+// A request's decoded pprof body: its total weight, and every function and label name in it.
+struct PushedBody {
+  int64_t total = 0;
+  std::string functions;  // " main hot" ...
+  std::vector<std::string> label_keys;
+};
+
+PushedBody DecodeBody(const Received& r) {
+  PushedBody out;
+  std::string raw, error;
+  EXPECT_TRUE(test::Gunzip(r.body, &raw, &error)) << error;
+  test::PprofProfile p;
+  EXPECT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
+  EXPECT_EQ(p.sample_types.size(), 1u);
+  for (const auto& s : p.samples) {
+    EXPECT_EQ(s.values.size(), 1u);
+    if (!s.values.empty()) out.total += s.values[0];
+    for (const auto& l : s.labels) out.label_keys.push_back(p.S(l.key));
+  }
+  for (const auto& f : p.functions) out.functions += " " + p.S(f.name);
+  return out;
+}
+
+// The name a series is pushed under must parse as Pyroscope's "app.event{k=v,...}".
+bool IsValidSeriesName(const std::string& name) {
+  static const std::regex valid(
+      R"(^[A-Za-z0-9_.-]+\{([A-Za-z_][A-Za-z0-9_.]*=[^{}=,"\x00-\x1f\x7f]+(,[A-Za-z_][A-Za-z0-9_.]*=[^{}=,"\x00-\x1f\x7f]+)*)?\}$)");
+  return std::regex_match(name, valid);
+}
+void ExpectValidSeriesName(const std::string& name) {
+  EXPECT_TRUE(IsValidSeriesName(name)) << name;
+}
+
+// Two endpoints at 3:1 on one event: one series each, the tags after the static labels.
+Profile TwoEndpointProfile() {
+  test::ProfileBuilder b;
+  const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+  const uint32_t users = b.Frame("users", "/src/users.cpp", 20);
+  const uint32_t orders = b.Frame("orders", "/src/orders.cpp", 30);
+  b.Sample({main, users}, {200});
+  b.Sample({main, users}, {100});  // another thread, same series
+  b.Sample({main, orders}, {100});
+  Profile p = b.profile();
+  p.events[0].frequency_hz = 99;
+  p.label_sets = {{{"endpoint", "/api/users"}}, {{"endpoint", "/api/orders"}}};
+  p.samples[0].labels = 1;
+  p.samples[1].labels = 1;
+  p.samples[2].labels = 2;
+  p.samples[0].tid = 7;
+  p.samples[1].tid = 8;
+  p.samples[2].tid = 7;
+  p.threads = {{7, "http 1"}, {8, "http 2"}};
+  return p;
+}
+
+TEST(PushClientTest, EachLabelSetIsASeriesTaggedWithItsLabelsHoldingOnlyItsSamples) {
+  FakeIngest server([](size_t) { return 200; });
+  PushClient client(OptionsFor(server.port()), &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  client.Enqueue(TwoEndpointProfile(), 1795000000LL * 1000000000, 1795000010LL * 1000000000);
+  ASSERT_TRUE(server.WaitFor(2));
+  client.Stop(5s);
+  std::vector<Received> got = server.requests();
+  ASSERT_EQ(got.size(), 2u) << "no labels-less samples: no plain series";
+  std::map<std::string, PushedBody> bodies;
+  for (const Received& r : got) {
+    std::map<std::string, std::string> q = DecodedQuery(r.target);
+    ExpectValidSeriesName(q["name"]);
+    EXPECT_EQ(q["from"], "1795000000");
+    EXPECT_EQ(q["until"], "1795000010");
+    EXPECT_EQ(q["sampleRate"], "99");
+    EXPECT_EQ(q["format"], "pprof");
+    bodies[q["name"]] = DecodeBody(r);
+  }
+  const std::string users = "checkout.cpu{env=prod,region=eu,endpoint=/api/users}";
+  const std::string orders = "checkout.cpu{env=prod,region=eu,endpoint=/api/orders}";
+  ASSERT_TRUE(bodies.count(users) && bodies.count(orders)) << got[0].target << " " << got[1].target;
+  // The exact weights, 3:1: each body holds its own samples and no other.
+  EXPECT_EQ(bodies[users].total, 300);
+  EXPECT_EQ(bodies[orders].total, 100);
+  EXPECT_EQ(bodies[users].total, 3 * bodies[orders].total);
+  EXPECT_NE(bodies[users].functions.find(" users"), std::string::npos) << bodies[users].functions;
+  EXPECT_EQ(bodies[users].functions.find(" orders"), std::string::npos) << bodies[users].functions;
+  EXPECT_EQ(bodies[orders].functions.find(" users"), std::string::npos);
+  // The body keeps the thread labels; the program's labels are in the name only.
+  for (auto& [name, body] : bodies) {
+    for (const std::string& key : body.label_keys) {
+      EXPECT_TRUE(key == "thread id" || key == "thread name") << name << ": " << key;
+    }
+  }
+  PushStats s = client.stats();
+  EXPECT_EQ(s.requests, 2u);
+  EXPECT_EQ(s.sent, 2u);
+  EXPECT_EQ(s.merged_series, 0u);
+}
+
+TEST(PushClientTest, SamplesWithoutLabelsStayInThePlainSeriesOfEachEvent) {
+  FakeIngest server([](size_t) { return 200; });
+  PushClient client(OptionsFor(server.port()), &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  Profile p = TwoEventProfile();  // cpu {300, 100, 0}, wall {10, 0, 50}
+  p.label_sets = {{{"endpoint", "/a"}}, {{"endpoint", "/b"}}};
+  p.samples[0].labels = 1;
+  p.samples[1].labels = 2;
+  client.Enqueue(p, 0, 1000000000);
+  ASSERT_TRUE(server.WaitFor(4));
+  client.Stop(5s);
+  std::map<std::string, int64_t> totals;
+  for (const Received& r : server.requests()) {
+    totals[DecodedQuery(r.target)["name"]] = DecodeBody(r).total;
+  }
+  EXPECT_EQ(totals,
+            (std::map<std::string, int64_t>{{"checkout.cpu{env=prod,region=eu,endpoint=/a}", 300},
+                                            {"checkout.cpu{env=prod,region=eu,endpoint=/b}", 100},
+                                            {"checkout.wall{env=prod,region=eu,endpoint=/a}", 10},
+                                            {"checkout.wall{env=prod,region=eu}", 50}}));
+}
+
+TEST(PushSeriesTags, ValuesAndKeysAreMadeValidForTheSeriesName) {
+  PushOptions o;
+  o.labels = {{"env", "prod"}};
+  // The label set as the model keeps it: sorted by key, keys unique.
+  const std::vector<Label> set = {
+      {"", "x"},                     // no key: left out
+      {"9lives", "cat"},             // a name cannot start with a digit
+      {"__name__", "x"},             // reserved
+      {"__private", "x"},            // reserved prefix
+      {"a-b", "1"},                  // becomes a_b
+      {"a_b", "2"},                  // a_b again: the first one stays
+      {"empty", ""},                 // no value: left out
+      {"env", "staging"},            // the operator's static label wins
+      {"path", "/q?a=1,b={2}\"\n"},  // reserved characters and a control character
+      {"service_name", "x"},         // reserved
+      {"utf8", "caf\xC3\xA9 \xFF\xC0\xAF\xED\xA0\x80"},  // é kept; invalid bytes replaced
+  };
+  EXPECT_EQ(PushSeriesTags(o, set), (PushTags{{"_9lives", "cat"},
+                                              {"a_b", "1"},
+                                              {"path", "/q?a_1_b__2___"},
+                                              {"utf8", "caf\xC3\xA9 ______"}}));
+  // Long values are cut on a character boundary.
+  std::string long_value(kMaxPushTagValue - 1, 'x');
+  long_value += "\xC3\xA9tail";
+  const PushTags cut = PushSeriesTags(o, {{"k", long_value}});
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].second, std::string(kMaxPushTagValue - 1, 'x'));
+  ExpectValidSeriesName(
+      DecodedQuery(IngestPathAndQuery(o, "cpu", 0, 1, 99, PushSeriesTags(o, set)))["name"]);
+  // What the check would catch without sanitising.
+  for (const char* bad : {"a.cpu{k=a,b}", "a.cpu{k=a{b}", "a.cpu{k=a=b}", "a.cpu{k=\"}",
+                          "a.cpu{k=a\nb}", "a.cpu{9k=a}", "a.cpu{k=}"}) {
+    EXPECT_FALSE(IsValidSeriesName(bad)) << bad;
+  }
+  EXPECT_TRUE(IsValidSeriesName("a.cpu{}"));
+}
+
+TEST(PushClientTest, SetsThatSanitiseAlikeArePushedAsOneSeries) {
+  FakeIngest server([](size_t) { return 200; });
+  PushClient client(OptionsFor(server.port()), &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  Profile p = TwoEndpointProfile();
+  p.label_sets = {{{"endpoint", "/a,b"}}, {{"endpoint", "/a=b"}}};
+  client.Enqueue(p, 0, 1000000000);
+  ASSERT_TRUE(server.WaitFor(1));
+  client.Stop(5s);
+  std::vector<Received> got = server.requests();
+  ASSERT_EQ(got.size(), 1u);
+  std::map<std::string, std::string> q = DecodedQuery(got[0].target);
+  EXPECT_EQ(q["name"], "checkout.cpu{env=prod,region=eu,endpoint=/a_b}");
+  ExpectValidSeriesName(q["name"]);
+  EXPECT_EQ(DecodeBody(got[0]).total, 400);
+}
+
+TEST(PushClientTest, AWindowNeverMakesMoreRequestsThanTheQueueHolds) {
+  // Six label series and a queue of 4: the three heaviest keep their series, the others are
+  // pushed in the plain series, and nothing is dropped.
+  FakeIngest server([](size_t) { return 200; });
+  PushOptions options = OptionsFor(server.port());
+  options.max_windows = 4;
+  PushClient client(options, &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  test::ProfileBuilder b;
+  const uint32_t f = b.Frame("f", "/src/f.cpp", 1);
+  Profile p;
+  for (int i = 0; i < 6; ++i) b.Sample({f}, {60 - 10 * i});
+  p = b.profile();
+  for (int i = 0; i < 6; ++i) {
+    p.label_sets.push_back({{"k", "v" + std::to_string(i)}});
+    p.samples[static_cast<size_t>(i)].labels = static_cast<uint32_t>(i + 1);
+  }
+  client.Enqueue(p, 0, 1000000000);
+  ASSERT_TRUE(server.WaitFor(4));
+  client.Stop(5s);
+  std::map<std::string, int64_t> totals;
+  for (const Received& r : server.requests()) {
+    totals[DecodedQuery(r.target)["name"]] = DecodeBody(r).total;
+  }
+  EXPECT_EQ(totals, (std::map<std::string, int64_t>{{"checkout.cpu{env=prod,region=eu,k=v0}", 60},
+                                                    {"checkout.cpu{env=prod,region=eu,k=v1}", 50},
+                                                    {"checkout.cpu{env=prod,region=eu,k=v2}", 40},
+                                                    {"checkout.cpu{env=prod,region=eu}", 60}}));
+  PushStats s = client.stats();
+  EXPECT_EQ(s.requests, 4u);
+  EXPECT_EQ(s.dropped, 0u);
+  EXPECT_EQ(s.merged_series, 3u);
+  EXPECT_NE(client.Summary().find("3 label series pushed unlabelled"), std::string::npos)
+      << client.Summary();
 }
 
 TEST(PushClientTest, TransientFailuresAreRetriedUntilTheyGoThrough) {

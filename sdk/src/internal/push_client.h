@@ -1,7 +1,10 @@
 // Pushes each window to a Grafana Pyroscope server (INPROF_PUSH_URL), for fleets:
 //   POST <url>/ingest?name=<app>.<event>{k=v,...}&from=<s>&until=<s>&sampleRate=<hz>
 //        &spyName=inprof&format=pprof
-// one request per event, the body a gzipped pprof of that event alone.
+// one request per event and label series, the body a gzipped pprof of that event alone. The
+// samples a thread took under labels (inprof_label_set) form one series per distinct label
+// set, its labels added to the static ones as tags (PushSeriesTags); samples without labels
+// form the plain series.
 //
 // Never blocks the program and never grows: Enqueue encodes the window and appends it to a
 // queue bounded in windows and bytes, dropping the oldest (counted) when full; one sender
@@ -22,6 +25,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inprof/exporters.h"
@@ -35,7 +39,8 @@ struct PushOptions {
   std::string app_name;  // Pyroscope application name, e.g. "checkout"
   std::vector<std::pair<std::string, std::string>> labels;
   std::string tenant;                  // X-Scope-OrgID when not empty
-  size_t max_windows = 16;             // requests queued at most
+  size_t max_windows = 16;             // requests queued at most; also the most one window
+                                       // makes (label series past that share the plain one)
   size_t max_bytes = size_t{8} << 20;  // their bodies' total size at most
   int timeout_ms = 10000;              // per connect / send / receive
   std::chrono::milliseconds backoff_initial{500};
@@ -45,7 +50,10 @@ struct PushOptions {
 
 struct PushStats {
   uint64_t windows = 0;   // windows handed to Enqueue
-  uint64_t requests = 0;  // requests built from them (one per event with samples)
+  uint64_t requests = 0;  // requests built from them (one per event and series with samples)
+  // Label series of a window that did not fit in max_windows requests and were pushed in
+  // the plain series instead (the lightest first).
+  uint64_t merged_series = 0;
   uint64_t sent = 0;      // accepted by the server (2xx)
   uint64_t retries = 0;   // failed attempts that were retried
   uint64_t dropped = 0;   // requests dropped unsent: queue full (oldest first) or at stop
@@ -55,10 +63,25 @@ struct PushStats {
   std::string last_error;  // empty after a success
 };
 
+using PushTags = std::vector<std::pair<std::string, std::string>>;
+
 // The ingest request of one event of a window, without the host part:
-// "/ingest?name=app.cpu%7Benv%3Dprod%7D&from=...". Exposed for tests.
+// "/ingest?name=app.cpu%7Benv%3Dprod%7D&from=...". `tags` (a label series') follow the static
+// labels in the name. Exposed for tests.
 std::string IngestPathAndQuery(const PushOptions& options, const std::string& event,
-                               int64_t from_unix_s, int64_t until_unix_s, double sample_rate_hz);
+                               int64_t from_unix_s, int64_t until_unix_s, double sample_rate_hz,
+                               const PushTags& tags = {});
+
+// The tags a label set adds to a series name, made valid for it, in the set's (key) order:
+// a key keeps letters, digits, '_' and '.' (others become '_'; '_' goes before a leading digit
+// or '.'); a value's '{', '}', '=', ',', '"', control characters and bytes that are not UTF-8
+// become '_' and it is cut to kMaxPushTagValue bytes. Left out: empty keys or values, keys
+// reserved by Pyroscope (service_name, and __name__ and every other name starting "__"), a
+// key a static label already has (the operator's label wins), and a key a previous label
+// of the set already gave after sanitising. Not async-signal-safe.
+constexpr size_t kMaxPushTagKey = 128;
+constexpr size_t kMaxPushTagValue = 1024;
+PushTags PushSeriesTags(const PushOptions& options, const std::vector<Label>& labels);
 
 // Checks and parses "k=v,k=v" (';' also separates, for configuration strings, where ',' ends
 // the value). Names follow Prometheus rules; values may not contain ',', '{', '}' or '='.
@@ -75,7 +98,8 @@ class PushClient {
   PushClient& operator=(const PushClient&) = delete;
 
   Status Start();
-  // Queues the window [start, end) of `profile` (one request per event that has samples).
+  // Queues the window [start, end) of `profile`: per event with samples, one request for the
+  // samples without labels and one per label series, at most max_windows in all.
   // Returns at once; O(profile) CPU for encoding, on the caller's thread.
   void Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t end_unix_ns);
   // Sends what is queued for at most `flush` more, then stops the sender; what is left is
@@ -85,7 +109,8 @@ class PushClient {
   // interrupted: a numeric address or a local name avoids that). Idempotent.
   void Stop(std::chrono::milliseconds flush);
   PushStats stats() const;
-  // "push: 12 requests sent, 0 dropped, 0 rejected" for the summary line.
+  // "push to URL: 12 of 12 requests sent" (and what was dropped, rejected, retried or
+  // merged) for the summary line.
   std::string Summary() const;
 
  private:

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <sstream>
+#include <string_view>
 
 #include "internal/contained.h"
 
@@ -26,24 +28,102 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// The profile restricted to one event: Pyroscope names a series per event (app.cpu,
-// app.wall), so each gets its own request. Samples without weight for it are left out.
-Profile OneEvent(const Profile& profile, size_t event) {
+// Everything of `profile` a request body needs but its samples, for one event: Pyroscope
+// names a series per event (app.cpu, app.wall), so each gets its own requests.
+Profile EventFrame(const Profile& profile, size_t event) {
   Profile out;
   out.meta = profile.meta;
   out.events.push_back(profile.events[event]);
   out.frames = profile.frames;
   out.health = profile.health;
   out.modules = profile.modules;
+  out.threads = profile.threads;
+  return out;
+}
+
+// One series of one event of a window (its tags are the key it is kept under): the samples
+// it pushes and their total weight.
+struct Series {
+  std::vector<Sample> samples;
+  int64_t weight = 0;
+};
+
+// The samples of `event` with weight, grouped by the series their label set maps to (the
+// plain series under no tags). A sample keeps its thread but not its labels: they are in the
+// series name, and the body repeating them (possibly unsanitised) could only disagree.
+std::map<PushTags, Series> SplitBySeries(const Profile& profile, size_t event,
+                                         const std::vector<PushTags>& set_tags) {
+  std::map<PushTags, Series> series;
+  static const PushTags kPlain;
   for (const Sample& sample : profile.samples) {
     if (event >= sample.weights.size() || sample.weights[event] == 0) continue;
-    Sample s;
-    s.frames = sample.frames;
-    s.weights.push_back(sample.weights[event]);
-    s.tid = sample.tid;
-    out.samples.push_back(std::move(s));
+    const PushTags& tags = sample.labels != 0 && sample.labels <= set_tags.size()
+                               ? set_tags[sample.labels - 1]
+                               : kPlain;
+    Series& s = series[tags];
+    Sample copy;
+    copy.frames = sample.frames;
+    copy.weights.push_back(sample.weights[event]);
+    copy.tid = sample.tid;
+    s.samples.push_back(std::move(copy));
+    if (__builtin_add_overflow(s.weight, sample.weights[event], &s.weight)) s.weight = INT64_MAX;
   }
-  return out;
+  return series;
+}
+
+// Keeps at most `budget` label series; the lightest of the others (ties: the later name) go
+// into the plain series. Returns how many were merged.
+size_t MergeLightest(std::map<PushTags, Series>& series, size_t budget) {
+  std::vector<std::map<PushTags, Series>::iterator> labelled;
+  for (auto it = series.begin(); it != series.end(); ++it) {
+    if (!it->first.empty()) labelled.push_back(it);
+  }
+  if (labelled.size() <= budget) return 0;
+  std::stable_sort(labelled.begin(), labelled.end(), [](const auto& a, const auto& b) {
+    return a->second.weight > b->second.weight;
+  });
+  Series& plain = series[PushTags()];
+  for (size_t i = budget; i < labelled.size(); ++i) {
+    Series& merged = labelled[i]->second;
+    for (Sample& s : merged.samples) plain.samples.push_back(std::move(s));
+    if (__builtin_add_overflow(plain.weight, merged.weight, &plain.weight)) {
+      plain.weight = INT64_MAX;
+    }
+    series.erase(labelled[i]);
+  }
+  return labelled.size() - budget;
+}
+
+bool IsUtf8Continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// The length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not one (overlong forms,
+// surrogates and code points past U+10FFFF included, as Go's utf8.ValidString refuses them).
+size_t Utf8SequenceAt(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (!IsUtf8Continuation(b)) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
 }
 
 bool Retryable(int status) { return status < 0 || status == 408 || status == 429 || status >= 500; }
@@ -100,12 +180,52 @@ Status ParsePushLabels(std::string_view text,
   return Status::Ok();
 }
 
+PushTags PushSeriesTags(const PushOptions& options, const std::vector<Label>& labels) {
+  PushTags tags;
+  for (const Label& label : labels) {
+    std::string key;
+    for (char c : label.key) key += IsNameChar(c) ? c : '_';
+    if (!key.empty() && !IsNameStart(key.front())) key.insert(key.begin(), '_');
+    if (key.size() > kMaxPushTagKey) key.resize(kMaxPushTagKey);
+    if (key.empty() || key == "service_name" || key.starts_with("__")) continue;
+    bool taken = false;
+    for (const auto& [name, value] : options.labels) taken = taken || name == key;
+    for (const auto& [name, value] : tags) taken = taken || name == key;
+    if (taken) continue;
+    // What the name syntax reserves, control characters and invalid UTF-8 (Pyroscope refuses
+    // a label value that is not UTF-8) each become '_'; a value is cut at a character
+    // boundary, well under Pyroscope's default limit of 2048 bytes.
+    std::string value;
+    const std::string_view raw = label.value;
+    for (size_t i = 0; i < raw.size();) {
+      const size_t n = Utf8SequenceAt(raw, i);
+      const size_t take = n == 0 ? 1 : n;
+      if (value.size() + take > kMaxPushTagValue) break;
+      const auto c = static_cast<unsigned char>(raw[i]);
+      if (n == 0 || c < 0x20 || c == 0x7f || std::strchr("{}=,\"", c) != nullptr) {
+        value += '_';
+      } else {
+        value.append(raw.substr(i, n));
+      }
+      i += take;
+    }
+    if (value.empty()) continue;
+    tags.emplace_back(std::move(key), std::move(value));
+  }
+  return tags;
+}
+
 std::string IngestPathAndQuery(const PushOptions& options, const std::string& event,
-                               int64_t from_unix_s, int64_t until_unix_s, double sample_rate_hz) {
+                               int64_t from_unix_s, int64_t until_unix_s, double sample_rate_hz,
+                               const PushTags& tags) {
   std::string name = options.app_name + "." + event + "{";
-  for (size_t i = 0; i < options.labels.size(); ++i) {
-    if (i > 0) name += ",";
-    name += options.labels[i].first + "=" + options.labels[i].second;
+  bool first = true;
+  for (const PushTags* list : {&options.labels, &tags}) {
+    for (const auto& [key, value] : *list) {
+      if (!first) name += ",";
+      first = false;
+      name += key + "=" + value;
+    }
   }
   name += "}";
   std::string q = "/ingest?name=" + PercentEncode(name);
@@ -143,22 +263,45 @@ void PushClient::Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t 
   // Pyroscope takes whole seconds; a window shorter than one still covers [from, until].
   const int64_t from = start_unix_ns / 1000000000;
   const int64_t until = std::max<int64_t>(from + 1, (end_unix_ns + 999999999) / 1000000000);
+  std::vector<PushTags> set_tags;
+  set_tags.reserve(profile.label_sets.size());
+  for (const std::vector<Label>& set : profile.label_sets) {
+    set_tags.push_back(PushSeriesTags(options_, set));
+  }
+  std::vector<std::map<PushTags, Series>> per_event;
+  size_t events_with_samples = 0;
+  for (size_t e = 0; e < profile.events.size(); ++e) {
+    per_event.push_back(SplitBySeries(profile, e, set_tags));
+    if (!per_event.back().empty()) ++events_with_samples;
+  }
+  // One window never makes more requests than the queue holds, or it would push its own
+  // first requests out: each event gets the plain series and an equal share of the rest.
+  const size_t budget = events_with_samples == 0
+                            ? 0
+                            : std::max<size_t>(options_.max_windows / events_with_samples, 1) - 1;
+  size_t merged = 0;
   std::vector<Request> requests;
   for (size_t e = 0; e < profile.events.size(); ++e) {
-    Profile one = OneEvent(profile, e);
-    if (one.samples.empty()) continue;
-    std::ostringstream body;
-    if (!WritePprof(one, body)) continue;
-    Request r;
-    r.id = ++next_id_;
-    r.path_and_query = IngestPathAndQuery(options_, profile.events[e].name, from, until,
-                                          profile.events[e].frequency_hz);
-    r.body = std::make_shared<const std::string>(std::move(body).str());
-    requests.push_back(std::move(r));
+    std::map<PushTags, Series>& series = per_event[e];
+    if (series.empty()) continue;
+    merged += MergeLightest(series, budget);
+    Profile body_profile = EventFrame(profile, e);
+    for (auto& [tags, one] : series) {  // the plain series first: empty tags sort first
+      body_profile.samples = std::move(one.samples);
+      std::ostringstream body;
+      if (!WritePprof(body_profile, body)) continue;
+      Request r;
+      r.id = ++next_id_;
+      r.path_and_query = IngestPathAndQuery(options_, profile.events[e].name, from, until,
+                                            profile.events[e].frequency_hz, tags);
+      r.body = std::make_shared<const std::string>(std::move(body).str());
+      requests.push_back(std::move(r));
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.windows;
+    stats_.merged_series += merged;
     for (Request& r : requests) {
       ++stats_.requests;
       if (stopping_) {
@@ -218,6 +361,10 @@ std::string PushClient::Summary() const {
   if (s.dropped > 0) out += ", " + std::to_string(s.dropped) + " dropped";
   if (s.rejected > 0) out += ", " + std::to_string(s.rejected) + " rejected";
   if (s.retries > 0) out += ", " + std::to_string(s.retries) + " retries";
+  if (s.merged_series > 0) {
+    out += ", " + std::to_string(s.merged_series) +
+           " label series pushed unlabelled (more per window than the queue holds)";
+  }
   if (!s.last_error.empty()) out += " (last error: " + s.last_error + ")";
   return out;
 }
