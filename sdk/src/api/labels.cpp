@@ -2,6 +2,8 @@
 // them. Control path: runs on the program's threads, inside inprof_label_set and friends.
 #include "internal/labels.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -32,6 +34,10 @@ LabelTable& Table() {
     auto* t = new LabelTable;
     t->sets.push_back({Label{"[overflow]", "label sets"}});  // kOverflowLabelSet
     t->count.store(1, std::memory_order_release);
+    // A fork while another thread interns a set would leave the child's copy of the lock
+    // held forever: fork waits for the table instead (it is held for microseconds).
+    pthread_atfork([] { Table().mu.lock(); }, [] { Table().mu.unlock(); },
+                   [] { Table().mu.unlock(); });
     return t;
   }();
   return *table;
