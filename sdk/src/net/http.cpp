@@ -212,7 +212,14 @@ int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string*
           break;
         }
         if (ready == 0) err = ETIMEDOUT;
-        if (ready == kCancelled) err = ECANCELED;
+        if (ready == kCancelled) {
+          // Said the way every other cancelled step says it.
+          close(fd);
+          freeaddrinfo(list);
+          *error = "cannot connect to " + url.host + ":" + port +
+                   ": cancelled at stop (the flush time ran out)";
+          return -1;
+        }
       }
       last = std::strerror(err);
       close(fd);
