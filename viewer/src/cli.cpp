@@ -118,6 +118,49 @@ bool ParseDecimal(std::string_view text, double* value) {
   return !copy.empty() && *end == '\0';
 }
 
+bool ParseTime(std::string_view text, int64_t* ns) {
+  // The unit sets how many of the number's decimals are whole nanoseconds.
+  int decimals = 9;
+  for (const auto& [suffix, places] :
+       {std::pair<std::string_view, int>{"ms", 6}, {"us", 3}, {"ns", 0}, {"s", 9}}) {
+    if (text.size() > suffix.size() && text.ends_with(suffix)) {
+      text.remove_suffix(suffix.size());
+      decimals = places;
+      break;
+    }
+  }
+  const size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction =
+      dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  if (whole.empty() && fraction.empty()) return false;
+  if (dot != std::string_view::npos && fraction.empty()) return false;
+  size_t seconds = 0;
+  if (!whole.empty() && !ParseCount(whole, &seconds)) return false;
+  int64_t value = static_cast<int64_t>(seconds);
+  for (int i = 0; i < decimals; ++i) value *= 10;
+  int64_t place = 1;
+  for (int i = 0; i < decimals; ++i) place *= 10;
+  for (char c : fraction) {
+    if (c < '0' || c > '9') return false;
+    place /= 10;
+    value += (c - '0') * place;
+  }
+  if (decimals == 9 ? seconds > 999999999 : value > int64_t{999999999} * 1000000000) return false;
+  *ns = value;
+  return true;
+}
+
+std::string FormatSeconds(int64_t ns) {
+  std::string text = std::to_string(ns / 1000000000);
+  int64_t fraction = ns % 1000000000;
+  if (fraction == 0) return text;
+  std::string digits = std::to_string(fraction);
+  digits.insert(0, 9 - digits.size(), '0');
+  digits.erase(digits.find_last_not_of('0') + 1);
+  return text + "." + digits;
+}
+
 bool ParseSourceRange(std::string_view text, SourceRange* range) {
   const size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || text[colon - 1] == ':') return false;

@@ -49,6 +49,13 @@ int UsageError(std::string_view command, const std::string& message);
 bool ParseCount(std::string_view text, size_t* value);
 // A decimal number, all of `text` (strtod syntax).
 bool ParseDecimal(std::string_view text, double* value);
+// A time since a profile's start: seconds ("1.5"), or with a unit ("1.5s", "300ms", "250us",
+// "100ns"); at most 999,999,999 s. In nanoseconds, exactly: decimal digits are read as
+// digits, not through a binary fraction (1.3 is 1,300,000,000 ns, not one less), so a range
+// printed and read back selects the same samples. Digits below a nanosecond are dropped.
+bool ParseTime(std::string_view text, int64_t* ns);
+// `ns` as seconds with as many decimals as it needs, no more: "1.3", "0.02", "12".
+std::string FormatSeconds(int64_t ns);
 
 // "FILE:LINE" or "FILE:FIRST-LAST" (FILE may hold ':' but not end in one; lines from 1,
 // FIRST <= LAST).

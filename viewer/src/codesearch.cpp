@@ -62,10 +62,15 @@ std::vector<OptionSpec> SearchSpecs(SearchOptions* o, bool short_event) {
                    }};
   color.optional_value = true;
   specs.push_back(std::move(color));
+  for (OptionSpec& spec : FilterOptionSpecs(&o->filter)) specs.push_back(std::move(spec));
   return specs;
 }
 
 bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile* out) {
+  if (const std::string problem = CheckFilter(o.filter); !problem.empty()) {
+    std::cerr << "inprof: " << problem << '\n';
+    return false;
+  }
   if (o.root.empty()) o.root = CurrentDirectory();
   if (o.root_given) {
     // Confined: the root as it really is (symlinks resolved), so that realpaths compare.
@@ -80,7 +85,7 @@ bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile*
   const char* no_color = std::getenv("NO_COLOR");
   o.color = !o.json && (o.color_mode == 1 ||
                         (o.color_mode == -1 && !(no_color && *no_color) && isatty(STDOUT_FILENO)));
-  if (Status s = LoadAnnotations(path, &out->annotations); !s.ok()) {
+  if (Status s = LoadAnnotations(path, &out->annotations, false, o.filter); !s.ok()) {
     std::cerr << "inprof: " << s.message() << '\n';
     return false;
   }

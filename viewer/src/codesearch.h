@@ -37,7 +37,8 @@ struct SearchOptions {
   bool json = false;
   bool absolute = false;
   bool color = false;
-  int color_mode = -1;  // --color: -1 auto, 0 never, 1 always
+  int color_mode = -1;   // --color: -1 auto, 0 never, 1 always
+  ProfileFilter filter;  // --from, --to, --thread, --label
 };
 
 // The options the three commands share, for ParseOptions (cli.h). `short_event`: whether -e

@@ -28,13 +28,19 @@ constexpr const char* kCommonHelp = R"(common options:
       --json         machine-readable output
       --map OLD=NEW  read sources under NEW where the profile says OLD (repeatable)
       --no-progress  no progress line while a large profile loads
+      --from T       only samples taken T seconds after the start or later (1.5, 300ms)
+      --to T         only samples taken before T seconds after the start
+      --thread NAME  only samples of this thread (a name or a tid; repeatable: any of them)
+      --label K=V    only samples with label K=V (repeatable: all of them)
   -h, --help         this text
+--from/--to and --thread need sample times and threads: perf script output and
+*.speedscope.json profiles have them (`inprof timeline` shows where the time went when).
 Colour is used only on a terminal, and never when NO_COLOR is set. A load that takes over
 half a second (or a file over 32 MB) shows its progress on stderr when stderr is a terminal,
 --json or not (INPROF_PROGRESS=0 never, =1 always).
 )";
 
-constexpr const char* kTopHelp = R"(usage: inprof top [OPTIONS] PROFILE
+constexpr const char* kTopHelp = R"help(usage: inprof top [OPTIONS] PROFILE
 
 The hottest source lines and the hottest functions of one event, by self weight (samples
 whose innermost frame is the line or function) or, with --inclusive, by inclusive weight.
@@ -44,12 +50,16 @@ options:
       --inclusive    rank by inclusive weight
       --full-names   C++ names as they are (default: without template arguments,
                      parameters and return type, as pprof shows them; --json keeps them)
+      --by-label KEY the event's total per value of the label KEY (and "(no KEY)" for
+                     samples without it), largest first, with its share of the total
 
 examples:
   inprof top profile.json
   inprof top -n 20 --inclusive perf.log
   inprof top --json out.folded | jq '.functions[0]'
-)";
+  inprof top --from 1.3 --to 1.6 --thread worker perf.script
+  inprof top --by-label tenant profile.speedscope.json
+)help";
 
 constexpr const char* kAnnotateHelp = R"(usage: inprof annotate [OPTIONS] PROFILE [SOURCE...]
 
@@ -181,6 +191,9 @@ options:
       --lines        one box per source line, named function (file:line), where the
                      profile has lines (perf.log; folded stacks written with lines)
   -e, --event NAME   the event to draw (default: the profile's first event)
+      --from T, --to T, --thread NAME, --label K=V
+                     only the samples of a time range (seconds since the start), of
+                     threads, with labels (perf script output, *.speedscope.json)
   -h, --help         this text
 
 examples:
@@ -188,6 +201,7 @@ examples:
   inprof flame -o perf.svg --title "parser, release build" perf.log
   inprof flame --inverted --width 1800 --minwidth 1 -o icicle.svg out.folded
   inprof flame --lines -o lines.svg perf.log
+  inprof flame --from 1.3 --to 1.6 -o burst.svg perf.script
 )";
 bool UseColor() {
   const char* no_color = std::getenv("NO_COLOR");
@@ -201,6 +215,7 @@ std::vector<OptionSpec> CommonSpecs(ProfileOptions* o, bool flame = false) {
       Text({"-e", "--event"}, "an event name", &o->event),
       {{"--no-progress"}, nullptr, [o](const std::string&) { return !(o->progress = false); }},
   };
+  for (OptionSpec& spec : FilterOptionSpecs(&o->filter)) specs.push_back(std::move(spec));
   if (flame) return specs;
   specs.push_back(Flag({"--json"}, &o->json));
   specs.push_back(Flag({"--absolute"}, &o->absolute));
@@ -230,6 +245,9 @@ int Parse(const std::vector<std::string>& args, const char* help, ProfileOptions
     std::cout << help << '\n' << (flame ? "" : kCommonHelp);
     return 0;
   }
+  if (const std::string problem = CheckFilter(o->filter); !problem.empty()) {
+    return UsageError(args[0], problem);
+  }
   o->progress = o->progress && ProgressAllowed();
   o->color = !o->json && UseColor();
   return -1;
@@ -258,7 +276,7 @@ int Flushed(int rc) {
 
 // Loads o.profile, maps its paths and finds the event. Returns -1 to go on, else 1.
 int Load(const ProfileOptions& o, Input* input, size_t* event) {
-  if (Status s = LoadInput(o.profile, o.progress, input); !s.ok()) {
+  if (Status s = LoadInput(o.profile, o.progress, input, true, o.filter); !s.ok()) {
     std::cerr << "inprof: " << s.message() << '\n';
     return kExitBadInput;
   }
@@ -276,13 +294,18 @@ int TopCommand(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   int rc = Parse(args, kTopHelp, &o,
                  {Count({"-n"}, "a positive number", &o.limit, 1, 999999999),
-                  Flag({"--inclusive"}, &o.inclusive), Flag({"--full-names"}, &o.full_names)},
+                  Flag({"--inclusive"}, &o.inclusive), Flag({"--full-names"}, &o.full_names),
+                  Text({"--by-label"}, "a label key", &o.by_label)},
                  &positional);
   if (rc < 0) rc = OneProfile(args, positional, &o);
   if (rc >= 0) return rc;
   Input input;
   size_t event = 0;
   if ((rc = Load(o, &input, &event)) >= 0) return rc;
+  if (!o.by_label.empty()) {
+    return Flushed(RunTopByLabel(o, input.annotations, input.has_stacks ? &input.profile : nullptr,
+                                 event, std::cout, std::cerr));
+  }
   return Flushed(RunTop(o, input.annotations, event, std::cout));
 }
 
@@ -431,6 +454,8 @@ const std::vector<Command>& Commands() {
        ConvertCommand},
       {"flame", "interactive flame graph (SVG) from stacks (folded, perf.log, perf script)",
        FlameCommand},
+      {"timeline", "sub-second heat map over time; pick a range to see its flame graph (HTML)",
+       RunTimeline},
       {"addr2line", "binutils addr2line, faster (same options and output; perf can use it)",
        Addr2lineCommand},
       {"symbolize", "addresses of an ELF file to functions, lines and inline chains as JSON",

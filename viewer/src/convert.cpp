@@ -42,7 +42,7 @@ int RunConvert(const ConvertOptions& o, std::ostream& out, std::ostream& err) {
   }
   Input input;
   // Stacks are written as they are; only annotation JSON needs its annotations.
-  if (Status s = LoadInput(o.profile, o.progress, &input, /*annotate=*/false); !s.ok()) {
+  if (Status s = LoadInput(o.profile, o.progress, &input, /*annotate=*/false, o.filter); !s.ok()) {
     err << "inprof: " << s.message() << '\n';
     return kBadInput;
   }

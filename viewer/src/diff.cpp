@@ -228,7 +228,7 @@ void PrintDiffText(const DiffOptions& o, const DiffTables& t, std::ostream& out)
 int RunDiff(const DiffOptions& o, std::ostream& out, std::ostream& err) {
   Input before, after;
   for (auto [path, input] : {std::pair{&o.profile, &before}, std::pair{&o.other, &after}}) {
-    if (Status s = LoadInput(*path, o.progress, input); !s.ok()) {
+    if (Status s = LoadInput(*path, o.progress, input, true, o.filter); !s.ok()) {
       err << "inprof: " << s.message() << '\n';
       return kBadInput;
     }

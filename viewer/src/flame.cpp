@@ -32,9 +32,37 @@ bool FindProfileEvent(const Profile& profile, const std::string& name, size_t* e
 
 }  // namespace
 
-Status LoadStacks(const std::string& path, Profile* out, bool progress) {
+std::string FlameSubtitle(const Profile& profile, const FlameOptions& options) {
+  std::string subtitle;
+  const std::string& program = profile.meta.program;
+  if (!program.empty()) subtitle = program.substr(program.rfind('/') + 1) + " - ";
+  // Folded stacks and perf.log call their one event "samples": no need to say it twice.
+  const std::string event =
+      options.event < profile.events.size() ? profile.events[options.event].name : std::string();
+  if (!event.empty() && event != options.count_name) subtitle += event + " - ";
+  uint64_t total = 0;
+  for (const Sample& sample : profile.samples) {
+    if (options.event < sample.weights.size() && sample.weights[options.event] > 0) {
+      total += static_cast<uint64_t>(sample.weights[options.event]);
+    }
+  }
+  return subtitle + GroupedNumber(total) + " " + options.count_name;
+}
+
+std::string GroupedNumber(uint64_t value) {
+  const std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+Status LoadStacks(const std::string& path, Profile* out, bool progress,
+                  const ProfileFilter& filter) {
   Input input;
-  if (Status s = LoadInput(path, progress, &input, /*annotate=*/false); !s.ok()) return s;
+  if (Status s = LoadInput(path, progress, &input, /*annotate=*/false, filter); !s.ok()) return s;
   if (!input.has_stacks) {
     return Status::Error(path +
                          ":1: this is annotation JSON, which keeps per-line totals but no "
@@ -47,7 +75,7 @@ Status LoadStacks(const std::string& path, Profile* out, bool progress) {
 
 int RunFlame(const FlameCommandOptions& options, std::ostream& out, std::ostream& err) {
   Profile profile;
-  if (Status s = LoadStacks(options.profile, &profile, options.progress); !s.ok()) {
+  if (Status s = LoadStacks(options.profile, &profile, options.progress, options.filter); !s.ok()) {
     err << "inprof: " << s.message() << '\n';
     return kBadInput;
   }
@@ -56,6 +84,10 @@ int RunFlame(const FlameCommandOptions& options, std::ostream& out, std::ostream
   if (!FindProfileEvent(profile, options.event, &flame.event, &error)) {
     err << "inprof: " << options.profile << ": " << error << '\n';
     return kBadInput;
+  }
+  // A graph of part of a profile says which part, as the timeline page's graphs do.
+  if (flame.subtitle.empty() && !options.filter.empty()) {
+    flame.subtitle = FlameSubtitle(profile, flame) + " (" + FilterSummary(options.filter) + ")";
   }
   std::string svg;
   if (Status s = WriteFlameSvg(profile, flame, &svg); !s.ok()) {

@@ -47,6 +47,9 @@ options:
       --absolute       weights instead of shares
       --json           one JSON object per match (JSON Lines)
       --color[=WHEN]   auto (default), always, never
+      --from T, --to T, --thread NAME, --label K=V
+                       only the samples of a time range (seconds since the start), of
+                       threads, with labels (perf script output, *.speedscope.json)
 Exit status: 0 when a hot line matched, 1 when none did, 2 on an error.
 
 examples:

@@ -48,6 +48,9 @@ options:
   -e, --event NAME     the event to use (default: the profile's first)
       --absolute       weights instead of shares
       --color[=WHEN]   auto (default), always, never
+      --from T, --to T, --thread NAME, --label K=V
+                       only the samples of a time range (seconds since the start), of
+                       threads, with labels (perf script output, *.speedscope.json)
 Paths that match no profile file are tried by base name (a profile from another machine);
 when several profile files share it, the path suffix and then the function at the hit decide,
 and what stays ambiguous is reported on stderr and skipped.

@@ -1,4 +1,6 @@
-// Loading a profile file of any supported kind into the annotation model.
+// Loading a profile file of any supported kind into the annotation model, and the filter
+// options every command applies to what it loads.
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -36,6 +38,8 @@ class FileText {
 
 InputKind DetectInput(const std::string& path, std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
+  // speedscope files are JSON too: told apart by their schema before any other JSON.
+  if (LooksLikeSpeedscope(text)) return InputKind::kSpeedscope;
   if (first != std::string::npos && text[first] == '{') return InputKind::kAnnotationJson;
   if (LooksLikePerfReport(text)) return InputKind::kPerfReport;
   if (LooksLikePerfScript(text)) return InputKind::kPerfScript;
@@ -44,11 +48,91 @@ InputKind DetectInput(const std::string& path, std::string_view text) {
   return InputKind::kFolded;
 }
 
+const char* InputKindName(InputKind kind) {
+  switch (kind) {
+    case InputKind::kAnnotationJson:
+      return "annotation JSON";
+    case InputKind::kPerfLog:
+      return "perf.log";
+    case InputKind::kPerfScript:
+      return "perf script output";
+    case InputKind::kPerfReport:
+      return "perf report output";
+    case InputKind::kSpeedscope:
+      return "a speedscope profile";
+    default:
+      return "folded stacks";
+  }
+}
+
 namespace {
+
+// Where a user gets what a filter needs (docs/viewer.md, "Time, threads and labels").
+constexpr const char* kTimedInputs = "perf script output and *.speedscope.json profiles";
+
+// "--from/--to need the time of each sample" (and the like for --thread) when `filter` asks
+// for what `profile` lacks; "" when it has all of it.
+std::string Unanswerable(const ProfileFilter& filter, InputKind kind, const Profile& profile) {
+  const bool times = (filter.from_ns || filter.to_ns) && profile.timeline.empty();
+  bool has_threads = !profile.threads.empty();
+  for (const Sample& s : profile.samples) has_threads = has_threads || s.tid != 0;
+  const bool threads = !filter.threads.empty() && !has_threads;
+  if (times && threads) {
+    return "--from/--to and --thread need the time and thread of each sample, but this is " +
+           std::string(InputKindName(kind)) + " (no sample times, no threads)";
+  }
+  if (times) {
+    return "--from/--to need the time of each sample, but this is " +
+           std::string(InputKindName(kind)) + " (no sample times)";
+  }
+  if (threads) {
+    return "--thread needs the thread of each sample, but this is " +
+           std::string(InputKindName(kind)) + " (no threads)";
+  }
+  return {};
+}
+
+// Keeps the samples `filter` selects, or says why it cannot (FilterProfile's errors, prefixed
+// with the path, or what the input lacks and which inputs have it).
+Status ApplyFilter(const std::string& path, InputKind kind, const ProfileFilter& filter,
+                   Profile* profile) {
+  if (filter.empty()) return Status::Ok();
+  if (const std::string what = Unanswerable(filter, kind, *profile); !what.empty()) {
+    return Status::InvalidArgument(path + ": " + what + "; " + kTimedInputs + " have them");
+  }
+  if (!filter.labels.empty() && profile->label_sets.empty() && kind != InputKind::kSpeedscope) {
+    return Status::InvalidArgument(path + ": --label needs labels on the samples, but this is " +
+                                   InputKindName(kind) +
+                                   " (no labels); *.speedscope.json profiles inprof writes "
+                                   "have them (set with inprof_label_set)");
+  }
+  int64_t first = 0, last = 0;
+  if (!profile->timeline.empty()) {
+    first = profile->timeline.front().time_ns;
+    last = profile->timeline.back().time_ns;
+  }
+  Profile filtered;
+  if (Status s = FilterProfile(*profile, filter, &filtered); !s.ok()) {
+    return Status::Error(path + ": " + s.message(), s.code());
+  }
+  if (filtered.samples.empty()) {
+    std::string span;
+    if (!profile->timeline.empty()) {
+      span =
+          " (its samples are from " + FormatSeconds(first) + " s to " + FormatSeconds(last) + " s)";
+    }
+    return Status::NotFound(path + ": no sample is selected by " + FilterArguments(filter) + span);
+  }
+  *profile = std::move(filtered);
+  return Status::Ok();
+}
 
 Status ParseStacks(const std::string& path, InputKind kind, std::string_view text, Profile* out) {
   Status s;
   switch (kind) {
+    case InputKind::kSpeedscope:
+      s = ReadSpeedscope(text, path, out);
+      break;
     case InputKind::kPerfScript:
       s = ReadPerfScript(text, path, out);
       break;
@@ -71,7 +155,8 @@ Status ParseStacks(const std::string& path, InputKind kind, std::string_view tex
 
 }  // namespace
 
-Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate) {
+Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate,
+                 const ProfileFilter& filter) {
   FileText file;
   std::unique_ptr<Progress> shown;
   if (Status s = file.Open(path, progress, &shown); !s.ok()) return s;
@@ -79,19 +164,112 @@ Status LoadInput(const std::string& path, bool progress, Input* out, bool annota
   out->kind = DetectInput(path, text);
   if (out->kind == InputKind::kAnnotationJson) {
     out->has_stacks = false;
+    if (!filter.empty()) {
+      return Status::InvalidArgument(
+          path + ": annotation JSON keeps totals per source line, not samples, so " +
+          FilterArguments(filter) + " cannot select from it; " + kTimedInputs +
+          " keep each sample's time and thread");
+    }
     return ReadAnnotationJson(text, path, &out->annotations);
   }
   out->has_stacks = true;
   if (Status s = ParseStacks(path, out->kind, text, &out->profile); !s.ok()) return s;
+  if (Status s = ApplyFilter(path, out->kind, filter, &out->profile); !s.ok()) return s;
   if (annotate) out->annotations = BuildAnnotations(out->profile);
   return Status::Ok();
 }
 
-Status LoadAnnotations(const std::string& path, Annotations* out, bool progress) {
+Status LoadAnnotations(const std::string& path, Annotations* out, bool progress,
+                       const ProfileFilter& filter) {
   Input input;
-  if (Status s = LoadInput(path, progress, &input); !s.ok()) return s;
+  if (Status s = LoadInput(path, progress, &input, true, filter); !s.ok()) return s;
   *out = std::move(input.annotations);
   return Status::Ok();
+}
+
+std::vector<OptionSpec> FilterOptionSpecs(ProfileFilter* f) {
+  return {
+      {{"--from"},
+       "a time since the start (seconds: 1.5, 1.5s, 300ms)",
+       [f](const std::string& text) {
+         int64_t ns = 0;
+         if (!ParseTime(text, &ns)) return false;
+         f->from_ns = ns;
+         return true;
+       }},
+      {{"--to"},
+       "a time since the start (seconds: 1.5, 1.5s, 300ms)",
+       [f](const std::string& text) {
+         int64_t ns = 0;
+         if (!ParseTime(text, &ns)) return false;
+         f->to_ns = ns;
+         return true;
+       }},
+      {{"--thread"},
+       "a thread name or tid",
+       [f](const std::string& text) {
+         if (text.empty()) return false;
+         f->threads.push_back(text);
+         return true;
+       }},
+      {{"--label"},
+       "KEY=VALUE",
+       [f](const std::string& text) {
+         const size_t eq = text.find('=');
+         if (eq == std::string::npos || eq == 0) return false;
+         f->labels.push_back({text.substr(0, eq), text.substr(eq + 1)});
+         return true;
+       }},
+  };
+}
+
+std::string CheckFilter(const ProfileFilter& f) {
+  if (f.from_ns && f.to_ns && *f.from_ns >= *f.to_ns) {
+    return "--from " + FormatSeconds(*f.from_ns) + " is not before --to " +
+           FormatSeconds(*f.to_ns) + " (both are seconds since the start)";
+  }
+  return {};
+}
+
+std::string ShellQuote(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string FilterArguments(const ProfileFilter& f) {
+  std::string args;
+  auto add = [&](const char* option, const std::string& value) {
+    args += (args.empty() ? "" : " ") + std::string(option) + " " + ShellQuote(value);
+  };
+  if (f.from_ns) add("--from", FormatSeconds(*f.from_ns));
+  if (f.to_ns) add("--to", FormatSeconds(*f.to_ns));
+  for (const std::string& thread : f.threads) add("--thread", thread);
+  for (const Label& label : f.labels) add("--label", label.key + "=" + label.value);
+  return args;
+}
+
+std::string FilterSummary(const ProfileFilter& f) {
+  std::string text;
+  if (f.from_ns || f.to_ns) {
+    text = (f.from_ns ? FormatSeconds(*f.from_ns) : "0") + "-" +
+           (f.to_ns ? FormatSeconds(*f.to_ns) : "end") + " s";
+  }
+  for (size_t i = 0; i < f.threads.size(); ++i) {
+    text += (text.empty() ? "" : ", ") +
+            std::string(i                      ? ""
+                        : f.threads.size() > 1 ? "threads "
+                                               : "thread ") +
+            f.threads[i];
+  }
+  for (const Label& label : f.labels)
+    text += (text.empty() ? "" : ", ") + label.key + "=" + label.value;
+  return text;
 }
 
 void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, Annotations& a) {

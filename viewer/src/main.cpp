@@ -19,8 +19,10 @@ void PrintHelp() {
   std::cout << R"(usage: inprof COMMAND [OPTIONS] PROFILE ...
 
 Reads a profile: annotation JSON written by inprof, perf.log, folded stacks, `perf script`
-output or `perf report -g folded` output (told apart by their content), and shows where the
-time went.
+output, `perf report -g folded` output or a *.speedscope.json profile (told apart by their
+content), and shows where the time went. Commands that read a profile take --from/--to,
+--thread and --label to look at part of it (inputs with sample times: perf script output,
+*.speedscope.json).
 
 commands:
 )";

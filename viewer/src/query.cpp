@@ -27,6 +27,9 @@ options:
       --map OLD=NEW    the profile's OLD/... is NEW/... here (repeatable)
   -e, --event NAME     the event to use (default: the profile's first)
       --absolute       weights instead of shares
+      --from T, --to T, --thread NAME, --label K=V
+                       only the samples of a time range (seconds since the start), of
+                       threads, with labels (perf script output, *.speedscope.json)
       --json           {"event", "total", "queries": [{"query", "file", "match", "lines": [...],
                        "max_global_heat", "max_local_heat", "hot"}]}
 Exit status: 0 when a queried line was sampled, 1 when none was, 2 on an error.

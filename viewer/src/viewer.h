@@ -25,6 +25,7 @@ struct ProfileOptions {
   bool absolute = false;  // weights instead of percentages
   bool color = false;     // ANSI colours (a terminal, and NO_COLOR unset)
   bool progress = true;   // --no-progress turns the load progress off
+  ProfileFilter filter;   // --from, --to, --thread, --label: the samples looked at
 };
 
 // How to recompute heat levels before showing them (heat, annotate); nothing set keeps the
@@ -38,6 +39,7 @@ struct TopOptions : ProfileOptions {
   size_t limit = 10;        // entries per list
   bool inclusive = false;   // rank by inclusive weight
   bool full_names = false;  // function names as they are, unshortened
+  std::string by_label;     // --by-label KEY: totals per value of KEY instead
 };
 
 struct AnnotateOptions : ProfileOptions {
@@ -81,12 +83,15 @@ struct FlameCommandOptions : ProfileOptions {
   FlameOptions flame;  // title, width, min width, inverted, lines
 };
 
-enum class InputKind { kAnnotationJson, kFolded, kPerfLog, kPerfScript, kPerfReport };
+enum class InputKind { kAnnotationJson, kFolded, kPerfLog, kPerfScript, kPerfReport, kSpeedscope };
 
-// What a file holds, from its content: annotation JSON (starts with '{'), perf report
-// --stdio output (a "# Samples: N of event 'E'" header), perf script output (the first line
-// is a sample header with a "TIME:" field), perf.log (a name ending in .log) or folded stacks.
+// What a file holds, from its content: a speedscope profile (JSON with speedscope's schema
+// URL), annotation JSON (other JSON: starts with '{'), perf report --stdio output (a
+// "# Samples: N of event 'E'" header), perf script output (the first line is a sample header
+// with a "TIME:" field), perf.log (a name ending in .log) or folded stacks.
 InputKind DetectInput(const std::string& path, std::string_view text);
+// "folded stacks", "perf script output", ...: what a user calls the input.
+const char* InputKindName(InputKind kind);
 
 // A loaded profile: always its annotations; its stacks too unless it was annotation JSON.
 struct Input {
@@ -99,12 +104,30 @@ struct Input {
 // Reads `path` (any kind DetectInput knows). Errors read "PATH:LINE: what was expected".
 // With `progress`, a long load shows its progress on stderr (progress.h). Without
 // `annotate`, stacks are not summarised into `annotations` (annotation JSON still is read).
-Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate = true);
-Status LoadAnnotations(const std::string& path, Annotations* out, bool progress = false);
+// A non-empty `filter` keeps only the samples it selects (FilterProfile) before anything is
+// summarised; an input that cannot answer it (no times, threads or labels; annotation JSON)
+// is an error that names the inputs that can, and so is a selection with no sample in it.
+Status LoadInput(const std::string& path, bool progress, Input* out, bool annotate = true,
+                 const ProfileFilter& filter = {});
+Status LoadAnnotations(const std::string& path, Annotations* out, bool progress = false,
+                       const ProfileFilter& filter = {});
 
-// Reads `path` as stacks (folded, perf.log, perf script, perf report). Annotation JSON has no
-// stacks and is refused with a message that says so.
-Status LoadStacks(const std::string& path, Profile* out, bool progress = false);
+// Reads `path` as stacks (folded, perf.log, perf script, perf report, speedscope). Annotation
+// JSON has no stacks and is refused with a message that says so.
+Status LoadStacks(const std::string& path, Profile* out, bool progress = false,
+                  const ProfileFilter& filter = {});
+
+// --from T, --to T, --thread NAME|TID and --label KEY=VALUE into `filter`, for every command
+// that reads a profile. CheckFilter: "" or the usage error of a range that is empty.
+std::vector<OptionSpec> FilterOptionSpecs(ProfileFilter* filter);
+std::string CheckFilter(const ProfileFilter& filter);
+// The filter as the options that ask for it ("--from 1.3 --to 1.6 --thread worker"), each
+// value quoted for a shell where it needs it; empty for an empty filter.
+std::string FilterArguments(const ProfileFilter& filter);
+// `text` quoted for a POSIX shell when it needs it ('it'\''s'); as it is otherwise.
+std::string ShellQuote(const std::string& text);
+// The filter in words for a subtitle: "1.3-1.6 s, thread worker, phase=run"; empty when empty.
+std::string FilterSummary(const ProfileFilter& filter);
 
 // Rewrites source paths that start with a map's OLD prefix to NEW (first match wins).
 void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, Annotations& a);
@@ -146,6 +169,17 @@ int RunDiff(const DiffOptions& options, std::ostream& out, std::ostream& err);
 int RunConvert(const ConvertOptions& options, std::ostream& out, std::ostream& err);
 // Loads options.profile itself (it needs stacks, not annotations).
 int RunFlame(const FlameCommandOptions& options, std::ostream& out, std::ostream& err);
+// The subtitle `inprof flame` gives a graph by default ("w - cpu-clock - 1,234 samples"), as
+// the exporters' writer makes it, for graphs that add to it (a range, a thread).
+std::string FlameSubtitle(const Profile& profile, const FlameOptions& options);
+// "1,234,567".
+std::string GroupedNumber(uint64_t value);
+// `inprof top --by-label KEY`: the event's total per value of the label KEY. `stacks` (null for
+// annotation JSON) is where labels come from; annotation JSON answers from its label totals.
+int RunTopByLabel(const TopOptions& options, const Annotations& a, const Profile* stacks,
+                  size_t event, std::ostream& out, std::ostream& err);
+// `inprof timeline PROFILE -o OUT.html|OUT.svg`: the sub-second heat map (timeline.cpp).
+int RunTimeline(const std::vector<std::string>& args);
 // `inprof record ... -- COMMAND`: `args` from "record" on; returns inprof's exit code.
 int RunRecord(const std::vector<std::string>& args);
 
