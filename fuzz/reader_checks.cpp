@@ -61,6 +61,47 @@ std::string PerfLog(const Profile& p) {
   return out.str();
 }
 
+std::string Speedscope(const Profile& p) {
+  std::ostringstream out;
+  WriteSpeedscope(p, {}, out);
+  return out.str();
+}
+
+// What the profile model promises its users (exporters.h), for a profile a reader made.
+std::string CheckProfileModel(const Profile& p) {
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    const Sample& s = p.samples[i];
+    if (s.weights.size() != p.events.size()) return "sample " + std::to_string(i) + ": weights";
+    for (uint32_t f : s.frames) {
+      if (f >= p.frames.size()) return "sample " + std::to_string(i) + ": frame out of range";
+    }
+    if (s.labels > p.label_sets.size()) return "sample " + std::to_string(i) + ": labels";
+  }
+  for (const auto& set : p.label_sets) {
+    if (set.empty()) return "an empty label set";
+    for (size_t j = 1; j < set.size(); ++j) {
+      if (!(set[j - 1].key < set[j].key)) return "a label set not sorted by unique keys";
+    }
+  }
+  if (p.timeline.empty()) return {};
+  std::vector<int64_t> sums(p.samples.size() * p.events.size(), 0);
+  for (size_t i = 0; i < p.timeline.size(); ++i) {
+    const TimedSample& t = p.timeline[i];
+    if (i > 0 && t.time_ns < p.timeline[i - 1].time_ns) return "timeline out of time order";
+    if (t.sample >= p.samples.size() || t.event >= p.events.size()) return "timeline index";
+    int64_t& sum = sums[t.sample * p.events.size() + t.event];
+    if (__builtin_add_overflow(sum, t.weight, &sum)) sum = INT64_MAX;
+  }
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    for (size_t e = 0; e < p.events.size(); ++e) {
+      if (sums[i * p.events.size() + e] != p.samples[i].weights[e]) {
+        return "sample " + std::to_string(i) + ": timed weights do not add up to its weight";
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string CheckAnnotationJson(std::string_view input) {
@@ -82,6 +123,14 @@ std::string CheckPerfLog(std::string_view input) {
   const Status s = ReadPerfLog(input, kName, &p);
   if (!s.ok()) return CheckRefusal(s, input);
   return RoundTripProfile(p, ReadPerfLog, PerfLog, "perf.log");
+}
+
+std::string CheckSpeedscope(std::string_view input) {
+  Profile p;
+  const Status s = ReadSpeedscope(input, kName, &p);
+  if (!s.ok()) return CheckRefusal(s, input);
+  if (std::string broken = CheckProfileModel(p); !broken.empty()) return "speedscope: " + broken;
+  return RoundTripProfile(p, ReadSpeedscope, Speedscope, "speedscope");
 }
 
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER

@@ -51,6 +51,14 @@ TEST(ReaderRegression, AnnotationJsonCorpus) {
 }
 TEST(ReaderRegression, FoldedCorpus) { Replay("folded", fuzz::CheckFolded); }
 TEST(ReaderRegression, PerfLogCorpus) { Replay("perf_log", fuzz::CheckPerfLog); }
+// speedscope has no goldens under tests/data: its seeds and findings are fuzz/corpus/speedscope.
+TEST(ReaderRegression, SpeedscopeCorpus) {
+  const std::vector<std::string> files = FilesIn(SourceDir() + "/fuzz/corpus/speedscope");
+  ASSERT_FALSE(files.empty());
+  for (const std::string& path : files) {
+    EXPECT_EQ(fuzz::CheckSpeedscope(Contents(path)), "") << path;
+  }
+}
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER
 TEST(ReaderRegression, PerfScriptCorpus) { Replay("perf_script", fuzz::CheckPerfScript); }
 
