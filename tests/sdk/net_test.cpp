@@ -255,6 +255,27 @@ TEST_F(PullTest, ServesEveryFormatOfTheProfileSoFar) {
   EXPECT_NE(BodyOf(r).find("/debug/pprof/profile?seconds=N"), std::string::npos);
 }
 
+TEST_F(PullTest, ServesSpeedscopeAndFoldedRootedAtThreadsOrLabels) {
+  StartServer();
+  std::string r = Get(port_, "/debug/inprof/speedscope.json?event=wall");
+  EXPECT_EQ(StatusOf(r), 200) << r;
+  EXPECT_NE(r.find("Content-Type: application/json"), std::string::npos);
+  Profile read;
+  Status s = ReadSpeedscope(BodyOf(r), "pull", &read);
+  ASSERT_TRUE(s.ok()) << s.message();
+  int64_t total = 0;
+  for (const Sample& sample : read.samples) total += sample.weights.at(0);
+  EXPECT_EQ(total, 60);  // the wall event: 10 + 50
+
+  // A label as the root frame: the samples without it under "[no KEY]".
+  r = Get(port_, "/debug/inprof/folded?root=label:endpoint");
+  EXPECT_EQ(StatusOf(r), 200) << r;
+  EXPECT_NE(BodyOf(r).find("[no endpoint];main;hot 300\n"), std::string::npos) << BodyOf(r);
+  r = Get(port_, "/debug/inprof/folded?root=anything");
+  EXPECT_EQ(StatusOf(r), 400) << r;
+  EXPECT_NE(BodyOf(r).find("root: expected thread or label:KEY"), std::string::npos) << r;
+}
+
 TEST_F(PullTest, ProfileWithSecondsCapturesThatSpanLikeGoPprof) {
   StartServer();
   std::string r = Get(port_, "/debug/pprof/profile?seconds=1");

@@ -26,11 +26,12 @@ class Taps {
     int64_t start_monotonic_ns = 0;
     uint64_t samples = 0;
   };
-  // Opens a tap with a table of `budget` bytes; 0 when kMaxTaps are open.
-  uint64_t Open(size_t budget, size_t events);
+  // Opens a tap with a table of `budget` bytes (keeping sample times with `timeline`); 0 when
+  // kMaxTaps are open.
+  uint64_t Open(size_t budget, size_t events, bool timeline);
   // Ends tap `id` and returns it; nullopt for an unknown id.
   std::optional<Tap> Take(uint64_t id);
-  void Add(std::span<const uintptr_t> stack, uint32_t weight, size_t event);
+  void Add(std::span<const uintptr_t> stack, uint32_t weight, size_t event, int64_t time_ns);
 
  private:
   std::vector<Tap> taps_;

@@ -15,7 +15,7 @@ HttpResponse Error(int status, std::string message) {
   return r;
 }
 
-enum class Output { kPprof, kJson, kFolded, kPerfLog, kFlame };
+enum class Output { kPprof, kJson, kFolded, kPerfLog, kFlame, kSpeedscope };
 
 struct Route {
   std::string_view path;
@@ -30,6 +30,7 @@ constexpr Route kRoutes[] = {
     {"/debug/inprof/folded", Output::kFolded, false},
     {"/debug/inprof/perf.log", Output::kPerfLog, false},
     {"/debug/inprof/flame.svg", Output::kFlame, false},
+    {"/debug/inprof/speedscope.json", Output::kSpeedscope, false},
 };
 
 std::string Index() {
@@ -37,9 +38,12 @@ std::string Index() {
          "/debug/pprof/profile?seconds=N   pprof of the next N seconds (default 30)\n"
          "/debug/inprof/profile.pb.gz      pprof of the profile so far (?seconds=N: the next N)\n"
          "/debug/inprof/annotations        annotation JSON (same parameters)\n"
-         "/debug/inprof/folded             folded stacks (?event=NAME, ?lines=1)\n"
+         "/debug/inprof/folded             folded stacks (?event=NAME, ?lines=1,\n"
+         "                                 ?root=thread or ?root=label:KEY)\n"
          "/debug/inprof/perf.log           perf.log for perfanno.nvim (?event=NAME)\n"
-         "/debug/inprof/flame.svg          interactive flame graph (?event=NAME)\n";
+         "/debug/inprof/flame.svg          interactive flame graph (?event=NAME)\n"
+         "/debug/inprof/speedscope.json    per-thread samples in time order, for speedscope\n"
+         "                                 (?event=NAME, ?seconds=N)\n";
 }
 
 bool ParseSeconds(const std::string& text, int max, int* seconds) {
@@ -84,6 +88,7 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
   std::optional<int> seconds;
   std::string event_name;
   bool lines = false;
+  std::string root;
   for (const auto& [key, value] : request.query) {
     if (key == "seconds") {
       int s = 0;
@@ -100,6 +105,13 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
         return Error(400, "lines: expected 0 or 1, got '" + value + "'");
       }
       lines = value != "0";
+    } else if (key == "root" && route->output == Output::kFolded) {
+      if (value != "thread" && !(value.starts_with("label:") && value.size() > 6 &&
+                                 value.size() <= 70 &&
+                                 value.find_first_of(" \t\r\n;") == std::string::npos)) {
+        return Error(400, "root: expected thread or label:KEY, got '" + value + "'");
+      }
+      root = value;
     } else if (key == "debug" || key == "gc") {
       // Go's pprof handlers take these; nothing to do for a CPU profile.
     } else {
@@ -154,6 +166,7 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
   ExportOptions export_options;
   export_options.event = event;
   export_options.folded_lines = lines;
+  export_options.folded_root = root;
   switch (route->output) {
     case Output::kPprof:
       if (!WritePprof(profile, out)) return Error(500, "cannot encode the profile");
@@ -169,6 +182,10 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
       break;
     case Output::kPerfLog:
       WritePerfLog(profile, export_options, out);
+      break;
+    case Output::kSpeedscope:
+      WriteSpeedscope(profile, export_options, out);
+      r.content_type = "application/json";
       break;
     case Output::kFlame: {
       FlameOptions flame;

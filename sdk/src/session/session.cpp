@@ -435,7 +435,7 @@ void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& m
 
 void Session::AggregateLocked(std::span<const uintptr_t> stack, const SampleMeta& meta) {
   table_.Add(stack, meta.weight, meta.event, meta.time_ns);
-  taps_.Add(stack, meta.weight, meta.event);
+  taps_.Add(stack, meta.weight, meta.event, meta.time_ns);
 }
 
 uint64_t Session::samples() {

@@ -36,7 +36,7 @@ uint64_t Session::AddTap() {
   std::lock_guard<std::mutex> lock(data_mu_);
   if (!started_ || stopped_) return 0;
   DrainLocked();  // what came before the tap is not its business
-  return taps_.Open(TapBudget(), config_.events.size());
+  return taps_.Open(TapBudget(), config_.events.size(), config_.timeline);
 }
 
 std::optional<Window> Session::TakeTap(uint64_t id) {

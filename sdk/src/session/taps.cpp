@@ -14,11 +14,12 @@ int64_t Now(clockid_t clock) {
 
 }  // namespace
 
-uint64_t Taps::Open(size_t budget, size_t events) {
+uint64_t Taps::Open(size_t budget, size_t events, bool timeline) {
   if (taps_.size() >= kMaxTaps) return 0;
-  Tap tap{++next_id_, StackTable(budget, events)};
+  Tap tap{++next_id_, StackTable(budget, events, timeline)};
   tap.start_unix_ns = Now(CLOCK_REALTIME);
   tap.start_monotonic_ns = Now(CLOCK_MONOTONIC);
+  tap.table.set_time_origin(tap.start_monotonic_ns);
   taps_.push_back(std::move(tap));
   return taps_.back().id;
 }
@@ -34,9 +35,10 @@ std::optional<Taps::Tap> Taps::Take(uint64_t id) {
   return std::nullopt;
 }
 
-void Taps::Add(std::span<const uintptr_t> stack, uint32_t weight, size_t event) {
+void Taps::Add(std::span<const uintptr_t> stack, uint32_t weight, size_t event,
+               int64_t time_ns) {
   for (Tap& tap : taps_) {
-    tap.table.Add(stack, weight, event);
+    tap.table.Add(stack, weight, event, time_ns);
     ++tap.samples;
   }
 }
