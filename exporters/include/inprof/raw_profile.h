@@ -4,8 +4,8 @@
 // offsets, build-ids), per-thread stacks and weights, thread names, events and health. A
 // process inside `inprof record` writes one at exit instead of symbolizing; the recorder (or
 // `inprof symbolize-profile`, later or on another machine) symbolizes each binary once for all
-// of them. The file is line-oriented text (`inprof-raw 1` first, `end` last), written
-// atomically; a file without its `end` line is a process that started sampling and never
+// of them. The file is line-oriented text (`inprof-raw 1`, or `inprof-raw 2` when it holds
+// labels or times, first; `end` last), written atomically; a file without its `end` line is a process that started sampling and never
 // finished writing (killed), and reads back with `complete == false`.
 //
 // Thread-safety: plain values and reentrant functions.
