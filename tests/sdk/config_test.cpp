@@ -140,6 +140,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"signal=CONT", "invalid signal"}, BadCase{"signal=TSTP", "invalid signal"},
         BadCase{"signal=SYS", "invalid signal"}, BadCase{"signal=TRAP", "invalid signal"},
         BadCase{"signal=RTMIN+64", "invalid signal"},
+        BadCase{"folded_root=label:", "invalid folded_root"},
+        BadCase{"folded_root=label:a b", "invalid folded_root"},
+        BadCase{"folded_root=process", "invalid folded_root"},
+        BadCase{"timeline=sometimes", "invalid timeline"},
         BadCase{"output_mode=0755", "invalid output_mode='0755'"},
         BadCase{"output_mode=0700", "invalid output_mode"},
         BadCase{"output_mode=4600", "invalid output_mode"},
@@ -151,6 +155,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"output_mode=", "invalid output_mode"},
         BadCase{"output_mode=rw", "invalid output_mode"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return std::to_string(info.index); });
+
+TEST(ConfigTest, TimelineAndFoldedRoot) {
+  Config c;
+  EXPECT_TRUE(c.timeline);
+  EXPECT_EQ(c.folded_root, "");
+  ASSERT_TRUE(ParseConfig("timeline=0,folded_root=label:endpoint", &c).ok());
+  EXPECT_FALSE(c.timeline);
+  EXPECT_EQ(c.folded_root, "label:endpoint");
+  ASSERT_TRUE(ParseConfig("folded_root=thread", &c).ok());
+  EXPECT_EQ(c.folded_root, "thread");
+}
 
 TEST(ConfigTest, OutputModeIsOctalWithinOwnerReadWriteAndNoMore) {
   Config c;
