@@ -75,3 +75,48 @@ TEST(StackTableTest, KnownStacksStillCountAfterTheTableIsFull) {
 
 }  // namespace
 }  // namespace inprof::internal
+
+namespace inprof::internal {
+namespace {
+
+TEST(StackTableTimeline, KeepsEachTimedSampleWithItsStackAndStaysWithinTheBudget) {
+  StackTable table(1 << 20, 2, /*timeline=*/true);
+  table.set_time_origin(1000);
+  const std::vector<uintptr_t> a = {0x1000, 0x2000};
+  const std::vector<uintptr_t> b = {0x3000};
+  table.Add(a, 1, 0, 1500);
+  table.Add(b, 2, 1, 1700);
+  table.Add(a, 3, 0, 1600);
+  table.Add(b, 1, 0, 0);  // no time: in the aggregate only
+  ASSERT_EQ(table.timeline().size(), 3u);
+  EXPECT_EQ(table.timeline()[0].stack, 0u);
+  EXPECT_EQ(table.timeline()[1].stack, 1u);
+  EXPECT_EQ(table.timeline()[1].event, 1u);
+  EXPECT_EQ(table.timeline()[2].weight, 3u);
+  EXPECT_EQ(table.time_origin(), 1000);
+
+  // Many samples of a few stacks: the timeline stops at a quarter of the budget, the
+  // aggregate keeps every weight, and the table stays within its budget.
+  const size_t budget = 256 << 10;
+  StackTable small(budget, 1, true);
+  uint64_t added = 0;
+  for (int i = 1; i <= 100000; ++i) {
+    small.Add(i % 2 ? a : b, 1, 0, i);
+    ++added;
+  }
+  EXPECT_LE(small.bytes(), budget);
+  EXPECT_LE(small.timeline().size() * sizeof(TimedEntry), budget / 4);
+  EXPECT_GT(small.timeline().size(), 1000u);
+  EXPECT_EQ(small.timeline().size() + small.timeline_dropped(), added);
+  uint64_t total = 0;
+  small.ForEach([&](std::span<const uintptr_t>, std::span<const uint64_t> w) { total += w[0]; });
+  EXPECT_EQ(total, added);
+
+  // Without a timeline nothing is kept.
+  StackTable plain(1 << 20, 1);
+  plain.Add(a, 1, 0, 5);
+  EXPECT_TRUE(plain.timeline().empty());
+}
+
+}  // namespace
+}  // namespace inprof::internal
