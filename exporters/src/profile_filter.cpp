@@ -4,8 +4,10 @@
 // timed samples, so the weights inside the range are recomputed from the timed samples that
 // fall in it, and a Sample none of them falls into is dropped. Threads and labels select
 // whole Samples (they are part of what makes two samples one). What is left is compacted —
-// frames, label sets and threads no kept sample uses are removed — so every later pass (the
-// annotations, a flame graph, a file written from it) sees only the selection.
+// frames and threads no kept sample uses are removed — so every later pass (the annotations,
+// a flame graph, a file written from it) sees only the selection. Label sets stay whole:
+// they are few, and which label keys the profile has must stay known after a selection (a
+// total per value of a key a selection never set is "all without it", not "no such key").
 //
 // A thread or label the profile does not know is an error, not an empty result: a mistyped
 // thread name would otherwise read as "this thread did nothing", and the message lists what
@@ -202,8 +204,7 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
   for (EventInfo& e : result.events) e.total_weight = 0;
   std::vector<uint32_t> sample_index(in.samples.size(), UINT32_MAX);
   std::vector<uint32_t> frame_index(in.frames.size(), UINT32_MAX);
-  std::vector<uint32_t> set_index(in.label_sets.size() + 1, 0);
-  std::vector<bool> frame_used(in.frames.size(), false), set_used(in.label_sets.size(), false);
+  std::vector<bool> frame_used(in.frames.size(), false);
   std::unordered_set<int64_t> tids;
   for (size_t i = 0; i < in.samples.size(); ++i) {
     const std::vector<int64_t>& w = weights[i];
@@ -212,7 +213,6 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
     for (uint32_t f : s.frames) {
       if (f < frame_used.size()) frame_used[f] = true;
     }
-    if (s.labels != 0 && s.labels <= set_used.size()) set_used[s.labels - 1] = true;
     tids.insert(s.tid);
   }
   for (size_t f = 0; f < in.frames.size(); ++f) {
@@ -220,11 +220,7 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
     frame_index[f] = static_cast<uint32_t>(result.frames.size());
     result.frames.push_back(in.frames[f]);
   }
-  for (size_t l = 0; l < in.label_sets.size(); ++l) {
-    if (!set_used[l]) continue;
-    result.label_sets.push_back(in.label_sets[l]);
-    set_index[l + 1] = static_cast<uint32_t>(result.label_sets.size());
-  }
+  result.label_sets = in.label_sets;
   for (const ThreadInfo& t : in.threads) {
     if (tids.count(t.tid) > 0) result.threads.push_back(t);
   }
@@ -241,7 +237,7 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
                                                    : static_cast<uint32_t>(UINT32_MAX));
     }
     kept.tid = s.tid;
-    kept.labels = s.labels <= in.label_sets.size() ? set_index[s.labels] : 0;
+    kept.labels = s.labels <= in.label_sets.size() ? s.labels : 0;
     for (size_t e = 0; e < events; ++e) Add(result.events[e].total_weight, w[e]);
     kept.weights = std::move(w);
     sample_index[i] = static_cast<uint32_t>(result.samples.size());

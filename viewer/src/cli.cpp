@@ -135,9 +135,13 @@ bool ParseTime(std::string_view text, int64_t* ns) {
       dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
   if (whole.empty() && fraction.empty()) return false;
   if (dot != std::string_view::npos && fraction.empty()) return false;
-  size_t seconds = 0;
-  if (!whole.empty() && !ParseCount(whole, &seconds)) return false;
-  int64_t value = static_cast<int64_t>(seconds);
+  // 18 digits of whole units fit in 64 bits times any unit's 10^decimals below the cap.
+  if (whole.size() > 18 || whole.size() + static_cast<size_t>(decimals) > 18) return false;
+  int64_t value = 0;
+  for (char c : whole) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
   for (int i = 0; i < decimals; ++i) value *= 10;
   int64_t place = 1;
   for (int i = 0; i < decimals; ++i) place *= 10;
@@ -146,7 +150,7 @@ bool ParseTime(std::string_view text, int64_t* ns) {
     place /= 10;
     value += (c - '0') * place;
   }
-  if (decimals == 9 ? seconds > 999999999 : value > int64_t{999999999} * 1000000000) return false;
+  if (value > int64_t{999999999} * 1000000000) return false;
   *ns = value;
   return true;
 }
