@@ -427,8 +427,12 @@ class PerfScriptParser {
       tid_ = 0;
       return;
     }
-    std::string& name = thread_names_[tid_];
-    if (name != comm) name.assign(comm);
+    // Consecutive samples are mostly of one thread: its name is at hand without a lookup.
+    if (tid_ != named_tid_ || named_ == nullptr) {
+      named_ = &thread_names_[tid_];
+      named_tid_ = tid_;
+    }
+    if (*named_ != comm) named_->assign(comm);
   }
 
   // "comm pid/tid [cpu]" before the time: remember the first sample's command and pid.
@@ -464,7 +468,9 @@ class PerfScriptParser {
   bool time_seen_ = false;
   int64_t time_ns_ = 0;  // of the sample being read
   int64_t tid_ = 0;      // of the sample being read; 0 when perf printed none
-  std::unordered_map<int64_t, std::string> thread_names_;
+  std::unordered_map<int64_t, std::string> thread_names_;  // (its nodes do not move)
+  int64_t named_tid_ = 0;
+  std::string* named_ = nullptr;  // thread_names_[named_tid_]
   std::vector<RawFrame> raw_;
   std::vector<uint32_t> stack_;
   std::string key_;
