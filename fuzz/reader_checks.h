@@ -31,7 +31,7 @@ std::string CheckAnnotationJson(std::string_view input);
 std::string CheckFolded(std::string_view input);
 std::string CheckPerfLog(std::string_view input);
 // Also checks the model's invariants on what it accepts (timeline in time order, indices in
-// range, each sample's timed weights adding up to its weight).
+// range, each sample's timed weights adding up to at most its weight).
 std::string CheckSpeedscope(std::string_view input);
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER
 std::string CheckPerfScript(std::string_view input);

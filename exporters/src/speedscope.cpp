@@ -47,6 +47,7 @@ struct Entry {
 struct Thread {
   int64_t tid = 0;
   std::vector<Entry> entries;
+  size_t timed = 0;   // the first entries are timed samples, the rest have no time
   int64_t total = 0;  // sum of the scaled weights, saturated
 };
 
@@ -99,8 +100,8 @@ std::string ThreadName(const Profile& profile, int64_t tid) {
 }
 
 // What speedscope shows in its profile list: "main-loop (tid 4711)", or "tid 4711" for a
-// thread without a name. Samples without a tid
-// (profiles from formats that do not record one) are "all threads" when they are all there is.
+// thread without a name. Samples without a tid (profiles from formats that do not record one)
+// are "all threads" when they are all there is.
 std::string ProfileName(const std::string& thread, int64_t tid, bool only) {
   if (tid == 0) return only ? "all threads" : "unknown thread";
   if (thread.empty()) return "tid " + std::to_string(tid);
@@ -117,9 +118,12 @@ std::string GroupName(const Profile& profile, const EventInfo* event) {
   return name;
 }
 
-// The samples of `event` grouped by thread (ordered by tid), in time order when the profile
-// has a timeline. `scale` multiplies every weight. Timed samples naming a sample the profile
-// does not have are left out.
+// The samples of `event` grouped by thread (ordered by tid). With a timeline, each thread's
+// timed samples come first, in time order, then what the timeline lacks of each sample's
+// weight (samples the runtime could not time: its timeline was full, or they were taken before
+// the session started); `timed` counts the former. Without a timeline, the
+// samples in profile order. `scale` multiplies every weight. Timed samples naming a sample the
+// profile does not have are left out.
 std::vector<Thread> CollectThreads(const Profile& profile, size_t event, int64_t scale) {
   std::map<int64_t, Thread> threads;
   auto add = [&](uint32_t sample, int64_t weight, int64_t time_ns) {
@@ -130,23 +134,40 @@ std::vector<Thread> CollectThreads(const Profile& profile, size_t event, int64_t
     t.entries.push_back({sample, scaled, time_ns});
     t.total = SaturatingAdd(t.total, scaled);
   };
-  if (!profile.timeline.empty()) {
-    for (const TimedSample& ts : profile.timeline) {
-      if (ts.event != event || ts.weight <= 0 || ts.sample >= profile.samples.size()) continue;
-      add(ts.sample, ts.weight, ts.time_ns);
+  std::vector<int64_t> timed(profile.samples.size(), 0);
+  for (const TimedSample& ts : profile.timeline) {
+    if (ts.event != event || ts.weight <= 0 || ts.sample >= profile.samples.size()) continue;
+    add(ts.sample, ts.weight, ts.time_ns);
+    timed[ts.sample] = SaturatingAdd(timed[ts.sample], ts.weight);
+  }
+  // The timeline is in time order by contract. Sorting anyway (stably: equal times keep their
+  // order) means a profile assembled out of order still gives times that only go forward,
+  // which the reader requires.
+  for (auto& [tid, t] : threads) {
+    std::stable_sort(t.entries.begin(), t.entries.end(),
+                     [](const Entry& a, const Entry& b) { return a.time_ns < b.time_ns; });
+    t.timed = t.entries.size();
+  }
+  // Untimed weight goes in an order that does not depend on sample indices (a reader numbers
+  // samples as it meets them): samples seen on the timeline in the order first seen there,
+  // then the others in profile order.
+  std::vector<uint64_t> first_seen(profile.samples.size(), UINT64_MAX);
+  for (const auto& [tid, t] : threads) {
+    for (size_t k = 0; k < t.timed; ++k) {
+      first_seen[t.entries[k].sample] = std::min<uint64_t>(first_seen[t.entries[k].sample], k);
     }
-    // The timeline is in time order by contract. Sorting anyway (stably: equal times keep
-    // their order) means a profile assembled out of order still gives times that only go
-    // forward, which the reader requires.
-    for (auto& [tid, t] : threads) {
-      std::stable_sort(t.entries.begin(), t.entries.end(),
-                       [](const Entry& a, const Entry& b) { return a.time_ns < b.time_ns; });
+  }
+  std::vector<uint32_t> untimed;
+  for (size_t i = 0; i < profile.samples.size(); ++i) {
+    if (internal::SampleWeight(profile.samples[i], event) > static_cast<uint64_t>(timed[i])) {
+      untimed.push_back(static_cast<uint32_t>(i));
     }
-  } else {
-    for (size_t i = 0; i < profile.samples.size(); ++i) {
-      const uint64_t weight = internal::SampleWeight(profile.samples[i], event);
-      if (weight != 0) add(static_cast<uint32_t>(i), static_cast<int64_t>(weight), 0);
-    }
+  }
+  std::stable_sort(untimed.begin(), untimed.end(),
+                   [&](uint32_t a, uint32_t b) { return first_seen[a] < first_seen[b]; });
+  for (uint32_t i : untimed) {
+    const int64_t weight = static_cast<int64_t>(internal::SampleWeight(profile.samples[i], event));
+    add(i, weight - timed[i], 0);
   }
   std::vector<Thread> out;
   out.reserve(threads.size());
@@ -160,14 +181,11 @@ int64_t WeightScale(const Profile& profile, const EventInfo* event, size_t e) {
   if (event == nullptr || event->period <= 1 || event->period > uint64_t{INT64_MAX}) return 1;
   const int64_t period = static_cast<int64_t>(event->period);
   const int64_t limit = INT64_MAX / period;
-  if (!profile.timeline.empty()) {
-    for (const TimedSample& ts : profile.timeline) {
-      if (ts.event == e && ts.weight > limit) return 1;
-    }
-  } else {
-    for (const Sample& s : profile.samples) {
-      if (e < s.weights.size() && s.weights[e] > limit) return 1;
-    }
+  for (const TimedSample& ts : profile.timeline) {
+    if (ts.event == e && ts.weight > limit) return 1;
+  }
+  for (const Sample& s : profile.samples) {
+    if (e < s.weights.size() && s.weights[e] > limit) return 1;
   }
   return period;
 }
@@ -309,7 +327,7 @@ void WriteThread(std::string& out, std::ostream& stream, const Profile& profile,
     out += ",\n";
     Key(out, "times_ns");
     out += '[';
-    for (size_t i = 0; i < thread.entries.size(); ++i) {
+    for (size_t i = 0; i < thread.timed; ++i) {
       if (i) out += ',';
       Int(out, thread.entries[i].time_ns);
     }

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <string>
@@ -127,7 +126,6 @@ struct RawProfile {
 // The top-level "inprof" member.
 struct Header {
   bool present = false;
-  size_t pos = 0;
   Metadata meta;
   bool has_event = false;
   EventInfo event;
@@ -197,8 +195,8 @@ class Reader {
   // The sample with this stack, thread and labels (made on first use): identical ones merge.
   bool Intern(int64_t tid, uint32_t labels, const uint32_t* frames, size_t depth, size_t pos,
               uint32_t* index);
-  // Adds `weight` to the sample, and a timed sample at `time_ns` when there is a timeline.
-  void AddWeight(uint32_t sample, int64_t weight, int64_t time_ns);
+  // Adds `weight` to the sample, and with `timed` a timed sample at `time_ns`.
+  void AddWeight(uint32_t sample, int64_t weight, int64_t time_ns, bool timed);
   bool Fail(size_t pos, std::string what) { return c_.FailAt(pos, std::move(what)); }
 
   std::string_view text_;
@@ -481,7 +479,6 @@ bool Reader::ReadLabelSet(std::vector<Label>* set) {
 
 bool Reader::ReadHeader() {
   header_.present = true;
-  header_.pos = Here();
   return ReadObject(c_, [&](std::string_view key) {
     const size_t at = Here();
     if (key == "version") {
@@ -611,9 +608,10 @@ bool Reader::CheckProfile(const RawProfile& p, size_t index) {
     }
   }
   const size_t n = p.type == "sampled" ? p.stack_end.size() : 0;
-  if (timeline_ && header_.present && (!p.has_times || p.times.size() != n)) {
+  // Samples past the end of "times_ns" have no time (the writer puts them last).
+  if (timeline_ && header_.present && (!p.has_times || p.times.size() > n)) {
     return Fail(p.has_times ? p.times_pos : p.pos,
-                "expected \"times_ns\" with one time per sample" + which);
+                "expected \"times_ns\" with at most one time per sample" + which);
   }
   if (timeline_ && header_.present) {
     for (size_t i = 1; i < p.times.size(); ++i) {
@@ -658,10 +656,10 @@ bool Reader::Intern(int64_t tid, uint32_t labels, const uint32_t* frames, size_t
   return true;
 }
 
-void Reader::AddWeight(uint32_t sample, int64_t weight, int64_t time_ns) {
+void Reader::AddWeight(uint32_t sample, int64_t weight, int64_t time_ns, bool timed) {
   int64_t& total = profile_.samples[sample].weights[0];
   if (__builtin_add_overflow(total, weight, &total)) total = std::numeric_limits<int64_t>::max();
-  if (timeline_) profile_.timeline.push_back({time_ns, sample, 0, weight});
+  if (timed) profile_.timeline.push_back({time_ns, sample, 0, weight});
 }
 
 bool Reader::AddSampled(const RawProfile& p, int64_t tid) {
@@ -691,12 +689,13 @@ bool Reader::AddSampled(const RawProfile& p, int64_t tid) {
       return Fail(p.weights_pos, "expected weights within 2^63 nanoseconds" + which);
     }
     const uint32_t labels = p.has_labels ? label_index_[p.labels[i]] : 0;
-    const int64_t time = header_.present && timeline_ ? p.times[i] : clock;
+    const bool timed = timeline_ && (!header_.present || i < p.times.size());
+    const int64_t time = header_.present && timed ? p.times[i] : clock;
     if (weight != 0) {  // speedscope drops these too
       uint32_t sample = 0;
       if (!Intern(tid, labels, p.flat_frames.data() + begin, end - begin, p.samples_pos, &sample))
         return false;
-      AddWeight(sample, weight, time);
+      AddWeight(sample, weight, time, timed);
     }
     if (!header_.present && timeline_) {
       if (__builtin_add_overflow(clock, weight, &clock)) {
@@ -751,7 +750,7 @@ bool Reader::AddEvented(const RawProfile& p, int64_t tid) {
     if (timeline_ && __builtin_sub_overflow(from, base_ns_, &time)) {
       return Fail(pos, "expected times within 2^63 nanoseconds" + which);
     }
-    AddWeight(it->second, to - from, time);
+    AddWeight(it->second, to - from, time, timeline_);
     return true;
   };
   for (const OpenClose& e : p.events) {

@@ -529,6 +529,38 @@ TEST(SpeedscopeRoundTrip, InprofFilesReadBackExactly) {
   EXPECT_EQ(Write(back), text);
 }
 
+// The runtime's timeline has a bound (docs/timeline.md): past it, samples count in the weights
+// but have no time. Their weight is written after the timed samples and comes back untimed.
+TEST(SpeedscopeRoundTrip, WeightTheTimelineLacksIsKeptWithoutATime) {
+  Profile p;
+  p.events.push_back({"cpu", "nanoseconds", 1000000, 1000, 7});
+  const uint32_t a = AddFrame(p, "a");
+  const uint32_t b = AddFrame(p, "b");
+  p.samples.push_back({{a}, {3}, 5, 0});
+  p.samples.push_back({{a, b}, {4}, 5, 0});
+  p.timeline = {{100, 1, 0, 1}, {200, 0, 0, 1}, {300, 1, 0, 1}};
+  const std::string text = Write(p);
+  const Json file = ParseJson(text);
+  const Json& thread = file["profiles"][0];
+  // 3 timed, then the untimed rest: a;b (first seen on the timeline) 2, a 2.
+  ASSERT_EQ(thread["samples"].items.size(), 5u);
+  EXPECT_EQ(thread["inprof"]["times_ns"].items.size(), 3u);
+  EXPECT_EQ(StackNames(file, thread["samples"][3]), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(StackNames(file, thread["samples"][4]), std::vector<std::string>{"a"});
+  EXPECT_EQ(thread["weights"][3].text, "2000000");
+  EXPECT_EQ(thread["weights"][4].text, "2000000");
+  EXPECT_EQ(thread["endValue"].text, "7000000");
+  const Profile back = Read(text);
+  ASSERT_EQ(back.samples.size(), 2u);
+  EXPECT_EQ(back.samples[0].frames, (std::vector<uint32_t>{a, b}));
+  EXPECT_EQ(back.samples[0].weights[0], 4);
+  EXPECT_EQ(back.samples[1].weights[0], 3);
+  ASSERT_EQ(back.timeline.size(), 3u);
+  EXPECT_EQ(back.timeline[1].time_ns, 200);
+  EXPECT_EQ(back.timeline[1].sample, 1u);
+  EXPECT_EQ(Write(back), text);
+}
+
 TEST(SpeedscopeRoundTrip, WriteProfileFileNamesAndWritesIt) {
   const std::string dir = ::testing::TempDir();
   const std::string path = InsertBeforeExtension(dir + "/out.speedscope.json", "cpu");
