@@ -91,6 +91,7 @@ function run(args) {
 }
 run(['timeline', 'burst.perf-script', '-o', 'timeline.html']);
 run(['timeline', '--per-thread', 'burst.perf-script', '-o', 'threads.html']);
+run(['timeline', '--from', '1', '--to', '2.5', 'burst.perf-script', '-o', 'part.html']);
 
 // Runs the command a page printed (inprof flame ... -o flame.svg) and returns the SVG.
 function runPrinted(command, out) {
@@ -286,6 +287,20 @@ try {
     expectEqual(all, 'inprof flame --from 0 --to 3 --thread 100 burst.perf-script -o flame.svg', 'the other map\'s whole range');
     expectEqual(errors.length, 0, `no script errors ${errors.join('; ')}`);
     expectEqual(foreign.length, 0, `nothing loaded from elsewhere ${foreign.join(' ')}`);
+  }
+  // ---- Part of the profile: columns from --from's second on ------------------------------
+  {
+    const { page, errors } = await open('part.html');
+    const labels = await page.evaluate(() =>
+      Array.from(document.querySelectorAll('svg.map text.cl')).map((t) => t.textContent).join(' '));
+    expectEqual(labels, '1 2', 'a map of 1-2.5 s starts at second 1');
+    await clickCell(page, 0, 1, 15);
+    await clickCell(page, 0, 1, 29);
+    const command = await page.locator('#command').textContent();
+    expectEqual(command, 'inprof flame --from 1.3 --to 1.6 burst.perf-script -o flame.svg', 'the same range there');
+    check((await page.evaluate(() => tl.svg)) === runPrinted(command, 'printed-part.svg'),
+          'with the same graph');
+    expectEqual(errors.length, 0, `no script errors ${errors.join('; ')}`);
   }
 } finally {
   await browser.close();

@@ -154,6 +154,21 @@ TEST_F(TimelineTest, RowsAndBucketsSetTheSlices) {
   }
 }
 
+TEST_F(TimelineTest, PartOfTheProfileStartsAtItsSecond) {
+  const std::string out = dir_ + "/part.svg";
+  const ProcessResult r = Viewer({"timeline", "--from", "1", "--to", "2.5", script_, "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string svg = ReadFile(out);
+  const auto cells = Cells(svg);
+  EXPECT_EQ(cells.size(), 75u);
+  EXPECT_EQ(cells.begin()->first, (std::pair<int, int>{1, 0}));
+  EXPECT_EQ(cells.rbegin()->first, (std::pair<int, int>{2, 24}));
+  // Columns keep their seconds since the start, and the first is drawn first.
+  EXPECT_NE(svg.find("<rect data-c=\"1\" data-r=\"0\" data-w=\"2000000\" x=\"64\""),
+            std::string::npos);
+  EXPECT_NE(svg.find("(1-2.5 s)"), std::string::npos);
+}
+
 TEST_F(TimelineTest, HtmlPageIsSelfContainedWithItsData) {
   const std::string out = dir_ + "/t.html";
   const ProcessResult r = Viewer({"timeline", "--per-thread", script_, "-o", out});
@@ -386,6 +401,12 @@ TEST_F(TimelineTest, LabelsFromASpeedscopeProfile) {
   r = Viewer({"top", "--json", "--by-label", "phase", "--thread", "worker", file});
   EXPECT_NE(r.out.find(R"({"share":100.00,"value":null,"weight":250})"), std::string::npos)
       << r.out;
+  // Annotation JSON keeps the label totals: by-label answers from them.
+  const std::string json = dir_ + "/app.json";
+  ASSERT_EQ(Viewer({"convert", file, "-o", json}).exit_code, 0);
+  r = Viewer({"top", "--json", "--by-label", "tenant", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"({"share":64.00,"value":"a","weight":800})"), std::string::npos) << r.out;
   r = Viewer({"top", "--label", "phase=lex", file});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("values of phase: parse, render"), std::string::npos) << r.err;

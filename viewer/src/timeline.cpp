@@ -112,7 +112,8 @@ struct FlameSymbolInfo {
 
 struct Timeline {
   uint32_t rows = 50;
-  uint32_t cols = 1;
+  uint32_t first_col = 0;  // the second the first column shows (--from's)
+  uint32_t cols = 1;       // columns drawn, from first_col on
   int64_t max_cell = 0;
   uint64_t samples = 0;
   std::vector<HeatMap> maps;
@@ -211,17 +212,20 @@ std::string ThreadName(const Profile& profile, int64_t tid) {
   return tid == 0 ? "no thread recorded" : "thread " + std::to_string(tid);
 }
 
+// `from_ns`: where the selection starts, so that a map of seconds 100-110 of a long profile
+// has ten columns, not 110; columns keep their seconds since the start.
 Timeline BuildTimeline(const Profile& profile, size_t event, uint32_t rows, bool per_thread,
-                       bool stacks) {
+                       bool stacks, int64_t from_ns) {
   Timeline t;
   t.rows = rows;
+  t.first_col = static_cast<uint32_t>(std::max<int64_t>(from_ns, 0) / kSecond);
   StackTree tree(profile, &t);
   std::map<int64_t, size_t> map_of;  // tid (0 when one map) -> index into maps
   std::vector<std::unordered_map<uint64_t, Cell>> cells;
   int64_t last = 0;
   for (const TimedSample& ts : profile.timeline) {
     if (ts.event != event || ts.weight <= 0 || ts.sample >= profile.samples.size()) continue;
-    if (ts.time_ns < 0) continue;
+    if (ts.time_ns < static_cast<int64_t>(t.first_col) * kSecond) continue;
     const int64_t tid = per_thread ? profile.samples[ts.sample].tid : 0;
     auto [it, added] = map_of.try_emplace(tid, t.maps.size());
     if (added) {
@@ -241,7 +245,7 @@ Timeline BuildTimeline(const Profile& profile, size_t event, uint32_t rows, bool
     last = std::max(last, ts.time_ns);
   }
   tree.Finish();
-  t.cols = static_cast<uint32_t>(last / kSecond) + 1;
+  t.cols = static_cast<uint32_t>(std::max<int64_t>(last / kSecond - t.first_col, 0)) + 1;
   for (size_t m = 0; m < t.maps.size(); ++m) {
     for (auto& [index, cell] : cells[m]) {
       t.max_cell = std::max(t.max_cell, cell.weight);
@@ -318,7 +322,7 @@ void WriteMap(const Timeline& t, const HeatMap& map, const Geometry& g, const st
     const int64_t end = cell.col * kSecond + RowStart(cell.row + 1, t.rows);
     out += "<rect data-c=\"" + std::to_string(cell.col) + "\" data-r=\"" +
            std::to_string(cell.row) + "\" data-w=\"" + std::to_string(cell.weight) + "\" x=\"" +
-           std::to_string(gx + static_cast<int>(cell.col) * g.cell_w) + "\" y=\"" +
+           std::to_string(gx + static_cast<int>(cell.col - t.first_col) * g.cell_w) + "\" y=\"" +
            std::to_string(gy + static_cast<int>(cell.row) * g.cell_h) + "\" width=\"" +
            std::to_string(g.cell_w) + "\" height=\"" + std::to_string(g.cell_h) + "\" fill=\"" +
            HeatFill(cell.weight, t.max_cell) + "\"><title>" + FormatSeconds(start) + "-" +
@@ -338,7 +342,8 @@ void WriteMap(const Timeline& t, const HeatMap& map, const Geometry& g, const st
   const int step = std::max(1, (36 + g.cell_w - 1) / g.cell_w);
   for (uint32_t c = 0; c < t.cols; c += static_cast<uint32_t>(step)) {
     out += "<text class=\"cl\" x=\"" + std::to_string(gx + static_cast<int>(c) * g.cell_w) +
-           "\" y=\"" + std::to_string(gy + gh + 14) + "\">" + std::to_string(c) + "</text>\n";
+           "\" y=\"" + std::to_string(gy + gh + 14) + "\">" + std::to_string(c + t.first_col) +
+           "</text>\n";
   }
   out += "<text class=\"axis\" x=\"" + std::to_string(gx) + "\" y=\"" +
          std::to_string(gy + gh + 28) + "\">seconds since the start</text>\n";
@@ -432,7 +437,9 @@ std::string FlameHead() {
 
 std::string PageData(const Timeline& t, const TimelineOptions& o, const Profile& profile,
                      size_t event, const std::string& subtitle_prefix) {
-  std::string out = "{\"rows\":" + std::to_string(t.rows) + ",\"cols\":" + std::to_string(t.cols);
+  std::string out = "{\"rows\":" + std::to_string(t.rows) +
+                    ",\"col0\":" + std::to_string(t.first_col) +
+                    ",\"cols\":" + std::to_string(t.cols);
   out += ",\"unit\":" + JsonString(CleanText(profile.events[event].unit));
   out += ",\"subtitle\":" + JsonString(CleanText(subtitle_prefix));
   // The command the page prints: inprof flame [-e EVENT] RANGE [FILTER] PROFILE -o OUT.
@@ -596,8 +603,8 @@ int RunTimeline(const std::vector<std::string>& args) {
     std::cerr << "inprof: " << o.profile << ": " << error << '\n';
     return kExitBadInput;
   }
-  const Timeline t =
-      BuildTimeline(profile, event, static_cast<uint32_t>(o.rows), o.per_thread, html);
+  const Timeline t = BuildTimeline(profile, event, static_cast<uint32_t>(o.rows), o.per_thread,
+                                   html, o.filter.from_ns.value_or(0));
   if (t.maps.empty()) {
     std::cerr << "inprof: " << o.profile << ": no sample of event " << profile.events[event].name
               << " has a weight\n";

@@ -4,7 +4,8 @@
 //
 // The script reads the data once: stacks as a tree (node i: parent, symbol; parents come
 // first), and per map its non-empty cells [column, row, samples, weight, [leaf, weight, ...]].
-// A selection is a run of cells in time order (column by column, rows within). Its flame
+// A selection is a run of cells in time order (column by column, rows within; a cell's number
+// is its second since the start times the rows, plus its row, whatever column shows it). Its flame
 // graph is the leaves' weights in those cells, added up the tree, laid out and written as
 // the SVG document `inprof flame` writes (the writer's own head: gradient, style, script),
 // shown in a frame from a blob: URL, so zoom and search work as in any of our graphs.
@@ -103,7 +104,7 @@ function cellAt(svg, evt) {
   var col = Math.floor((p.x - x0) / Number(svg.dataset.cw));
   var row = Math.floor((p.y - y0) / Number(svg.dataset.ch));
   if (col < 0 || col >= D.cols || row < 0 || row >= D.rows) return null;
-  return col * D.rows + row;
+  return (D.col0 + col) * D.rows + row;
 }
 
 // Outlines cells first..last of a map: one rectangle per column they cover.
@@ -114,7 +115,7 @@ function outline(svg, first, last, cls) {
   for (var col = Math.floor(first / D.rows); col <= Math.floor(last / D.rows); col++) {
     var r0 = Math.max(first - col * D.rows, 0), r1 = Math.min(last - col * D.rows, D.rows - 1);
     var r = document.createElementNS("http://www.w3.org/2000/svg", "rect");
-    r.setAttribute("x", x0 + col * cw);
+    r.setAttribute("x", x0 + (col - D.col0) * cw);
     r.setAttribute("y", y0 + r0 * ch);
     r.setAttribute("width", cw);
     r.setAttribute("height", (r1 - r0 + 1) * ch);
