@@ -618,6 +618,18 @@ int RunTimeline(const std::vector<std::string>& args) {
   std::string subtitle = profile.events[event].name + ": " + GroupedNumber(t.samples) +
                          " samples over " + std::to_string(t.cols) + " s";
   if (!o.filter.empty()) subtitle += " (" + FilterSummary(o.filter) + ")";
+  // The runtime's timeline has a bound (docs/timeline.md): weight past it counts in every
+  // aggregate but has no time, so no cell shows it. Say how much that is.
+  int64_t total = 0, timed = 0;
+  for (const Sample& sample : profile.samples)
+    total += std::max<int64_t>(WeightAt(sample.weights, event), 0);
+  for (const HeatMap& map : t.maps) timed += map.weight;
+  if (timed < total) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f",
+                  100.0 * static_cast<double>(total - timed) / static_cast<double>(total));
+    subtitle += "; " + std::string(share) + " % of the weight has no time and is not drawn";
+  }
   const std::string document = html ? Page(t, o, profile, event, title, subtitle)
                                     : HeatMapSvg(t, title, subtitle, profile.events[event].unit);
   if (Status s = WriteFileAtomically(o.output, document); !s.ok()) {
