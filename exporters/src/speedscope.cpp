@@ -3,11 +3,11 @@
 //
 // One "sampled" profile per thread, ordered by tid, its samples in time order when the profile
 // has a timeline (each signal's sample is one entry, so speedscope's "Time Order" view shows
-// the thread's life), else in Profile order with the samples' total weights. speedscope lays
-// a sampled profile's samples end to end and never reads their times, so the exact times,
-// tids, thread names and labels ride along in "inprof" objects that speedscope ignores
-// (its JSON schema allows extra members; docs/speedscope.md has the layout), which is what
-// lets ReadSpeedscope give back the profile that was written.
+// the thread's life; weight the timeline lacks follows, untimed), else in Profile order with
+// the samples' total weights. speedscope lays a sampled profile's samples end to end and never
+// reads their times, so the exact times, tids, thread names and labels ride along in "inprof"
+// objects that speedscope ignores (its JSON schema allows extra members; docs/speedscope.md
+// has the layout), which is what lets ReadSpeedscope give back the profile that was written.
 //
 // Weights are the sample's weight times the event's period when the period is above 1, as in
 // pprof's value columns: a CPU sample at 100 Hz is 10,000,000 ns, so speedscope shows times.
