@@ -263,9 +263,10 @@ TEST(Record, SeveralEventsShareOnePprofFile) {
   const ProcessResult r =
       Record({"-q", "-o", dir, "--events", "cpu,wall", "--", "sh", "-c", kBusy});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<std::string> expected = {"flame.cpu.svg", "flame.wall.svg",     "perf.cpu.log",
-                                             "perf.wall.log", "profile.cpu.folded", "profile.json",
-                                             "profile.pb.gz", "profile.wall.folded"};
+  const std::vector<std::string> expected = {
+      "flame.cpu.svg",       "flame.wall.svg", "perf.cpu.log",  "perf.wall.log",
+      "profile.cpu.folded",  "profile.cpu.speedscope.json",     "profile.json",
+      "profile.pb.gz",       "profile.wall.folded",             "profile.wall.speedscope.json"};
   EXPECT_EQ(List(dir), expected) << r.err;
   std::string raw, error;
   ASSERT_TRUE(Gunzip(ReadFile(dir + "/profile.pb.gz"), &raw, &error)) << error;
@@ -328,8 +329,9 @@ TEST(RecordTree, ShellLoopOfShortProcessesGivesOneProfile) {
   const ProcessResult r = Record({"--keep-raw", "-F", "499", "-o", out, "--", "sh", "-c", script});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // One set of outputs (and the kept raw profiles), nothing per process, no spool left.
-  const std::vector<std::string> expected = {"flame.svg",    "perf.log",      "profile.folded",
-                                             "profile.json", "profile.pb.gz", "raw"};
+  const std::vector<std::string> expected = {"flame.svg",     "perf.log",
+                                             "profile.folded", "profile.json",
+                                             "profile.pb.gz",  "profile.speedscope.json", "raw"};
   EXPECT_EQ(List(out), expected) << r.err;
   std::vector<std::string> hidden;
   if (DIR* d = opendir(out.c_str())) {

@@ -129,8 +129,8 @@ TEST(SymbolizeProfile, OneProcessHasNoRootFrame) {
   Write(MakeRaw(101, "alpha", 7), dir + "/a.inprofraw");
   const ProcessResult r = SymbolizeProfile({dir + "/a.inprofraw", "-o", dir + "/out"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<std::string> expected = {"flame.svg", "perf.log", "profile.folded",
-                                             "profile.json", "profile.pb.gz"};
+  const std::vector<std::string> expected = {"flame.svg",    "perf.log",      "profile.folded",
+                                             "profile.json", "profile.pb.gz", "profile.speedscope.json"};
   EXPECT_EQ(List(dir + "/out"), expected) << r.err;
   EXPECT_EQ(FoldedLines(dir + "/out/profile.folded"),
             std::set<std::string>{"inprof_sp_caller;inprof_sp_leaf 7"});

@@ -66,7 +66,8 @@ options:
 
 files in DIR: profile.json (annotation JSON: `inprof top DIR/profile.json`), perf.log
 (perfanno.nvim), profile.folded and flame.svg (flame graphs), profile.pb.gz (`go tool
-pprof`). With several events the per-event formats get the event in their name
+pprof`), profile.speedscope.json (every sample's time and thread: speedscope, `inprof
+timeline`). With several events the per-event formats get the event in their name
 (profile.cpu.folded). Processes that took no sample leave nothing. libinprof.so is looked up
 next to inprof (../sdk/ in a build tree, ../lib/ when installed) unless INPROF_LIBRARY names
 it.
@@ -369,7 +370,8 @@ void Summarize(const RecordOptions& o, const std::string& dir) {
   v.profile = json;
   RunTop(v, a, 0, std::cerr);
   std::cerr << "\nmore: inprof top " << json << "; inprof annotate " << json
-            << "; go tool pprof -http=: " << dir << "/profile.pb.gz\n";
+            << "; go tool pprof -http=: " << dir << "/profile.pb.gz; inprof timeline " << dir
+            << "/profile.speedscope.json -o timeline.html\n";
 }
 
 // The spool the processes write their raw profiles into: DIR/raw/ when it is kept (it must
@@ -447,7 +449,8 @@ bool FinishTree(const RecordOptions& o, const std::string& dir, const std::strin
   const Annotations a = BuildAnnotations(report.profile);
   RunTop(v, a, 0, std::cerr);
   std::cerr << "\nmore: inprof top " << dir << "/profile.json; inprof flame -o flame.svg " << dir
-            << "/profile.folded; go tool pprof -http=: " << dir << "/profile.pb.gz\n";
+            << "/profile.folded; go tool pprof -http=: " << dir
+            << "/profile.pb.gz; inprof timeline " << dir << "/profile.speedscope.json -o timeline.html\n";
   return true;
 }
 

@@ -171,8 +171,9 @@ Status WriteOutputs(Profile& profile, const std::string& dir, const std::vector<
 }  // namespace
 
 const std::vector<std::string>& DefaultOutputNames() {
-  static const std::vector<std::string> names = {"profile.json", "perf.log", "profile.folded",
-                                                 "flame.svg", "profile.pb.gz"};
+  static const std::vector<std::string> names = {"profile.json",  "perf.log",
+                                                 "profile.folded", "flame.svg",
+                                                 "profile.pb.gz", "profile.speedscope.json"};
   return names;
 }
 
