@@ -34,6 +34,12 @@
 namespace inprof::viewer {
 namespace {
 
+// What a cell's weight counts: samples when each stands for a period of the event's unit (a
+// CPU-time sample of 10 ms is 1, not 10,000,000 nanoseconds), else the unit itself (counts).
+std::string CellUnit(const EventInfo& event) {
+  return event.period > 1 || event.unit.empty() ? std::string("samples") : event.unit;
+}
+
 constexpr const char* kTimelineHelp =
     R"(usage: inprof timeline [OPTIONS] PROFILE -o OUT.html|OUT.svg
 
@@ -440,7 +446,7 @@ std::string PageData(const Timeline& t, const TimelineOptions& o, const Profile&
   std::string out = "{\"rows\":" + std::to_string(t.rows) +
                     ",\"col0\":" + std::to_string(t.first_col) +
                     ",\"cols\":" + std::to_string(t.cols);
-  out += ",\"unit\":" + JsonString(CleanText(profile.events[event].unit));
+  out += ",\"unit\":" + JsonString(CleanText(CellUnit(profile.events[event])));
   out += ",\"subtitle\":" + JsonString(CleanText(subtitle_prefix));
   // The command the page prints: inprof flame [-e EVENT] RANGE [FILTER] PROFILE -o OUT.
   std::string head = "inprof flame";
@@ -492,7 +498,7 @@ std::string HtmlEscape(const std::string& text) { return EscapeXml(text); }
 
 std::string Page(const Timeline& t, const TimelineOptions& o, const Profile& profile, size_t event,
                  const std::string& title, const std::string& subtitle) {
-  const std::string& unit = profile.events[event].unit;
+  const std::string unit = CellUnit(profile.events[event]);
   const Geometry g = MapGeometry(t);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<title>" + HtmlEscape(title) + "</title>\n<style>\n";
@@ -631,7 +637,7 @@ int RunTimeline(const std::vector<std::string>& args) {
     subtitle += "; " + std::string(share) + " % of the weight has no time and is not drawn";
   }
   const std::string document = html ? Page(t, o, profile, event, title, subtitle)
-                                    : HeatMapSvg(t, title, subtitle, profile.events[event].unit);
+                                    : HeatMapSvg(t, title, subtitle, CellUnit(profile.events[event]));
   if (Status s = WriteFileAtomically(o.output, document); !s.ok()) {
     std::cerr << "inprof: " << s.message() << '\n';
     return kExitBadInput;

@@ -11,13 +11,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
 #include "internal/bootstrap.h"
 #include "internal/export_pipeline.h"
+#include "internal/labels.h"
 #include "internal/profile_builder.h"
 #include "internal/stack_buffer.h"
 #include "internal/stack_table.h"
@@ -169,15 +172,23 @@ void BootstrapDisarm() {
   while (b.busy.load(std::memory_order_seq_cst) != 0) sched_yield();
 }
 
-void BootstrapForEach(
-    const std::function<void(std::span<const uintptr_t>, WalkStop, uint64_t)>& f) {
+void BootstrapForEach(const std::function<void(const BootstrapStack&)>& f) {
   const BootstrapTable* t = g_bootstrap.table;
   if (t == nullptr) return;
   for (uint32_t i = 0; i < BootstrapTable::kEntries; ++i) {
     const BootstrapTable::Entry& e = t->entries[i];
     if (e.used == 0) continue;
-    f(std::span<const uintptr_t>(t->frames + e.offset, e.length), static_cast<WalkStop>(e.stop),
-      e.weight);
+    f(BootstrapStack{i, std::span<const uintptr_t>(t->frames + e.offset, e.length),
+                     static_cast<WalkStop>(e.stop), e.labels, e.weight});
+  }
+}
+
+void BootstrapTimesForEach(
+    const std::function<void(int64_t time_ns, uint32_t entry, uint32_t weight)>& f) {
+  const BootstrapTable* t = g_bootstrap.table;
+  if (t == nullptr) return;
+  for (uint32_t i = 0; i < t->times_used && i < BootstrapTable::kTimes; ++i) {
+    f(t->times[i].time_ns, t->times[i].entry, t->times[i].weight);
   }
 }
 
@@ -197,15 +208,15 @@ BootstrapTotals BootstrapTotalsNow() {
   return t != nullptr ? BootstrapTotals{t->samples, t->weight} : BootstrapTotals{};
 }
 
-void BootstrapStackForLookup(std::span<const uintptr_t> frames, WalkStop stop, pid_t tid,
-                             std::vector<uintptr_t>* out) {
+void BootstrapStackForLookup(const BootstrapStack& stack, pid_t tid, std::vector<uintptr_t>* out) {
   out->clear();
   // As the collector adjusts a ring's walk: return addresses are looked up at -1.
-  for (size_t f = 0; f < frames.size() && f < kMaxFrames; ++f) {
-    out->push_back(f == 0 ? frames[0] : frames[f] - 1);
+  for (size_t f = 0; f < stack.frames.size() && f < kMaxFrames; ++f) {
+    out->push_back(f == 0 ? stack.frames[0] : stack.frames[f] - 1);
   }
-  if (stop == WalkStop::kDepthLimit) out->push_back(kTruncatedMarker);
+  if (stack.stop == WalkStop::kDepthLimit) out->push_back(kTruncatedMarker);
   if (tid > 0) out->push_back(kThreadMarker | static_cast<uintptr_t>(tid));
+  if (stack.labels != 0) out->push_back(kLabelsMarker | stack.labels);
 }
 
 Status WriteBootstrapRaw(const Config& config, const std::vector<std::string>& outputs,
@@ -246,18 +257,40 @@ Status WriteBootstrapRaw(const Config& config, const std::vector<std::string>& o
   h.overruns = totals.weight - totals.samples;
   raw.threads.push_back({b.tid, raw.comm});
   std::vector<uintptr_t> stack;
-  if (complete) BootstrapForEach([&](std::span<const uintptr_t> frames, WalkStop stop, uint64_t weight) {
-    BootstrapStackForLookup(frames, stop, b.tid, &stack);
-    if (stop == WalkStop::kDepthLimit) ++h.truncated;
+  // Entry number -> raw stack index (for the times), label set id -> raw label set index.
+  std::unordered_map<uint32_t, uint32_t> stack_of_entry;
+  std::unordered_map<uint32_t, uint64_t> label_index;
+  if (complete) BootstrapForEach([&](const BootstrapStack& s) {
+    BootstrapStackForLookup(s, b.tid, &stack);
+    if (s.stop == WalkStop::kDepthLimit) ++h.truncated;
+    stack_of_entry[s.entry] = static_cast<uint32_t>(raw.stacks.size());
     RawStack& r = raw.stacks.emplace_back();
-    r.addresses.assign(stack.begin(), stack.end());
-    r.weights = {static_cast<int64_t>(weight)};
-    raw.events[0].total_weight += static_cast<int64_t>(weight);
+    for (uintptr_t a : stack) {
+      if (IsLabelsMarker(a)) {
+        auto [it, inserted] = label_index.try_emplace(LabelSetOfMarker(a), raw.label_sets.size());
+        if (inserted) raw.label_sets.push_back(LabelSetOf(LabelSetOfMarker(a)));
+        r.addresses.push_back(kRawLabelsTag | (it->second + 1));
+      } else {
+        r.addresses.push_back(a);
+      }
+    }
+    r.weights = {static_cast<int64_t>(s.weight)};
+    raw.events[0].total_weight += static_cast<int64_t>(s.weight);
   });
   if (const uint64_t lost = complete ? BootstrapOverflowWeight() : 0; lost != 0) {
+    stack_of_entry[BootstrapTable::kNoEntry] = static_cast<uint32_t>(raw.stacks.size());
     raw.stacks.push_back({{kOverflowMarker}, {static_cast<int64_t>(lost)}});
     raw.events[0].total_weight += static_cast<int64_t>(lost);
     h.overflow = lost;
+  }
+  // The samples' times, from the fork (the profile's start); one thread: already in order.
+  if (complete && config.timeline) {
+    BootstrapTimesForEach([&](int64_t time_ns, uint32_t entry, uint32_t weight) {
+      const auto it = stack_of_entry.find(entry);
+      if (it == stack_of_entry.end()) return;
+      raw.timeline.push_back(TimedSample{std::max<int64_t>(0, time_ns - b.start_monotonic_ns),
+                                         it->second, 0, weight});
+    });
   }
   if (complete) {
     Symbolizer modules;

@@ -80,9 +80,9 @@ void StackTable::Rehash(size_t bucket_count) {
   }
 }
 
-void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event,
-                     int64_t time_ns) {
-  if (event >= event_count_) return;
+uint32_t StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event,
+                         int64_t time_ns) {
+  if (event >= event_count_) return kOverflowStack;
   const uint64_t hash = HashFrames(frames);
   const size_t mask = buckets_.size() - 1;
   size_t b = hash & mask;
@@ -92,7 +92,7 @@ void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t 
         std::equal(frames.begin(), frames.end(), frames_.begin() + e.offset)) {
       weights_[static_cast<size_t>(buckets_[b]) * event_count_ + event] += weight;
       AddTime(buckets_[b], weight, event, time_ns);
-      return;
+      return buckets_[b];
     }
     b = (b + 1) & mask;
   }
@@ -100,7 +100,7 @@ void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t 
     overflow_weights_[event] += weight;
     ++overflow_samples_;
     AddTime(kOverflowStack, weight, event, time_ns);
-    return;
+    return kOverflowStack;
   }
   const uint32_t index = static_cast<uint32_t>(entries_.size());
   entries_.push_back(
@@ -111,6 +111,7 @@ void StackTable::Add(std::span<const uintptr_t> frames, uint64_t weight, size_t 
   buckets_[b] = index;
   if (entries_.size() * 10 > buckets_.size() * 7) Rehash(buckets_.size() * 2);
   AddTime(index, weight, event, time_ns);
+  return index;
 }
 
 void StackTable::Clear() {

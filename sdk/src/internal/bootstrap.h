@@ -40,15 +40,26 @@ struct BootstrapTable {
   static constexpr uint32_t kEntries = 1u << 14;     // distinct stacks (a power of two)
   static constexpr uint32_t kFrames = 1u << 19;      // 4 MiB of frames
   static constexpr uint32_t kMaxDepth = 128;
+  static constexpr uint32_t kTimes = 1u << 14;       // samples whose time is kept
+  static constexpr uint32_t kNoEntry = UINT32_MAX;   // a timed sample charged to overflow
   struct Entry {
     uint64_t hash;
     uint64_t weight;
     uint32_t offset;
+    uint32_t labels;  // the thread's label set (labels.h): stacks with other labels stay apart
     uint16_t length;
     uint8_t stop;  // WalkStop
     uint8_t used;
   };
+  // One sample's time (CLOCK_MONOTONIC) and the entry it added `weight` to.
+  struct Timed {
+    int64_t time_ns;
+    uint32_t entry;
+    uint32_t weight;
+  };
   Entry entries[kEntries];
+  Timed times[kTimes];
+  uint32_t times_used;
   uint32_t frames_used;
   uint32_t entries_used;
   uint64_t samples;

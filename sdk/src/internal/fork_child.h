@@ -35,9 +35,21 @@ uint64_t BootstrapSamples();
 // Stops sampling into the table and waits for a handler still inside it. Not
 // async-signal-safe only in that it may yield.
 void BootstrapDisarm();
-// After BootstrapDisarm: every stack (leaf first, as the walk left it), how its walk ended,
-// and its weight; then the weight that found the table full.
-void BootstrapForEach(const std::function<void(std::span<const uintptr_t>, WalkStop, uint64_t)>& f);
+// After BootstrapDisarm: every stack (leaf first, as the walk left it), with its entry number
+// (what BootstrapTimesForEach names), how its walk ended, the thread's label set and its
+// weight; then the weight that found the table full.
+struct BootstrapStack {
+  uint32_t entry;
+  std::span<const uintptr_t> frames;
+  WalkStop stop;
+  uint32_t labels;
+  uint64_t weight;
+};
+void BootstrapForEach(const std::function<void(const BootstrapStack&)>& f);
+// After BootstrapDisarm: the samples whose time was kept (CLOCK_MONOTONIC), in the order
+// taken, with the entry they added to (BootstrapTable::kNoEntry: the overflow weight).
+void BootstrapTimesForEach(
+    const std::function<void(int64_t time_ns, uint32_t entry, uint32_t weight)>& f);
 uint64_t BootstrapOverflowWeight();
 struct BootstrapTotals {
   uint64_t samples = 0;
@@ -47,9 +59,9 @@ BootstrapTotals BootstrapTotalsNow();
 // Unmaps the table. After BootstrapDisarm.
 void BootstrapRelease();
 // A bootstrap stack as the session's tables keep it: return addresses minus one, the
-// truncation marker when the walk hit the depth limit, the thread marker of `tid` last.
-void BootstrapStackForLookup(std::span<const uintptr_t> frames, WalkStop stop, pid_t tid,
-                             std::vector<uintptr_t>* out);
+// truncation marker when the walk hit the depth limit, the thread marker of `tid`, then the
+// labels marker when the thread had labels.
+void BootstrapStackForLookup(const BootstrapStack& stack, pid_t tid, std::vector<uintptr_t>* out);
 // Writes the bootstrap table as the raw profile `outputs` ask for (every one a raw output),
 // without a session: what a short process of a recording does at exit instead of starting a
 // session only to write (docs/record.md); after BootstrapDisarm. Not `complete`: only the

@@ -61,8 +61,13 @@ class StackTable {
   StackTable(size_t max_bytes, size_t event_count, bool timeline = false);
 
   // Adds `weight` for `event` to the stack, taken at `time_ns` (CLOCK_MONOTONIC; 0 unknown:
-  // no timeline entry). Not async-signal-safe.
-  void Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event, int64_t time_ns = 0);
+  // no timeline entry). Returns the stack's index (kOverflowStack when the table was full).
+  // Not async-signal-safe.
+  uint32_t Add(std::span<const uintptr_t> frames, uint64_t weight, size_t event,
+               int64_t time_ns = 0);
+  // A timeline entry for weight already added to stack `stack` (samples aggregated before
+  // their times were known: a forked child's first ones).
+  void AddTime(uint32_t stack, uint64_t weight, size_t event, int64_t time_ns);
 
   size_t size() const { return entries_.size(); }
   size_t bytes() const;
@@ -106,7 +111,6 @@ class StackTable {
   static constexpr uint32_t kEmpty = UINT32_MAX;
 
   bool Fits(size_t extra_frames) const;
-  void AddTime(uint32_t stack, uint64_t weight, size_t event, int64_t time_ns);
   void Rehash(size_t bucket_count);
 
   size_t max_bytes_;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <algorithm>
 #include <ctime>
+#include <unordered_map>
 
 #include <linux/perf_event.h>
 
@@ -455,15 +456,23 @@ void Session::ImportBootstrap(pid_t tid) {
   times_.start_cpu_ns = g_bootstrap.start_cpu_ns;
   std::lock_guard<std::mutex> lock(data_mu_);
   table_.set_time_origin(times_.start_monotonic_ns);
+  // Into the table directly (no tap can be open yet), then the samples' times, which name
+  // the bootstrap table's entries.
   std::vector<uintptr_t> stack;
-  BootstrapForEach([&](std::span<const uintptr_t> frames, WalkStop stop, uint64_t weight) {
-    BootstrapStackForLookup(frames, stop, tid, &stack);
-    AggregateLocked(stack, SampleMeta{static_cast<uint32_t>(weight), 0, 0, 0});
+  std::unordered_map<uint32_t, uint32_t> stack_of_entry;
+  BootstrapForEach([&](const BootstrapStack& s) {
+    BootstrapStackForLookup(s, tid, &stack);
+    stack_of_entry[s.entry] = table_.Add(stack, s.weight, 0);
   });
   if (const uint64_t lost = BootstrapOverflowWeight(); lost != 0) {
     static constexpr uintptr_t kOverflow[] = {kOverflowMarker};
-    AggregateLocked(kOverflow, SampleMeta{static_cast<uint32_t>(lost), 0, 0, 0});
+    stack_of_entry[BootstrapTable::kNoEntry] = table_.Add(kOverflow, lost, 0);
   }
+  BootstrapTimesForEach([&](int64_t time_ns, uint32_t entry, uint32_t weight) {
+    if (const auto it = stack_of_entry.find(entry); it != stack_of_entry.end()) {
+      table_.AddTime(it->second, weight, 0, time_ns);
+    }
+  });
   // The table's totals count every sample, those that found it full included.
   const BootstrapTotals totals = BootstrapTotalsNow();
   counts_.samples += totals.samples;

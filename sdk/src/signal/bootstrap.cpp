@@ -3,6 +3,7 @@
 #include "internal/bootstrap.h"
 
 #include "internal/raw_syscall.h"
+#include "internal/signal_handler.h"
 
 namespace inprof::internal {
 
@@ -10,8 +11,8 @@ Bootstrap g_bootstrap;
 
 namespace {
 
-uint64_t HashFrames(const uintptr_t* frames, uint32_t n, uint8_t stop) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ n ^ (uint64_t{stop} << 40);
+uint64_t HashFrames(const uintptr_t* frames, uint32_t n, uint8_t stop, uint32_t labels) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n ^ (uint64_t{stop} << 40) ^ (uint64_t{labels} << 8);
   for (uint32_t i = 0; i < n; ++i) {
     h ^= frames[i] + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
     h *= 0xBF58476D1CE4E5B9ull;
@@ -26,10 +27,18 @@ bool SameFrames(const uintptr_t* a, const uintptr_t* b, uint32_t n) {
   return true;
 }
 
-void Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, uint32_t weight) {
+// The sample's time, when there is room for it.
+void AddTime(BootstrapTable* t, uint32_t entry, uint32_t weight, int64_t time_ns) {
+  if (time_ns == 0 || t->times_used >= BootstrapTable::kTimes) return;
+  t->times[t->times_used] = BootstrapTable::Timed{time_ns, entry, weight};
+  t->times_used += 1;
+}
+
+void Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, uint32_t labels,
+         uint32_t weight, int64_t time_ns) {
   t->samples += 1;
   t->weight += weight;
-  const uint64_t hash = HashFrames(frames, n, stop);
+  const uint64_t hash = HashFrames(frames, n, stop, labels);
   const uint32_t mask = BootstrapTable::kEntries - 1;
   for (uint32_t probe = 0, i = static_cast<uint32_t>(hash) & mask; probe < BootstrapTable::kEntries;
        ++probe, i = (i + 1) & mask) {
@@ -45,19 +54,23 @@ void Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, u
       e.offset = t->frames_used;
       e.length = static_cast<uint16_t>(n);
       e.stop = stop;
+      e.labels = labels;
       e.weight = weight;
       e.used = 1;
       t->frames_used += n;
       t->entries_used += 1;
+      AddTime(t, i, weight, time_ns);
       return;
     }
-    if (e.hash == hash && e.length == n && e.stop == stop &&
+    if (e.hash == hash && e.length == n && e.stop == stop && e.labels == labels &&
         SameFrames(t->frames + e.offset, frames, n)) {
       e.weight += weight;
+      AddTime(t, i, weight, time_ns);
       return;
     }
   }
   t->overflow_weight += weight;
+  AddTime(t, BootstrapTable::kNoEntry, weight, time_ns);
 }
 
 }  // namespace
@@ -70,7 +83,8 @@ void BootstrapSample(const ucontext_t* context, uint32_t weight) {
     uintptr_t frames[BootstrapTable::kMaxDepth];
     const WalkResult walk = FpWalk(context, b.bounds, b.code.load(std::memory_order_seq_cst),
                                    frames, b.max_depth);
-    Add(b.table, frames, walk.depth, static_cast<uint8_t>(walk.stop), weight);
+    Add(b.table, frames, walk.depth, static_cast<uint8_t>(walk.stop), ThreadLabelSet(), weight,
+        MonotonicNsRaw());
     // The first (or wake_after-th) sample of a deferred session: the watcher starts it (write(2) is
     // async-signal-safe; a full pipe only means a wake-up is already pending).
     if (b.wake_fd >= 0 && b.table->samples == b.wake_after) {
