@@ -14,24 +14,26 @@ int32_t CurrentTidRaw() {
   return static_cast<int32_t>(result);
 }
 
-int64_t ThreadCpuNsRaw() {
+namespace {
+
+// clock_gettime(clock) in ns, -1 on failure.
+int64_t ClockNsRaw(long clock_id) {
   struct timespec ts = {0, 0};
   register long number asm("x8") = 113;  // __NR_clock_gettime
-  register long x0 asm("x0") = CLOCK_THREAD_CPUTIME_ID;
+  register long x0 asm("x0") = clock_id;
   register struct timespec* x1 asm("x1") = &ts;
   asm volatile("svc 0" : "+r"(x0) : "r"(number), "r"(x1) : "memory");
   if (x0 != 0) return -1;
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+}  // namespace
+
+int64_t ThreadCpuNsRaw() { return ClockNsRaw(CLOCK_THREAD_CPUTIME_ID); }
+
 int64_t MonotonicNsRaw() {
-  struct timespec ts = {0, 0};
-  register long number asm("x8") = 113;  // __NR_clock_gettime
-  register long x0 asm("x0") = CLOCK_MONOTONIC;
-  register struct timespec* x1 asm("x1") = &ts;
-  asm volatile("svc 0" : "+r"(x0) : "r"(number), "r"(x1) : "memory");
-  if (x0 != 0) return 0;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  const int64_t ns = ClockNsRaw(CLOCK_MONOTONIC);
+  return ns < 0 ? 0 : ns;
 }
 
 long RawSyscall4(long number, long a0, long a1, long a2, long a3) {

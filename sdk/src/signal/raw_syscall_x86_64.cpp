@@ -13,10 +13,13 @@ int32_t CurrentTidRaw() {
   return static_cast<int32_t>(result);
 }
 
-int64_t ThreadCpuNsRaw() {
+namespace {
+
+// clock_gettime(clock) in ns, -1 on failure.
+int64_t ClockNsRaw(long clock_id) {
   struct timespec ts = {0, 0};
   long result;
-  register long clock asm("rdi") = CLOCK_THREAD_CPUTIME_ID;
+  register long clock asm("rdi") = clock_id;
   register struct timespec* out asm("rsi") = &ts;
   asm volatile("syscall"
                : "=a"(result)
@@ -26,17 +29,13 @@ int64_t ThreadCpuNsRaw() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+}  // namespace
+
+int64_t ThreadCpuNsRaw() { return ClockNsRaw(CLOCK_THREAD_CPUTIME_ID); }
+
 int64_t MonotonicNsRaw() {
-  struct timespec ts = {0, 0};
-  long result;
-  register long clock asm("rdi") = CLOCK_MONOTONIC;
-  register struct timespec* out asm("rsi") = &ts;
-  asm volatile("syscall"
-               : "=a"(result)
-               : "0"(228L /* __NR_clock_gettime */), "r"(clock), "r"(out)
-               : "rcx", "r11", "memory");
-  if (result != 0) return 0;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  const int64_t ns = ClockNsRaw(CLOCK_MONOTONIC);
+  return ns < 0 ? 0 : ns;
 }
 
 long RawSyscall4(long number, long a0, long a1, long a2, long a3) {
