@@ -102,11 +102,16 @@ FlameTree::FlameTree() {
   nodes_[0].symbol = InternSymbol("all", FrameKind::kSynthetic);
 }
 
-uint32_t FlameTree::InternSymbol(std::string_view name, FrameKind kind) {
-  // Keyed by the cleaned name, so names that differ only in what cleaning removes are one box.
+std::string CleanFlameName(std::string_view name) {
   std::string clean = CleanXmlText(name);
   TrimSpaces(clean);
   if (clean.empty()) clean = kUnknown;
+  return clean;
+}
+
+uint32_t FlameTree::InternSymbol(std::string_view name, FrameKind kind) {
+  // Keyed by the cleaned name, so names that differ only in what cleaning removes are one box.
+  std::string clean = CleanFlameName(name);
   std::string key = clean;
   key += '\0';
   key += static_cast<char>('0' + static_cast<int>(kind));

@@ -82,6 +82,9 @@ class FlameTree {
 // `text` made safe for an XML document: control characters become spaces, bytes that are not
 // valid UTF-8 become U+FFFD. Not async-signal-safe.
 std::string CleanXmlText(std::string_view text);
+// A box's name: `name` cleaned, without surrounding spaces, "[unknown]" when nothing is left.
+// Not async-signal-safe.
+std::string CleanFlameName(std::string_view name);
 // Appends `text` (already clean) with &, <, > and " escaped. Not async-signal-safe.
 void AppendXmlEscaped(std::string& out, std::string_view text);
 
