@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { check, expectEqual, finish, launchBrowser, watchPage } from './browser_checks.mjs';
 
 const [inprof, foldedPath, workdir] = process.argv.slice(2);
 if (!inprof || !foldedPath || !workdir) {
@@ -18,18 +18,6 @@ if (!inprof || !foldedPath || !workdir) {
   process.exit(2);
 }
 
-let failures = 0;
-function check(condition, what) {
-  if (condition) {
-    console.log(`ok   ${what}`);
-  } else {
-    console.log(`FAIL ${what}`);
-    failures++;
-  }
-}
-function expectEqual(actual, expected, what) {
-  check(actual === expected, `${what}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
-}
 
 // ---- What the folded input says ------------------------------------------------------------
 
@@ -73,22 +61,11 @@ if (made.status !== 0) {
 }
 const svgUrl = pathToFileURL(svgPath).href;
 
-const args = ['--disable-gpu', '--disable-dev-shm-usage'];
-// Chromium refuses to start its sandbox as root (containers, CI).
-if (process.getuid && process.getuid() === 0) args.push('--no-sandbox');
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args,
-});
+const browser = await launchBrowser();
 
 try {
   const page = await browser.newPage({ viewport: { width: 1300, height: 700 } });
-  const errors = [];
-  const foreign = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('request', (r) => r.url().split('?')[0] !== svgUrl && foreign.push(r.url()));
+  const { errors, foreign } = watchPage(page, (url) => url.split('?')[0] === svgUrl);
   let answer = null;
   page.on('dialog', async (dialog) => {
     if (dialog.type() === 'prompt' && answer !== null) await dialog.accept(answer);
@@ -201,8 +178,4 @@ try {
   await browser.close();
 }
 
-if (failures > 0) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+finish();

@@ -16,7 +16,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
+import { check, expectEqual, finish, launchBrowser, watchPage } from './browser_checks.mjs';
 
 const [fixture, workdir] = process.argv.slice(2);
 if (!fixture || !workdir) {
@@ -24,20 +24,6 @@ if (!fixture || !workdir) {
   process.exit(2);
 }
 
-let failures = 0;
-function check(condition, what) {
-  if (condition) {
-    console.log(`ok   ${what}`);
-  } else {
-    console.log(`FAIL ${what}`);
-    failures++;
-  }
-}
-function expectEqual(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  check(a === e, `${what}: got ${a}${a === e ? '' : `, expected ${e}`}`);
-}
 
 // ---- The file ------------------------------------------------------------------------------
 
@@ -165,22 +151,12 @@ const server = createServer((req, res) => {
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-const args = ['--disable-gpu', '--disable-dev-shm-usage'];
-// Chromium refuses to start its sandbox as root (containers, CI).
-if (process.getuid && process.getuid() === 0) args.push('--no-sandbox');
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args,
-});
+const browser = await launchBrowser();
 
 try {
   const page = await browser.newPage({ viewport: { width: 1300, height: 700 } });
-  const errors = [];
-  const foreign = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('request', (r) => !r.url().startsWith(origin + '/') && !r.url().startsWith('data:') && foreign.push(r.url()));
+  const { errors, foreign } = watchPage(
+    page, (url) => url.startsWith(origin + '/') || url.startsWith('data:'));
 
   const profileUrl = `${origin}/demo.cpu.speedscope.json`;
   await page.goto(`${origin}/index.html#profileURL=${encodeURIComponent(profileUrl)}`);
@@ -382,8 +358,4 @@ function decodePng(data) {
   return { width, height, pixel: (i) => [out[i * channels], out[i * channels + 1], out[i * channels + 2]] };
 }
 
-if (failures > 0) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+finish();

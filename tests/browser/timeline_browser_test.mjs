@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { check, expectEqual, finish, launchBrowser, watchPage } from './browser_checks.mjs';
 
 const [inprof, workdir] = process.argv.slice(2);
 if (!inprof || !workdir) {
@@ -21,18 +21,6 @@ if (!inprof || !workdir) {
   process.exit(2);
 }
 
-let failures = 0;
-function check(condition, what) {
-  if (condition) {
-    console.log(`ok   ${what}`);
-  } else {
-    console.log(`FAIL ${what}`);
-    failures++;
-  }
-}
-function expectEqual(actual, expected, what) {
-  check(actual === expected, `${what}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
-}
 
 // ---- The input: perf script output with known times ------------------------------------------
 
@@ -107,23 +95,12 @@ function runPrinted(command, out) {
 
 // ---- The browser ------------------------------------------------------------------------------
 
-const args = ['--disable-gpu', '--disable-dev-shm-usage'];
-// Chromium refuses to start its sandbox as root (containers, CI).
-if (process.getuid && process.getuid() === 0) args.push('--no-sandbox');
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args,
-});
+const browser = await launchBrowser();
 
 async function open(file) {
   const url = pathToFileURL(path.join(workdir, file)).href;
   const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
-  const errors = [];
-  const foreign = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('request', (r) => r.url() !== url && !r.url().startsWith('blob:') && foreign.push(r.url()));
+  const { errors, foreign } = watchPage(page, (u) => u === url || u.startsWith('blob:'));
   await page.goto(url);
   await page.waitForFunction(() => typeof tl !== 'undefined');
   return { page, errors, foreign };
@@ -306,8 +283,4 @@ try {
   await browser.close();
 }
 
-if (failures > 0) {
-  console.log(`${failures} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+finish();
