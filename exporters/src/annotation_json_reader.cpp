@@ -70,31 +70,6 @@ bool ReadUint64(JsonCursor& c, uint64_t* out) {
   return true;
 }
 
-// Calls `element(c)` for each element of an array.
-template <typename Element>
-bool ReadArray(JsonCursor& c, Element element) {
-  bool done = false;
-  if (!c.BeginArray()) return false;
-  while (true) {
-    if (!c.NextElement(&done)) return false;
-    if (done) return true;
-    if (!element()) return false;
-  }
-}
-
-// Calls `member(key)` for each member of an object; `member` must consume the value.
-template <typename Member>
-bool ReadObject(JsonCursor& c, Member member) {
-  bool done = false;
-  std::string_view key;  // views the text: keys are never copied
-  if (!c.BeginObject()) return false;
-  while (true) {
-    if (!c.NextKey(&key, &done)) return false;
-    if (done) return true;
-    if (!member(key)) return false;
-  }
-}
-
 bool ReadLineRef(JsonCursor& c, LineRef* ref) {
   int index = 0;
   return ReadArray(c,

@@ -134,29 +134,6 @@ struct Header {
   std::vector<std::vector<Label>> label_sets;
 };
 
-template <typename Element>
-bool ReadArray(JsonCursor& c, Element element) {
-  bool done = false;
-  if (!c.BeginArray()) return false;
-  while (true) {
-    if (!c.NextElement(&done)) return false;
-    if (done) return true;
-    if (!element()) return false;
-  }
-}
-
-template <typename Member>
-bool ReadObject(JsonCursor& c, Member member) {
-  bool done = false;
-  std::string_view key;
-  if (!c.BeginObject()) return false;
-  while (true) {
-    if (!c.NextKey(&key, &done)) return false;
-    if (done) return true;
-    if (!member(key)) return false;
-  }
-}
-
 class Reader {
  public:
   explicit Reader(std::string_view text) : text_(text), c_(text) {}

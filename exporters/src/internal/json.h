@@ -116,6 +116,32 @@ class JsonCursor {
   std::string key_scratch_;
 };
 
+// Calls `element()` for each element of the array at the cursor; `element` must consume it.
+template <typename Element>
+bool ReadArray(JsonCursor& c, Element element) {
+  bool done = false;
+  if (!c.BeginArray()) return false;
+  while (true) {
+    if (!c.NextElement(&done)) return false;
+    if (done) return true;
+    if (!element()) return false;
+  }
+}
+
+// Calls `member(key)` for each member of the object at the cursor; `member` must consume the
+// value. `key` views the text: keys are never copied.
+template <typename Member>
+bool ReadObject(JsonCursor& c, Member member) {
+  bool done = false;
+  std::string_view key;
+  if (!c.BeginObject()) return false;
+  while (true) {
+    if (!c.NextKey(&key, &done)) return false;
+    if (done) return true;
+    if (!member(key)) return false;
+  }
+}
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_EXPORTERS_INTERNAL_JSON_H_
