@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -249,6 +250,111 @@ TEST_F(ApiTest, ThreadsStartedWhileProfilingAreSampled) {
   // 0.4 CPU-seconds at 997 Hz, weighted by overruns: about 400.
   EXPECT_GT(busy, 300);
   EXPECT_LT(busy, 500);
+}
+
+}  // namespace
+
+// Labels through the public API, without a profile running (they may be set any time).
+namespace {
+
+TEST(Labels, SameLabelsAreOneSetWhateverBufferTheyCameFrom) {
+  inprof_label_clear(nullptr);
+  const inprof_labels_t none = inprof_labels_save();
+  EXPECT_EQ(none, 0u);
+  ASSERT_EQ(inprof_label_set("endpoint", "/api/users"), INPROF_OK);
+  const inprof_labels_t users = inprof_labels_save();
+  EXPECT_NE(users, 0u);
+  inprof_label_clear(nullptr);
+  char buffer[32] = "/api/users";
+  ASSERT_EQ(inprof_label_set("endpoint", buffer), INPROF_OK);
+  EXPECT_EQ(inprof_labels_save(), users);
+  // The same buffer with other text: the thread's cache must not answer with the old set.
+  std::snprintf(buffer, sizeof buffer, "/api/orders");
+  ASSERT_EQ(inprof_label_set("endpoint", buffer), INPROF_OK);
+  const inprof_labels_t orders = inprof_labels_save();
+  EXPECT_NE(orders, users);
+  std::snprintf(buffer, sizeof buffer, "/api/users");
+  ASSERT_EQ(inprof_label_set("endpoint", buffer), INPROF_OK);
+  EXPECT_EQ(inprof_labels_save(), users);
+  // Replacing a value and removing a key move between the same sets every time.
+  ASSERT_EQ(inprof_label_set("tenant", "acme"), INPROF_OK);
+  const inprof_labels_t both = inprof_labels_save();
+  ASSERT_EQ(inprof_label_clear("tenant"), INPROF_OK);
+  EXPECT_EQ(inprof_labels_save(), users);
+  ASSERT_EQ(inprof_label_set("tenant", "acme"), INPROF_OK);
+  EXPECT_EQ(inprof_labels_save(), both);
+  ASSERT_EQ(inprof_label_clear("absent"), INPROF_OK);
+  EXPECT_EQ(inprof_labels_save(), both);
+  inprof_label_clear(nullptr);
+}
+
+TEST(Labels, ScopedLabelsNestAndRestore) {
+  inprof_label_clear(nullptr);
+  inprof_label_set("job", "nightly");
+  const inprof_labels_t outer = inprof_labels_save();
+  {
+    inprof::ScopedLabel a("endpoint", "/a");
+    EXPECT_TRUE(a.ok());
+    const inprof_labels_t with_a = inprof_labels_save();
+    {
+      inprof::ScopedLabel b("endpoint", "/b");
+      EXPECT_NE(inprof_labels_save(), with_a);
+    }
+    EXPECT_EQ(inprof_labels_save(), with_a);
+  }
+  EXPECT_EQ(inprof_labels_save(), outer);
+  inprof_label_clear(nullptr);
+}
+
+TEST(Labels, BadKeysAndValuesChangeNothingAndSayWhy) {
+  inprof_label_clear(nullptr);
+  inprof_label_set("endpoint", "/a");
+  const inprof_labels_t before = inprof_labels_save();
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* says;
+  };
+  const std::string long_key(65, 'k');
+  const std::string long_value(1025, 'v');
+  for (const Case& c : {Case{"9lives", "v", "label key '9lives'"}, Case{"a b", "v", "label key"},
+                        Case{"", "v", "1 to 64 bytes"}, Case{long_key.c_str(), "v", "1 to 64 bytes"},
+                        Case{"k", "", "1 to 1024 bytes"}, Case{"k", long_value.c_str(), "1 to 1024"},
+                        Case{"k", "a\nb", "control characters"}, Case{"k", nullptr, "NULL"},
+                        Case{nullptr, "v", "NULL"}}) {
+    EXPECT_EQ(inprof_label_set(c.key, c.value), INPROF_ERR_CONFIG) << (c.key ? c.key : "(null)");
+    EXPECT_NE(std::string(inprof_last_error()).find(c.says), std::string::npos)
+        << inprof_last_error();
+    EXPECT_EQ(inprof_labels_save(), before);
+  }
+  EXPECT_EQ(inprof_labels_restore(0x7fffffff), INPROF_ERR_CONFIG);
+  EXPECT_EQ(inprof_labels_save(), before);
+  inprof_label_clear(nullptr);
+}
+
+TEST(Labels, PastSixteenLabelsTheThreadIsInOverflowUntilItClearsThem) {
+  inprof_label_clear(nullptr);
+  char key[16];
+  for (int i = 0; i < 16; ++i) {
+    std::snprintf(key, sizeof key, "k%d", i);
+    ASSERT_EQ(inprof_label_set(key, "v"), INPROF_OK) << i;
+  }
+  const inprof_labels_t sixteen = inprof_labels_save();
+  EXPECT_EQ(inprof_label_set("k16", "v"), INPROF_ERR_SYSTEM);
+  EXPECT_NE(std::string(inprof_last_error()).find("too many labels"), std::string::npos);
+  const inprof_labels_t overflow = inprof_labels_save();
+  EXPECT_NE(overflow, sixteen);
+  // Every later change is refused too: the thread's real labels are no longer known.
+  EXPECT_EQ(inprof_label_set("k17", "v"), INPROF_ERR_SYSTEM);
+  EXPECT_EQ(inprof_label_clear("k0"), INPROF_ERR_SYSTEM);
+  EXPECT_EQ(inprof_labels_save(), overflow);
+  // Clearing them all, or restoring a saved set, ends it.
+  ASSERT_EQ(inprof_labels_restore(sixteen), INPROF_OK);
+  EXPECT_EQ(inprof_label_set("k0", "w"), INPROF_OK);
+  inprof_label_clear(nullptr);
+  EXPECT_EQ(inprof_labels_save(), 0u);
+  EXPECT_EQ(inprof_label_set("k0", "v"), INPROF_OK);
+  inprof_label_clear(nullptr);
 }
 
 }  // namespace

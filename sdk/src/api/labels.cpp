@@ -103,6 +103,12 @@ bool ValidValue(std::string_view key, std::string_view value, std::string* why) 
 uint32_t Intern(uint32_t from, std::string_view key, const char* value) {
   LabelTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
+  // A thread in the overflow set no longer knows its labels: it stays there until it clears
+  // them all or restores a saved set.
+  if (from == kOverflowLabelSet) {
+    ++t.overflows;
+    return kOverflowLabelSet;
+  }
   std::vector<Label> labels;
   if (from != 0 && from <= t.sets.size()) labels = t.sets[from - 1];
   auto it = std::lower_bound(labels.begin(), labels.end(), key,
