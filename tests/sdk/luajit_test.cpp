@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "inprof/exporters.h"
+
 #include "../exporters/perfanno_reader.h"
 #include "test_util.h"
 
@@ -88,6 +90,29 @@ TEST(LuaModule, TwoFunctionsCostingThreeToOneShowOnTheirLines) {
   }
   EXPECT_EQ(with_state, all);
   EXPECT_NE(ReadFile(dir + "/p.json").find("\"lua\""), std::string::npos) << "the lua event";
+}
+
+TEST(LuaModule, LabelsSetFromLuaSplitTheProfile) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "the host's luajit cannot load an arm64 module";
+  const std::string dir = MakeTempDir();
+  ProcessResult r = RunProcess(
+      {INPROF_LUAJIT, Canonical(INPROF_LUA_FIXTURES "/labels.lua"), dir + "/p.json", "3"},
+      LuaEnv());
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("bad key: false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("label key '9bad'"), std::string::npos) << r.out;
+  Annotations a;
+  const Status s = ReadAnnotationJson(ReadFile(dir + "/p.json"), "p.json", &a);
+  ASSERT_TRUE(s.ok()) << s.message();
+  int64_t big = 0, small = 0;
+  for (const LabelTotal& t : a.labels) {
+    if (t.key == "job" && t.value == "big") big = t.weight.at(0);
+    if (t.key == "job" && t.value == "small") small = t.weight.at(0);
+  }
+  ASSERT_GT(big + small, 300);
+  const double n = static_cast<double>(big + small);
+  const double tolerance = std::max(5.0, 3.5 * 100.0 * std::sqrt(0.75 * 0.25 / n));
+  EXPECT_NEAR(100.0 * static_cast<double>(big) / n, 75, tolerance) << big << " big, " << small;
 }
 
 TEST(LuaModule, BadOptionsAndUnwritablePathsAreLuaErrorsThatSayWhich) {
