@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "internal/raw_syscall.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
@@ -155,6 +156,8 @@ namespace {
 
 // `sampler` may be null: a deferred session's handler serves only the bootstrap timer.
 int InstallHandler(int signal, Sampler* sampler) {
+  // The handler's clock (raw_syscall.h): set before any handler of ours can run.
+  SetMonotonicClock(&clock_gettime);
   // A later session on another signal: the old one goes back to the program's action (its
   // late signals had a whole session's time to arrive).
   if (const int old_signal = OwnedSignal(); old_signal != 0 && old_signal != signal) {

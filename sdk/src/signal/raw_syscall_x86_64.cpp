@@ -13,10 +13,7 @@ int32_t CurrentTidRaw() {
   return static_cast<int32_t>(result);
 }
 
-namespace {
-
-// clock_gettime(clock) in ns, -1 on failure.
-int64_t ClockNsRaw(long clock_id) {
+int64_t ClockNsSyscall(long clock_id) {
   struct timespec ts = {0, 0};
   long result;
   register long clock asm("rdi") = clock_id;
@@ -29,14 +26,7 @@ int64_t ClockNsRaw(long clock_id) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-}  // namespace
-
-int64_t ThreadCpuNsRaw() { return ClockNsRaw(CLOCK_THREAD_CPUTIME_ID); }
-
-int64_t MonotonicNsRaw() {
-  const int64_t ns = ClockNsRaw(CLOCK_MONOTONIC);
-  return ns < 0 ? 0 : ns;
-}
+int64_t ThreadCpuNsRaw() { return ClockNsSyscall(CLOCK_THREAD_CPUTIME_ID); }
 
 long RawSyscall4(long number, long a0, long a1, long a2, long a3) {
   long result;

@@ -159,6 +159,23 @@ bool HandleProcessTimer(siginfo_t* info, void* context) {
 
 bool InSamplingHandler() { return t_in_handler != 0; }
 
+namespace {
+std::atomic<int (*)(clockid_t, struct timespec*)> g_clock_gettime{nullptr};
+}  // namespace
+
+void SetMonotonicClock(int (*clock_gettime_fn)(clockid_t, struct timespec*)) {
+  g_clock_gettime.store(clock_gettime_fn, std::memory_order_release);
+}
+
+int64_t MonotonicNsRaw() {
+  if (auto* fn = g_clock_gettime.load(std::memory_order_acquire); fn != nullptr) {
+    struct timespec ts;
+    if (fn(CLOCK_MONOTONIC, &ts) == 0) return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+  const int64_t ns = ClockNsSyscall(CLOCK_MONOTONIC);
+  return ns < 0 ? 0 : ns;
+}
+
 uint32_t ThreadLabelSet() { return t_label_set.load(std::memory_order_relaxed); }
 void SetThreadLabelSet(uint32_t id) { t_label_set.store(id, std::memory_order_relaxed); }
 
