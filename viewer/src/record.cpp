@@ -61,7 +61,7 @@ options:
       --per-process  no tree profile: each process writes its own files (profile.<pid>.json)
       --keep-raw     keep the processes' raw profiles in DIR/raw/ (inprof symbolize-profile)
   -n N               entries in the summary (default 5)
-  -q, --quiet        no summary, only errors
+  -q, --quiet        only the files written, and errors
   -h, --help         this text
 
 files in DIR: profile.json (annotation JSON: `inprof top DIR/profile.json`), perf.log
