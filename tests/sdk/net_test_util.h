@@ -13,12 +13,14 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -202,17 +204,33 @@ inline bool Eventually(const std::function<bool()>& attempt, std::chrono::millis
   }
 }
 
-// A port nobody listens on right now (the kernel's choice for port 0).
+// A port nobody listens on right now, for a program to listen on later. Taken below the
+// kernel's ephemeral range (ip_local_port_range), where no bind to port 0 lands: a port the
+// kernel handed out here and freed could be given to another test's server (bind to port 0)
+// before the program binds it, and this test's clients would then talk to that server.
 inline uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
+  unsigned low = 32768, high = 60999;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%u %u", &low, &high) != 2) low = 32768;
+    std::fclose(f);
+  }
+  const unsigned first = low > 12000 ? low - 10000 : 1024;
+  const unsigned span = low > first ? low - first : 1;
+  std::random_device seed;
+  std::mt19937 pick(seed());
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const auto port = static_cast<uint16_t>(first + pick() % span);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    close(fd);
+    if (free) return port;
+  }
+  ADD_FAILURE() << "no free port below the ephemeral range";
+  return 0;
 }
 
 // The endpoint comes up while the program starts: waits (at most `seconds`) until it

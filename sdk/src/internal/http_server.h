@@ -102,6 +102,7 @@ class HttpServer {
 
   std::mutex mu_;
   std::condition_variable cv_;  // new connections, stop
+  std::condition_variable freed_;  // a worker is done with its connection
   std::deque<int> pending_;     // accepted, waiting for a worker
   int busy_ = 0;                // workers serving a connection
   bool stopping_ = false;

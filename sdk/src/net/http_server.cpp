@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <chrono>
 #include <cstring>
 
 #include "internal/contained.h"
@@ -165,11 +166,18 @@ void HttpServer::ListenLoop() {
     }
     bool queued = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
       // Queue unless every worker already has a request: one still starting, or just
       // finishing the previous connection, takes it in a moment. (Counting idle workers
       // instead refused a client's next request while the worker that served its last one
-      // was still closing, or before the workers had all started.)
+      // was still closing, or before the workers had all started.) When every worker is
+      // counted, one gets 100 ms to free itself first: a worker that answered the client's
+      // previous request waits for that connection's close, and on a loaded machine it may
+      // see it only some milliseconds later; refusing the client meanwhile is a 503 it
+      // cannot make sense of.
+      std::unique_lock<std::mutex> lock(mu_);
+      freed_.wait_for(lock, std::chrono::milliseconds(100), [this] {
+        return stopping_ || busy_ + static_cast<int>(pending_.size()) < options_.workers;
+      });
       if (busy_ + static_cast<int>(pending_.size()) < options_.workers) {
         pending_.push_back(fd);
         queued = true;
@@ -213,8 +221,11 @@ void HttpServer::WorkerLoop() {
       CountContained(ContainedAt::kNetwork);
     }
     close(fd);
-    std::lock_guard<std::mutex> lock(mu_);
-    --busy_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --busy_;
+    }
+    freed_.notify_one();
   }
 }
 
