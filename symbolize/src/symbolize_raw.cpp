@@ -190,11 +190,14 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
 
   merged.meta = profiles[0].meta;
   const int64_t start = merged.meta.start_time_ns;
-  int64_t end = start + merged.meta.duration_ns;
+  // Saturating: the times come from files, and a read profile may hold any int64.
+  int64_t end = SaturatingAdd(start, merged.meta.duration_ns);
   for (const Profile& p : profiles) {
-    if (p.meta.start_time_ns != 0) end = std::max(end, p.meta.start_time_ns + p.meta.duration_ns);
+    if (p.meta.start_time_ns != 0) {
+      end = std::max(end, SaturatingAdd(p.meta.start_time_ns, p.meta.duration_ns));
+    }
   }
-  merged.meta.duration_ns = std::max(merged.meta.duration_ns, end - start);
+  merged.meta.duration_ns = std::max(merged.meta.duration_ns, SaturatingSub(end, start));
 
   std::unordered_map<Frame, uint32_t, FrameHash> frame_index;
   auto intern = [&](Frame&& f) -> uint32_t {

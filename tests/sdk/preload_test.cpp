@@ -465,12 +465,24 @@ TEST(PreloadTest, DwarfUnwindsThroughLibcQsortToMain) {
       if (reaches_main) comparator_to_main += s.count;
     }
     ASSERT_GT(in_comparator, 100) << unwind << ": " << run.process.err;
+    // Samples that came while every stack copy of their thread was still waiting for the
+    // collector (a loaded machine, a sanitizer build) keep only the frame-pointer walk, which
+    // qsort defeats; the summary counts them, and they are not what this test measures.
+    int64_t fell_back = 0;
+    const std::string kFellBack = " samples came while all of their thread's stack copies";
+    if (const size_t at = run.process.err.find(kFellBack); at != std::string::npos) {
+      const size_t digits = run.process.err.find_last_not_of("0123456789", at - 1) + 1;
+      fell_back = std::stoll(run.process.err.substr(digits, at - digits));
+    }
+    total -= std::min(fell_back, total - to_main);
+    in_comparator -= std::min(fell_back, in_comparator - comparator_to_main);
     if (std::string(unwind) == "fp") {
       // The fixture really defeats frame pointers (else this test proves nothing).
       EXPECT_LT(100.0 * comparator_to_main / in_comparator, 50)
           << "fp: " << comparator_to_main << " of " << in_comparator;
     } else {
-      EXPECT_GE(100.0 * to_main / total, 97) << unwind << ": " << to_main << " of " << total;
+      EXPECT_GE(100.0 * to_main / total, 97) << unwind << ": " << to_main << " of " << total
+                                             << " (" << fell_back << " kept only the fp walk)";
       EXPECT_GE(100.0 * comparator_to_main / in_comparator, 97)
           << unwind << ": " << comparator_to_main << " of " << in_comparator;
     }
