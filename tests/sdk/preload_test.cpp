@@ -142,6 +142,40 @@ TEST(PreloadTest, PerfEngineSharesWithinTwoPoints) {
   EXPECT_NEAR(shares["hot20"], 20, 2);
 }
 
+// A loop whose cycle is exactly twice the sampling period (1/997 s of CPU time) spends 30 %
+// of each cycle in cycle_short. With fixed periods every sample would meet the cycle at the
+// same two points, and cycle_short would get 0 % or 50 % of them (both seen here with
+// INPROF_DITHER=0); the perf engine draws each period at random around the mean, so the
+// samples spread over the cycle. Its rate must not suffer for it: the new period is shortened
+// by the time the signal took to arrive.
+TEST(PreloadTest, PerfPeriodsDoNotLockStepWithALoopOfTwiceThePeriod) {
+  SKIP_UNDER_EMULATOR(kNoPerfUnderQemu);
+  const std::string cycle_us = std::to_string(2e6 / 997);
+  ProfiledRun run = Profile({"cycle", cycle_us, "2"},
+                            {{"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "perf"}});
+  SKIP_WITHOUT_PERF(run);
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  int64_t short_part = 0, in_cycle = 0;
+  for (const auto& stack : ReadFolded(run.folded)) {
+    const std::string& leaf = stack.frames.back();
+    if (leaf == "cycle_short" || leaf == "cycle_long") in_cycle += stack.count;
+    if (leaf == "cycle_short") short_part += stack.count;
+  }
+  // ~1800 samples (the clock reads' time in the kernel is not sampled): the standard error of
+  // a 30 % share is 1.1 points.
+  ASSERT_GT(in_cycle, 1000) << run.process.err;
+  EXPECT_NEAR(100.0 * static_cast<double>(short_part) / static_cast<double>(in_cycle), 30, 5)
+      << run.process.err;
+
+  ProfiledRun steady = Profile({"shares", "1"}, {{"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "perf"}});
+  ASSERT_EQ(steady.process.exit_code, 0) << steady.process.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(steady.process.err, m,
+                                std::regex(R"(expected (\d+) samples at [0-9.]+ Hz, got (\d+))")))
+      << steady.process.err;
+  EXPECT_GT(std::stod(m[2]), 0.97 * std::stod(m[1])) << steady.process.err;
+}
+
 TEST(PreloadTest, PerfEngineSamplesLateThreadsInProportionToCpu) {
   SKIP_UNDER_EMULATOR(kNoPerfUnderQemu);
   ProfiledRun run = Profile({"late"}, {{"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "perf"}});

@@ -83,12 +83,13 @@ class HeatReal : public ::testing::TestWithParam<size_t> {
     shape_ = Shapes()[GetParam()];
     lines_ = MarkerLines(shape_.file, shape_.marker);
     ASSERT_EQ(lines_.size(), 4u) << shape_.file;
-    // 499 Hz for 0.6 CPU seconds: ~300 samples, so the 30 % loop is never within noise of the
-    // 50 % one (its standard error is under 3 points).
+    // 997 Hz for 0.8 CPU seconds: ~800 samples, so neighbouring loops are never within noise
+    // of each other: the 10 points between the 30 % and the 20 % loop are 3.9 standard errors
+    // of their difference (with 300 samples, 2.4: about one run in a hundred swapped them).
     profile_ = MakeTempDir() + "/" + shape_.name + ".json";
     const ProcessResult run = RunProcess(
-        {INPROF_LOOPS_FIXTURE, shape_.name, "0.6"},
-        {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", profile_}, {"INPROF_FREQUENCY", "499"}});
+        {INPROF_LOOPS_FIXTURE, shape_.name, "0.8"},
+        {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", profile_}, {"INPROF_FREQUENCY", "997"}});
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
 

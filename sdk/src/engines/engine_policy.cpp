@@ -224,6 +224,12 @@ Status ChooseEngines(const Config& config, int lua_interval_ms, Sampler* sampler
                    : ChooseOther(*spec, ctx, lua_interval_ms, &chosen, &weight);
     if (!s.ok()) return s;
     sampler->event_weights[e] = weight;
+    // A time event on perf_event: its period can be re-drawn after each sample (see
+    // Sampler::event_dither_ns). Count events keep theirs: their weight is the period.
+    const bool perf_time = chosen.engine && chosen.engine->kind() == EngineKind::kPerf &&
+                           (spec->source == EventSource::kCpuTime || spec->time_based);
+    sampler->event_dither_ns[e] =
+        perf_time && config.dither ? static_cast<uint64_t>(ctx.cpu_period_ns) : 0;
     if (config.events.size() > 1 && spec->source == EventSource::kCpuTime) {
       chosen.why = "cpu: " + chosen.why;
     }

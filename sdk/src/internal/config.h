@@ -30,6 +30,9 @@ struct Config {
   std::vector<std::string> events = {"cpu"};
   double wall_frequency = 19;  // low: each wall sample interrupts blocked threads (EINTR)
   int signal = SIGPROF;
+  // perf_event time events draw each period at random around the mean, so sampling cannot
+  // lock step with periodic work (Sampler::event_dither_ns); 0 keeps periods fixed.
+  bool dither = true;
   bool quiet = false;
   bool follow_fork = true;  // a fork()ed child profiles into its own files
   // Autostart defers the session (collector thread, module map, engines for every thread)

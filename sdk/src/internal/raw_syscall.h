@@ -25,8 +25,10 @@ void SetMonotonicClock(int (*clock_gettime_fn)(clockid_t, struct timespec*));
 // System call numbers the signal path uses through RawSyscall4.
 #if defined(__x86_64__)
 inline constexpr long kSysWrite = 1;
+inline constexpr long kSysIoctl = 16;
 #elif defined(__aarch64__)
 inline constexpr long kSysWrite = 64;
+inline constexpr long kSysIoctl = 29;
 #endif
 
 // A system call with up to four arguments: the result, or -errno. Async-signal-safe.

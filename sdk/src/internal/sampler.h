@@ -123,6 +123,11 @@ struct Sampler {
   // Weight of one perf overflow signal, per event (1 for time events, whose period is the
   // event's own; the period for count events, so weights add up to counts).
   uint32_t event_weights[TimerToken::kMaxEvents] = {};
+  // perf engine, time events: the mean period in ns. The handler draws each next period
+  // uniformly from [mean/2, 3*mean/2) (PERF_EVENT_IOC_PERIOD), so sampling cannot lock step
+  // with a loop whose own period is close to a multiple of the sampling period
+  // (docs/engines.md "Dithered periods"). 0: the event keeps its fixed period.
+  uint64_t event_dither_ns[TimerToken::kMaxEvents] = {};
   uint32_t event_count = 1;
   // itimer engine: the table above (mask + 1 entries) and 1 + the index of the event it
   // samples while ITIMER_PROF is ours (0: SIGPROF from a kernel timer is not ours).
