@@ -277,7 +277,9 @@ TEST(SymbolCache, EveryAddressOfAFunctionMetOnceAnswersAsDebugInfoDoes) {
   EXPECT_EQ(from_program, 3u);
   // Without libc's debug info its functions are still cached, by their ELF symbols (below).
   const bool libc_lines = LibcHasLines(uncached);
-  if (libc_lines) EXPECT_EQ(from_libc, 3u) << "libc6-dbg installed?";
+  if (libc_lines) {
+    EXPECT_EQ(from_libc, 3u) << "libc6-dbg installed?";
+  }
   EXPECT_TRUE(symbol_only) << "libgcc's soft-float routines (__addtf3, ...) in libc?";
   // qsort's and snprintf's workers, and assembler routines (named by their symbol when the
   // DWARF has no function for them: __memcmp_avx2_movbe, __strlen_avx2, ... as IFUNCs pick).

@@ -70,7 +70,15 @@ uint64_t DrawPeriod(uint64_t mean_ns) {
 // would fall short by that much (13 % at 4 kHz); it is taken off the new period instead,
 // measured on the thread's CPU clock that task-clock counts. A failure (an old kernel) leaves
 // the fixed period.
-void RedrawPeriod(int fd, uint64_t mean_ns) {
+//
+// Only while the slot is active: a retired slot's fd may be closed and its number reused by
+// the program for a file of its own. A thread retires its own slot, so this check cannot race
+// with it; what is left is the stop of the whole session on another thread between this
+// check and the ioctl, which then goes to a closed fd or, if the program opened a file in
+// those nanoseconds, to that file: the request number ('$', 4) is perf's own, which the
+// usual file types refuse (ENOTTY).
+void RedrawPeriod(const ThreadSlot& slot, int fd, uint64_t mean_ns) {
+  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive) return;
   const int64_t now = ThreadCpuNsRaw();
   int64_t next = static_cast<int64_t>(DrawPeriod(mean_ns));
   const int64_t late = now - t_dither_due;
@@ -84,17 +92,19 @@ void RedrawPeriod(int fd, uint64_t mean_ns) {
               reinterpret_cast<long>(&period));
 }
 
-void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
+// Records one sample for slot `index`. False when the signal is stale (the slot is no longer
+// the thread the signal was meant for): then its source (a perf fd) may be closed already.
+bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
                 uint32_t weight, const ucontext_t* context) {
   ThreadSlot& slot = sampler->slots[index];
   if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
       (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
     sampler->counters.stale.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return false;
   }
   if (slot.in_handler.exchange(true, std::memory_order_acquire)) {
     sampler->counters.reentered.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return true;
   }
   const uint32_t labels = ThreadLabelSet();
   const int64_t now = MonotonicNsRaw();
@@ -122,7 +132,7 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
       slot.copies->Publish();
       sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
       slot.in_handler.store(false, std::memory_order_release);
-      return;
+      return true;
     }
     // All copies in flight (the collector is behind): keep at least the fp walk.
     sampler->counters.copy_full.fetch_add(1, std::memory_order_relaxed);
@@ -142,6 +152,7 @@ void TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
     sampler->counters.ring_full.fetch_add(1, std::memory_order_relaxed);
   }
   slot.in_handler.store(false, std::memory_order_release);
+  return true;
 }
 
 // ITIMER_PROF reports no overruns, and while several threads run at once the kernel
@@ -290,9 +301,10 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
   }
   if (ours && weight != 0 && sampler != nullptr && index < sampler->slot_count &&
       event < sampler->event_count) {
-    TakeSample(sampler, event, index, generation, weight, static_cast<const ucontext_t*>(context));
-    if (info->si_code == POLL_IN && sampler->event_dither_ns[event] != 0) {
-      RedrawPeriod(info->si_fd, sampler->event_dither_ns[event]);
+    const bool live = TakeSample(sampler, event, index, generation, weight,
+                                 static_cast<const ucontext_t*>(context));
+    if (live && info->si_code == POLL_IN && sampler->event_dither_ns[event] != 0) {
+      RedrawPeriod(sampler->slots[index], info->si_fd, sampler->event_dither_ns[event]);
     }
   }
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
