@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -13,6 +14,16 @@
 
 namespace inprof {
 namespace {
+
+// A root name as a label value: labels hold no control characters, at most 1024 bytes (the
+// runtime's own bound on values).
+std::string LabelText(const std::string& name) {
+  std::string out = name.substr(0, 1024);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out;
+}
 
 // Weights and times come from files: a hostile one may hold sums past int64's range, which
 // saturate rather than overflow.
@@ -184,7 +195,8 @@ Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer) {
   return profile;
 }
 
-Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::string>& root_names) {
+Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::string>& root_names,
+                      const std::string& process_label) {
   Profile merged;
   if (profiles.empty()) return merged;
 
@@ -238,14 +250,29 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
     const bool rooted = !name.empty();
     const uint32_t root = rooted ? intern(SyntheticFrame(name)) : 0;
 
-    // Label sets by value: a set two processes had is one set.
+    // Label sets by value: a set two processes had is one set. With a process label, each
+    // set gets it (sorted by key, the program's own label of that key kept), and samples
+    // without labels get the set of the process label alone.
+    std::optional<Label> process;
+    if (rooted && !process_label.empty()) process = Label{process_label, LabelText(name)};
+    auto with_process = [&](std::vector<Label> set) {
+      if (!process) return set;
+      auto at = std::lower_bound(set.begin(), set.end(), process->key,
+                                 [](const Label& l, const std::string& k) { return l.key < k; });
+      if (at == set.end() || at->key != process->key) set.insert(at, *process);
+      return set;
+    };
+    auto number = [&](std::vector<Label> set) {
+      const auto next = static_cast<uint32_t>(merged.label_sets.size() + 1);
+      auto [it, added] = label_set_number.try_emplace(set, next);
+      if (added) merged.label_sets.push_back(std::move(set));
+      return it->second;
+    };
     std::vector<uint32_t> label_map(p.label_sets.size());
     for (size_t l = 0; l < p.label_sets.size(); ++l) {
-      const auto next = static_cast<uint32_t>(merged.label_sets.size() + 1);
-      auto [it, added] = label_set_number.try_emplace(p.label_sets[l], next);
-      if (added) merged.label_sets.push_back(std::move(p.label_sets[l]));
-      label_map[l] = it->second;
+      label_map[l] = number(with_process(std::move(p.label_sets[l])));
     }
+    uint32_t unlabelled = 0;  // the set of the process label alone, made when first needed
 
     // Timed samples: this profile's samples start at `first_sample` in the merged list, its
     // times move from its own start to the merged one.
@@ -267,7 +294,12 @@ Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::stri
       Sample out;
       out.tid = s.tid;
       // A number past its profile's label sets is dropped rather than guessed, as frames are.
-      out.labels = s.labels != 0 && s.labels <= label_map.size() ? label_map[s.labels - 1] : 0;
+      if (s.labels != 0 && s.labels <= label_map.size()) {
+        out.labels = label_map[s.labels - 1];
+      } else if (process) {
+        if (unlabelled == 0) unlabelled = number({*process});
+        out.labels = unlabelled;
+      }
       out.frames.reserve(s.frames.size() + (rooted ? 1 : 0));
       if (rooted) out.frames.push_back(root);
       for (uint32_t f : s.frames) {

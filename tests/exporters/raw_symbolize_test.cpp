@@ -438,6 +438,39 @@ TEST(RawProfileMerge, TimesOfProfilesWithoutAStartAreNotMoved) {
   EXPECT_EQ(m.timeline.back().time_ns, std::numeric_limits<int64_t>::max());
 }
 
+// With a process label, every sample of a named profile carries process=NAME in its own set
+// (sorted by key); a label of that key the program set itself is kept; nameless profiles get
+// none; control characters in a name become '?'.
+TEST(RawProfileMerge, AProcessLabelJoinsEachSamplesOwnLabels) {
+  Profile a;
+  a.events = {EventInfo{"cpu", "nanoseconds", 1, 0, 4}};
+  a.frames = {Native("f")};
+  a.label_sets = {{Label{"endpoint", "/x"}, Label{"tenant", "t1"}}, {Label{"process", "own"}}};
+  a.samples = {Sample{{0}, {1}, 1, 0}, Sample{{0}, {1}, 1, 1}, Sample{{0}, {1}, 1, 2},
+               Sample{{0}, {1}, 2, 0}};
+  Profile b;
+  b.events = a.events;
+  b.frames = {Native("g")};
+  b.samples = {Sample{{0}, {3}, 7, 0}};
+  Profile nameless = b;
+
+  const Profile m = MergeProfiles({a, b, nameless}, {"sh", "cc\x01plus", ""}, "process");
+  ASSERT_EQ(m.samples.size(), 6u);
+  auto labels = [&](size_t i) {
+    return m.samples[i].labels == 0 ? std::vector<Label>{} : m.label_sets[m.samples[i].labels - 1];
+  };
+  EXPECT_EQ(labels(0), (std::vector<Label>{{"process", "sh"}}));
+  EXPECT_EQ(labels(1), (std::vector<Label>{{"endpoint", "/x"}, {"process", "sh"}, {"tenant", "t1"}}));
+  EXPECT_EQ(labels(2), (std::vector<Label>{{"process", "own"}})) << "the program's own label";
+  EXPECT_EQ(m.samples[3].labels, m.samples[0].labels) << "one set for the process label alone";
+  EXPECT_EQ(labels(4), (std::vector<Label>{{"process", "cc?plus"}}));
+  EXPECT_EQ(m.samples[5].labels, 0u) << "a nameless profile gets no process label";
+  // Without the key, nothing is added.
+  const Profile plain = MergeProfiles({a, b}, {"sh", "cc"});
+  EXPECT_EQ(plain.label_sets.size(), 2u);
+  EXPECT_EQ(plain.samples[4].labels, 0u);
+}
+
 TEST(RawProfileMerge, NamelessProfilesGetNoRootAndNothingMergesToEmpty) {
   EXPECT_TRUE(MergeProfiles({}, {}).samples.empty());
   Profile a;

@@ -357,6 +357,28 @@ TEST(RecordTree, ShellLoopOfShortProcessesGivesOneProfile) {
       << r.err;
   EXPECT_NE(r.err.find("Hottest functions"), std::string::npos) << r.err;
 
+  // pprof: every sample carries its process as the label "process" (go tool pprof
+  // -tagfocus=process=sha256sum), the name of its root frame.
+  std::string bytes, error;
+  PprofProfile pprof;
+  ASSERT_TRUE(Gunzip(ReadFile(out + "/profile.pb.gz"), &bytes, &error)) << error;
+  ASSERT_TRUE(DecodePprof(bytes, &pprof, &error)) << error;
+  ASSERT_FALSE(pprof.samples.empty());
+  std::map<std::string, int64_t> by_label;
+  for (const PprofSample& sample : pprof.samples) {
+    ASSERT_FALSE(sample.location_ids.empty());
+    const PprofLocation& root = pprof.Location(sample.location_ids.back());
+    ASSERT_FALSE(root.lines.empty());
+    const std::string& root_name = pprof.S(pprof.Function(root.lines.back().function_id).name);
+    std::string process;
+    for (const PprofLabel& label : sample.labels) {
+      if (pprof.S(label.key) == "process") process = pprof.S(label.str);
+    }
+    EXPECT_EQ(process, root_name);
+    by_label[process] += sample.values.front();
+  }
+  EXPECT_GT(by_label["sha256sum"], 0);
+
   // A raw file only for a process that took a sample: never one per process started.
   const std::vector<std::string> raw = List(out + "/raw");
   EXPECT_GE(raw.size(), 2u) << r.err;

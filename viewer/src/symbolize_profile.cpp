@@ -265,7 +265,7 @@ Status SymbolizeProfiles(const SymbolizeProfileOptions& o, SymbolizeProfileRepor
                                 : "no process took a sample: nothing written");
   }
   Profile profile =
-      roots ? MergeProfiles(std::move(profiles), root_names) : std::move(profiles.front());
+      roots ? MergeProfiles(std::move(profiles), root_names, "process") : std::move(profiles.front());
   // The recorder's health: what it symbolized and at what cost, then what is missing.
   profile.health.symbolize_seconds = report->seconds;
   profile.health.symbol_cache_hits = stats.cache_hits;

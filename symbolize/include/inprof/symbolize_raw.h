@@ -79,7 +79,14 @@ Profile SymbolizeRawProfile(const RawProfile& raw, Symbolizer& symbolizer);
 //   the first one).
 //
 // Not async-signal-safe.
-Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::string>& root_names);
+//
+// With `process_label` (a label key, e.g. "process"), every sample of a profile with a root
+// name also gets the label process_label=ROOT_NAME (control characters turned into '?'),
+// added to its own label set, so pprof's -tagfocus, `inprof top --by-label` and the other
+// label-aware views can split the merged profile by process. A label of the same key the
+// program set itself is kept instead.
+Profile MergeProfiles(std::vector<Profile> profiles, const std::vector<std::string>& root_names,
+                      const std::string& process_label = {});
 
 }  // namespace inprof
 
