@@ -274,12 +274,14 @@ TEST(Continuous, MemoryStaysBoundedUnderChurnForALongRun) {
   // Compared: the second quarter (30-60 s) and the last (90-120 s). What may still grow
   // after the start is the symbolizer learning code it had not met: each compile unit of
   // libc or ld.so a sample lands in for the first time costs libdw and its index some
-  // 100-500 kB, and the rare ones (dlclose's, dlerror's) arrive a few at a time. That goes
-  // by samples: at 99 Hz on a machine busy with other tests the floor still stepped up 4 MB
-  // between the compared quarters; at 499 Hz it is over in the first 15 s, loaded or not
-  // (docs/continuous.md). It is bounded by the debug info of the code the process runs. A
+  // 100-500 kB, and the rare ones (dlclose's, dlerror's) arrive a few at a time, in steps of
+  // up to 3 MB, until the end of the run: between the compared quarters the floor rose
+  // 3.0, 4.0, 4.4 and 4.9 MB in four runs at 499 Hz (and 4 MB at 99 Hz; with the perf
+  // engine's periods fixed, INPROF_DITHER=0, 5 MB in one run). It is bounded by the debug info of the code the process runs. A
   // leak is not: the one this test found (every replaced code-range table kept) grew
-  // 90 kB/s, 5 MB in the minute between the compared quarters.
+  // 90 kB/s, 5.4 MB in the minute between the compared quarters: with the learning every
+  // run showed (3 MB or more) it exceeds the bound below; a leak is caught on its own only
+  // from about 120 kB/s.
   const size_t q = rss.size() / 4;
   // The resident size may wobble but not grow: its peak in the last quarter within 10 %
   // (plus 6 MiB of allocator slack) of its peak in the second.
@@ -288,10 +290,10 @@ TEST(Continuous, MemoryStaysBoundedUnderChurnForALongRun) {
   EXPECT_LE(late, early * 11 / 10 + 6144) << "RSS kB early " << early << ", late " << late << series;
   // The heap in use swings with the windows being exported at that moment (a window's table,
   // its symbolized profile, the files' text), so its floor is what shows growth: the lowest
-  // of the last quarter within 4 MiB of the lowest of the second.
+  // of the last quarter within 7 MiB of the lowest of the second.
   const long heap_early = *std::min_element(heap.begin() + q, heap.begin() + 2 * q);
   const long heap_late = *std::min_element(heap.end() - q, heap.end());
-  EXPECT_LE(heap_late, heap_early + 4096)
+  EXPECT_LE(heap_late, heap_early + 7 * 1024)
       << "heap floor kB early " << heap_early << ", late " << heap_late << series;
   const int64_t windows = WindowsWritten(r.err);
   EXPECT_GE(windows, seconds - 2) << r.err;
