@@ -40,10 +40,11 @@ std::atomic<pid_t> g_owner_pid{0};
 // SIGTERM/SIGINT taken by our handler: the process dies of it once the profile is written.
 std::atomic<int> g_pending_termination{0};
 
-// The termination watcher: a pipe the handler writes the signal number to, and the process
-// the watcher thread runs in (0: none in this process, e.g. a forked child before its session
-// started).
-int g_termination_pipe[2] = {-1, -1};
+// The termination watcher: the thread that g_watcher_requests (bootstrap.h) wakes, and the
+// process it runs in (0: none in this process, e.g. a forked child before its session
+// started). It holds no fd: a pipe's numbers were the program's to close or reuse, and a
+// program that did (closefrom(3), then two files of its own) received our bytes in its files
+// and no longer died of SIGTERM.
 std::atomic<pid_t> g_watcher_pid{0};
 std::atomic<pid_t> g_watcher_tid{0};
 std::atomic<bool> g_termination_handlers{false};
@@ -86,8 +87,7 @@ bool HandOffToWatcher() {
       g_exit_state.load(std::memory_order_acquire) != kIdle) {
     return false;
   }
-  const unsigned char request = 0;
-  if (write(g_termination_pipe[1], &request, 1) != 1) return false;
+  PostWatcherRequest(kWatcherExit);
   if (!WaitForWriter(RuntimeExitWriteInfo().timeout_seconds, false)) {
     [[maybe_unused]] ssize_t n = write(2, kExitWriteTimedOut, sizeof kExitWriteTimedOut - 1);
   }
@@ -154,8 +154,7 @@ void TerminationSignalHandler(int signal) {
   const int saved = errno;
   g_pending_termination.store(signal, std::memory_order_release);
   if (g_watcher_pid.load(std::memory_order_acquire) == getpid()) {
-    const unsigned char byte = static_cast<unsigned char>(signal);
-    [[maybe_unused]] ssize_t n = write(g_termination_pipe[1], &byte, 1);
+    PostWatcherRequest(kWatcherTerminate);
   } else {
     // No watcher in this process (a forked child whose session has not started): a write
     // cannot be done from here, so the signal does what it would have done without us.
@@ -177,12 +176,23 @@ void TerminationSignalHandler(int signal) {
 void* TerminationWatcher(void*) {
   pthread_setname_np(pthread_self(), "inprof-exit");
   g_watcher_tid.store(CurrentTid(), std::memory_order_release);
-  unsigned char signal = 0;
   for (;;) {
-    const ssize_t n = read(g_termination_pipe[0], &signal, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n != 1) return nullptr;
-    if (signal == kBootstrapWakeByte) {
+    const uint32_t requests = g_watcher_requests.exchange(0, std::memory_order_acq_rel);
+    if (requests == 0) {
+      // Returns at once if a request came since the exchange (the word is no longer 0), on
+      // FUTEX_WAKE, or on a signal this thread took: each time the word is looked at again.
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_watcher_requests), FUTEX_WAIT_PRIVATE,
+              0, nullptr, nullptr, 0);
+      continue;
+    }
+    if ((requests & kWatcherMark) != 0) {
+      try {
+        RuntimeMarkDeferredStarted();
+      } catch (...) {
+        // Only the marker of a process that may be killed later is missing.
+      }
+    }
+    if ((requests & kWatcherStartSession) != 0) {
       // The first sample of a deferred session (autostart): start it, on this thread, which
       // is never sampled and holds no lock of the program's.
       try {
@@ -190,24 +200,15 @@ void* TerminationWatcher(void*) {
       } catch (...) {
         // The session did not start; the bootstrap table is written at exit, if anything.
       }
-      continue;
     }
-    if (signal == kBootstrapMarkByte) {
-      try {
-        RuntimeMarkDeferredStarted();
-      } catch (...) {
-        // Only the marker of a process that may be killed later is missing.
-      }
-      continue;
-    }
-    if (signal != 0) break;
-    // 0: an _exit on another thread asks for the write (HandOffToWatcher).
-    FinishForExit(ExitPath::kExit, 0);
+    // An _exit on another thread asks for the write (HandOffToWatcher).
+    if ((requests & kWatcherExit) != 0) FinishForExit(ExitPath::kExit, 0);
+    if ((requests & kWatcherTerminate) != 0) break;
   }
+  const int signal = g_pending_termination.load(std::memory_order_acquire);
   FinishForExit(ExitPath::kSignal, 128 + signal);
   // FinishForExit died of the pending signal unless another path had already finished and
   // the signal came after: die of it now.
-  if (g_pending_termination.load() == 0) g_pending_termination.store(signal);
   DieOfPendingTermination();
   return nullptr;
 }
@@ -253,15 +254,9 @@ void ExitPathsInit() {
 }
 
 pid_t StartTerminationWatcher() {
-  if (pipe2(g_termination_pipe, O_CLOEXEC) != 0) return 0;
   pthread_t watcher;
   const pid_t tid = StartInternalThread(&watcher, &TerminationWatcher, nullptr);
-  if (tid == 0) {
-    close(g_termination_pipe[0]);
-    close(g_termination_pipe[1]);
-    g_termination_pipe[0] = g_termination_pipe[1] = -1;
-    return 0;
-  }
+  if (tid == 0) return 0;
   pthread_detach(watcher);
   g_watcher_pid.store(getpid(), std::memory_order_release);
   return tid;
@@ -285,8 +280,6 @@ bool TerminationWatcherRunsHere() {
   return g_watcher_pid.load(std::memory_order_acquire) == getpid();
 }
 
-int TerminationWakeFd() { return TerminationWatcherRunsHere() ? g_termination_pipe[1] : -1; }
-
 bool TerminationHandlersInstalled() {
   return g_termination_handlers.load(std::memory_order_acquire);
 }
@@ -296,15 +289,12 @@ void ExitPathsAfterForkInChild() {
   g_exit_state.store(kIdle, std::memory_order_release);
   g_exit_writer.store(0, std::memory_order_release);
   g_pending_termination.store(0, std::memory_order_release);
-  // The parent's watcher does not exist here, and its pipe is the parent's: a byte written
-  // into it would make the parent finish and die.
+  // The parent's watcher does not exist here; requests it had not taken yet were the
+  // parent's. (The word is this process's own copy: a private futex wakes only waiters of
+  // this address space.)
   g_watcher_pid.store(0, std::memory_order_release);
   g_watcher_tid.store(0, std::memory_order_release);
-  if (g_termination_pipe[0] >= 0) {
-    close(g_termination_pipe[0]);
-    close(g_termination_pipe[1]);
-    g_termination_pipe[0] = g_termination_pipe[1] = -1;
-  }
+  g_watcher_requests.store(0, std::memory_order_release);
 }
 
 }  // namespace inprof::internal

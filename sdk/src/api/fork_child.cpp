@@ -116,12 +116,12 @@ bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t 
   if (b.table != nullptr) munmap(b.table, sizeof(BootstrapTable));
   b.table = nullptr;
   b.timer = -1;
-  b.wake_fd = -1;
+  b.wake_watcher = false;
   if (parent != nullptr) FindBounds(*parent);
   return ArmTable(signal, frequency, max_depth);
 }
 
-bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd,
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, bool wake_watcher,
                           uint32_t wake_after_samples) {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
@@ -150,7 +150,7 @@ bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int 
   // No code ranges yet (the module map is the session's): frames are checked against the
   // stack bounds only, as after a forked child's first dlclose.
   b.code.store(nullptr, std::memory_order_seq_cst);
-  b.wake_fd = wake_fd;
+  b.wake_watcher = wake_watcher;
   b.wake_after = wake_after_samples > 0 ? wake_after_samples : 1;
   return ArmTable(signal, frequency, max_depth);
 }

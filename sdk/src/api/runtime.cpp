@@ -265,7 +265,7 @@ bool CanStartLazily(const Config& config) {
          config.engine == EngineChoice::kAuto;  // an explicit engine is checked at start
 }
 
-RuntimeResult RuntimeStartDeferred(Config config, int wake_fd) {
+RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher) {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   {
@@ -282,7 +282,7 @@ RuntimeResult RuntimeStartDeferred(Config config, int wake_fd) {
       // and one that ends after a few samples writes them from the bootstrap table without
       // ever starting a session; a longer one gets its session after kRawWakeSamples.
       const uint32_t wake_after = OnlyRawOutputs(config) ? kRawWakeSamples : 1;
-      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, wake_fd,
+      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, wake_watcher,
                                wake_after)) {
         return {};
       }

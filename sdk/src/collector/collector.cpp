@@ -4,9 +4,8 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -338,7 +337,6 @@ Collector::Collector(Sampler* sampler, std::mutex* mu, SampleSink* sink,
 
 Collector::~Collector() {
   Stop();
-  if (wake_fd_ >= 0) close(wake_fd_);
   CodeGuard guard;
   if (Gate().collector == this) Gate().collector = nullptr;
   // A handler still in flight (one a program handler interrupted and never returned to) may
@@ -352,8 +350,6 @@ Collector::~Collector() {
 pid_t Collector::Start(ThreadRegistry* registry, int drain_ms) {
   registry_ = registry;
   drain_ms_ = drain_ms;
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) return 0;
   const pid_t tid = StartInternalThread(&thread_, &Collector::Entry, this);
   running_ = tid != 0;
   return tid;
@@ -362,8 +358,9 @@ pid_t Collector::Start(ThreadRegistry* registry, int drain_ms) {
 void Collector::Stop() {
   if (!running_) return;
   stop_requested_.store(true, std::memory_order_release);
-  uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+  wake_.store(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
   pthread_join(thread_, nullptr);
   running_ = false;
 }
@@ -388,8 +385,11 @@ void Collector::Main() {
   int tick = 0;
   int failures_in_a_row = 0;
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    struct pollfd pfd = {wake_fd_, POLLIN, 0};
-    poll(&pfd, 1, drain_ms_);
+    // Until the next drain, or at once when Stop sets the word (a futex word, not an
+    // eventfd: the program may close or reuse any fd number; docs/lifecycle.md).
+    const struct timespec wait = {drain_ms_ / 1000, static_cast<long>(drain_ms_ % 1000) * 1000000};
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAIT_PRIVATE, 0, &wait,
+            nullptr, 0);
     if (stop_requested_.load(std::memory_order_acquire)) break;
     try {
       Tick(++tick, rescan_every);

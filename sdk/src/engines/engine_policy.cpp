@@ -34,10 +34,13 @@ struct Probe {
 void EnsureFdTable(PolicyContext& ctx) {
   if (ctx.set->fd_tokens) return;
   ctx.set->fd_tokens.reset(new std::atomic<uint64_t>[kMaxPerfFds]);
+  ctx.set->fd_ids.reset(new std::atomic<uint64_t>[kMaxPerfFds]);
   for (uint32_t i = 0; i < kMaxPerfFds; ++i) {
     ctx.set->fd_tokens[i].store(0, std::memory_order_relaxed);
+    ctx.set->fd_ids[i].store(0, std::memory_order_relaxed);
   }
   ctx.sampler->fd_tokens = ctx.set->fd_tokens.get();
+  ctx.sampler->fd_ids = ctx.set->fd_ids.get();
   ctx.sampler->fd_token_count = kMaxPerfFds;
 }
 

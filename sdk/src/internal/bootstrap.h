@@ -83,20 +83,37 @@ struct Bootstrap {
   int64_t start_cpu_ns = 0;  // CLOCK_PROCESS_CPUTIME_ID
   std::atomic<bool> active{false};
   std::atomic<int> busy{0};  // handlers inside the table
-  // A process whose session was deferred to its first sample (autostart): the handler
-  // writes kBootstrapWakeByte here after that sample, and the exit watcher thread reading it
-  // starts the session. -1: no one to wake (a forked child: its safe points start it).
-  int wake_fd = -1;
-  uint32_t wake_after = 1;  // the sample whose arrival writes to wake_fd
+  // A process whose session was deferred to its first sample (autostart): the handler posts
+  // kWatcherStartSession after that sample, and the exit watcher thread starts the session.
+  // False: no one to wake (a forked child: its safe points start it).
+  bool wake_watcher = false;
+  uint32_t wake_after = 1;  // the sample whose arrival posts kWatcherStartSession
   bool whole_first_period = false;  // INPROF_TEST_WHOLE_FIRST_PERIOD (tests only)
 };
 
-// The byte the handler writes to wake_fd; the termination watcher's pipe also carries signal
-// numbers (1-64) and 0 (an _exit's hand-off).
-inline constexpr unsigned char kBootstrapWakeByte = 0xFF;
-// Written at the first sample when the session waits for a later one (wake_after > 1): the
-// watcher writes the process's started marker (a raw output's header).
-inline constexpr unsigned char kBootstrapMarkByte = 0xFE;
+// What the exit watcher thread (exit_paths.cpp) is asked to do, as bits of one futex word:
+// a signal handler or an exiting thread sets its bit and wakes the watcher (FUTEX_WAKE), which
+// takes every bit set at once and acts on them in this order. A word in the runtime's memory
+// and not a pipe: the program owns every fd number and may close or reuse any of them
+// (closefrom, close_range, dup2, a shell's exec 3<), and a byte written to a number it took
+// over would land in its file (docs/lifecycle.md "File descriptors").
+enum WatcherRequest : uint32_t {
+  // The first sample of a deferred session that starts at a later one (wake_after > 1): the
+  // watcher writes the process's started marker (a raw output's header).
+  kWatcherMark = 1u << 0,
+  // The sample that starts a deferred session (autostart): the watcher starts it.
+  kWatcherStartSession = 1u << 1,
+  // An _exit on another thread asks the watcher to write the profile.
+  kWatcherExit = 1u << 2,
+  // SIGTERM or SIGINT was taken (which one: exit_paths.cpp's pending termination).
+  kWatcherTerminate = 1u << 3,
+};
+extern std::atomic<uint32_t> g_watcher_requests;
+static_assert(std::atomic<uint32_t>::is_always_lock_free && sizeof(std::atomic<uint32_t>) == 4,
+              "a futex word is 32 bits");
+// Sets `request` and wakes the watcher (one raw FUTEX_WAKE; a request already pending only
+// adds its bit). Async-signal-safe.
+void PostWatcherRequest(uint32_t request);
 
 extern Bootstrap g_bootstrap;
 

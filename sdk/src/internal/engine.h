@@ -46,8 +46,13 @@ class Engine {
   // Not async-signal-safe.
   virtual void Destroy(ThreadSource* source) = 0;
   // In a forked child: release inherited resources without touching the parent's events.
-  // Not async-signal-safe.
+  // Inside fork(): system calls only.
   virtual void ForgetInChild(ThreadSource* source) = 0;
+  // True when the source was lost: the program closed the fd it lives on, or put a file of
+  // its own on that number (closefrom, close_range, dup2). The source is then forgotten
+  // without touching the number (it is the program's), and no longer delivers signals.
+  // Not async-signal-safe.
+  virtual bool Lost(ThreadSource*) { return false; }
   // Stops whatever the engine runs for the whole process (the itimer); per-thread sources
   // are destroyed one by one. Not async-signal-safe.
   virtual void StopAll() {}

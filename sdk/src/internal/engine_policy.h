@@ -39,6 +39,7 @@ struct EngineSet {
   std::vector<std::string> warnings;  // what the user should know (shown in every summary)
   // fd -> token table of perf engines, published in Sampler::fd_tokens; null without perf.
   std::unique_ptr<std::atomic<uint64_t>[]> fd_tokens;
+  std::unique_ptr<std::atomic<uint64_t>[]> fd_ids;  // Sampler::fd_ids
 };
 
 // Chooses and creates the engines for `config`'s events, setting the sampler's event count,

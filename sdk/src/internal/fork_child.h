@@ -22,9 +22,9 @@ namespace inprof::internal {
 // Only system calls and stores. Async-signal-safe.
 bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth);
 // At autostart, on the thread running the library's constructor (the main thread): the same
-// sampler for that thread, which wakes the exit watcher through `wake_fd` at its first sample
-// (or its `wake_after_samples`-th) so the deferred session starts then. Not async-signal-safe (reads the thread's stack bounds).
-bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, int wake_fd,
+// sampler for that thread, which with `wake_watcher` wakes the exit watcher at its first
+// sample (or its `wake_after_samples`-th) so the deferred session starts then. Not async-signal-safe (reads the thread's stack bounds).
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, bool wake_watcher,
                           uint32_t wake_after_samples = 1);
 // Before a dlclose: the walk stops using the parent's code ranges, which may cover the
 // library about to be unmapped (frames are no longer checked against them, and a frameless

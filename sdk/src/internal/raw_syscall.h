@@ -26,10 +26,16 @@ void SetMonotonicClock(int (*clock_gettime_fn)(clockid_t, struct timespec*));
 #if defined(__x86_64__)
 inline constexpr long kSysWrite = 1;
 inline constexpr long kSysIoctl = 16;
+inline constexpr long kSysFutex = 202;
 #elif defined(__aarch64__)
 inline constexpr long kSysWrite = 64;
 inline constexpr long kSysIoctl = 29;
+inline constexpr long kSysFutex = 98;
 #endif
+
+// futex(2) operations on a word of this process (FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE).
+inline constexpr long kFutexWaitPrivate = 128;
+inline constexpr long kFutexWakePrivate = 129;
 
 // A system call with up to four arguments: the result, or -errno. Async-signal-safe.
 long RawSyscall4(long number, long a0 = 0, long a1 = 0, long a2 = 0, long a3 = 0);

@@ -33,10 +33,10 @@ RuntimeResult RuntimeStart(Config config);
 // event on CPU-time timers, `lazy` not turned off.
 bool CanStartLazily(const Config& config);
 // Autostart's deferred start: installs the handler and arms the bootstrap sampler for the
-// calling thread; the session itself starts at the first sample (the handler writes to
-// `wake_fd`, the exit watcher calls RuntimeStartDeferredNow), at a new thread, a dlclose, an
-// API call or an exit path with samples, and never for a process that takes none.
-RuntimeResult RuntimeStartDeferred(Config config, int wake_fd);
+// calling thread; the session itself starts at the first sample (with `wake_watcher` the
+// handler wakes the exit watcher, which calls RuntimeStartDeferredNow), at a new thread, a
+// dlclose, an API call or an exit path with samples, and never for a process that takes none.
+RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher);
 void RuntimeStartDeferredNow();
 // The exit watcher at a deferred raw-only process's first sample: writes its started marker
 // (WriteBootstrapRaw, not complete), so that a process killed before its session starts is
@@ -91,8 +91,6 @@ void InstallTerminationHandlers();
 bool TerminationHandlersInstalled();
 // True when the watcher thread runs in this process (not in a forked child).
 bool TerminationWatcherRunsHere();
-// The write end of the watcher's pipe in this process, -1 when it has none.
-int TerminationWakeFd();
 // In a forked child (inside fork()): forgets the parent's exit state. Async-signal-safe.
 void ExitPathsAfterForkInChild();
 // What the exit paths need of the running profile, readable without locks: the signal the

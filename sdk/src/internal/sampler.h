@@ -47,6 +47,12 @@ struct ThreadSource {
   timer_t timer{};      // timer engine
   bool has_timer = false;
   int fd = -1;          // perf engine
+  // perf engine: what PERF_EVENT_IOC_ID said of the event when it was opened, and the fd's
+  // device and inode then. The program owns the fd number (it may close it or put a file
+  // of its own there): the fd is ours only while the same event answers on it.
+  uint64_t perf_id = 0;
+  uint64_t perf_dev = 0;
+  uint64_t perf_ino = 0;
   int32_t itimer_tid = 0;  // itimer engine: the tid entered in the tid table
 };
 
@@ -119,6 +125,10 @@ struct Sampler {
   // perf engine: the TimerToken of the event behind each fd (0: not ours), indexed by the
   // si_fd of its overflow signals.
   std::atomic<uint64_t>* fd_tokens = nullptr;
+  // The PERF_EVENT_IOC_ID of our event behind each fd (same index): the handler asks the fd
+  // for its event id before it changes the event's period, so that a number the program
+  // took over (a file, its own perf event) is never touched.
+  std::atomic<uint64_t>* fd_ids = nullptr;
   uint32_t fd_token_count = 0;
   // Weight of one perf overflow signal, per event (1 for time events, whose period is the
   // event's own; the period for count events, so weights add up to counts).

@@ -128,6 +128,9 @@ class ThreadRegistry {
   // the last value a scan saw if the thread is gone); `name`: its name if known.
   void RetireLocked(uint32_t index, int64_t cpu_ns = -1, std::string name = {});
   void RescanLocked(const std::vector<pid_t>& alive);  // `alive` sorted
+  // Sources the program took from us (Engine::Lost: a perf fd it closed or replaced) are
+  // opened again; a thread whose source cannot be is retired and counted as failed.
+  void ReopenLostSourcesLocked();
   void ResolveBoundsLocked();
   SampleRing* TakeRingLocked();
   CopyRing* TakeCopyRingLocked();
@@ -171,6 +174,8 @@ class ThreadRegistry {
   uint64_t threads_unsampled_ = 0;  // no free slot
   uint64_t threads_failed_ = 0;     // setup failed
   std::string first_failure_;       // why the first setup failed, bounded
+  uint64_t sources_lost_ = 0;       // sources the program closed or replaced (Engine::Lost)
+  uint64_t sources_reopened_ = 0;   // ... and that were opened again
   // Living threads that are not sampled, and why: each is counted once, and the scan does
   // not retry a failed setup every 100 ms. Entries go when the thread exits or vanishes from
   // /proc, so this is bounded by the live threads.

@@ -8,6 +8,12 @@
 namespace inprof::internal {
 
 Bootstrap g_bootstrap;
+std::atomic<uint32_t> g_watcher_requests{0};
+
+void PostWatcherRequest(uint32_t request) {
+  g_watcher_requests.fetch_or(request, std::memory_order_seq_cst);
+  RawSyscall4(kSysFutex, reinterpret_cast<long>(&g_watcher_requests), kFutexWakePrivate, 1);
+}
 
 namespace {
 
@@ -85,14 +91,11 @@ void BootstrapSample(const ucontext_t* context, uint32_t weight) {
                                    frames, b.max_depth);
     Add(b.table, frames, walk.depth, static_cast<uint8_t>(walk.stop), ThreadLabelSet(), weight,
         MonotonicNsRaw());
-    // The first (or wake_after-th) sample of a deferred session: the watcher starts it (write(2) is
-    // async-signal-safe; a full pipe only means a wake-up is already pending).
-    if (b.wake_fd >= 0 && b.table->samples == b.wake_after) {
-      static constexpr unsigned char kWake = kBootstrapWakeByte;
-      RawSyscall4(kSysWrite, b.wake_fd, reinterpret_cast<long>(&kWake), 1);
-    } else if (b.wake_fd >= 0 && b.table->samples == 1) {
-      static constexpr unsigned char kMark = kBootstrapMarkByte;
-      RawSyscall4(kSysWrite, b.wake_fd, reinterpret_cast<long>(&kMark), 1);
+    // The first (or wake_after-th) sample of a deferred session: the watcher starts it.
+    if (b.wake_watcher && b.table->samples == b.wake_after) {
+      PostWatcherRequest(kWatcherStartSession);
+    } else if (b.wake_watcher && b.table->samples == 1) {
+      PostWatcherRequest(kWatcherMark);
     }
   }
   b.busy.fetch_sub(1, std::memory_order_seq_cst);

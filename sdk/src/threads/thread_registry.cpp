@@ -355,7 +355,11 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
   // the timer so no new one is queued.
   slot.state.store(SlotState::kRetiring, std::memory_order_release);
-  for (size_t e = 0; e < engines_.size(); ++e) engines_[e]->Destroy(&slot.sources[e]);
+  for (size_t e = 0; e < engines_.size(); ++e) {
+    // Counted like the scan's finds; Destroy then leaves the number alone.
+    if (engines_[e]->Lost(&slot.sources[e])) ++sources_lost_;
+    engines_[e]->Destroy(&slot.sources[e]);
+  }
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
   by_tid_.erase(tid);
   // The thread's CPU time while sampled: exact when the thread itself retires or is still
@@ -461,6 +465,7 @@ void ThreadRegistry::RescanLocked(const std::vector<pid_t>& alive) {
     if (!std::binary_search(alive.begin(), alive.end(), tid)) gone.push_back(index);
   }
   for (uint32_t index : gone) RetireLocked(index);
+  ReopenLostSourcesLocked();
   for (const auto& [tid, index] : by_tid_) {
     if (const int64_t cpu = ThreadCpuNs(tid); cpu >= 0) slots_[index].cpu_last_ns = cpu;
   }
@@ -485,6 +490,39 @@ void ThreadRegistry::RescanLocked(const std::vector<pid_t>& alive) {
     RegisterLocked(tid, 0, 0, false);
   }
   ResolveBoundsLocked();
+}
+
+void ThreadRegistry::ReopenLostSourcesLocked() {
+  // A program that closes every fd from 3 up at start-up (closefrom, close_range: OpenSSH,
+  // daemons) ends the perf events of the threads sampled so far; one that dup2s over them
+  // ends them too and owns the numbers from then on. Each scan finds them (one fstat and one
+  // ioctl per thread and event) and opens the event again on a new fd: what was lost is
+  // the samples in between, at most one scan interval.
+  std::vector<std::pair<uint32_t, SetupError>> failed;
+  for (const auto& [tid, index] : by_tid_) {
+    ThreadSlot& slot = slots_[index];
+    for (size_t e = 0; e < engines_.size(); ++e) {
+      if (!engines_[e]->Lost(&slot.sources[e])) continue;
+      ++sources_lost_;
+      const uint32_t generation = slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF;
+      int error = engines_[e]->Create(
+          tid, TimerToken::Encode(static_cast<uint32_t>(e), index, generation), &slot.sources[e]);
+      const bool starting = error == 0;
+      if (error == 0) error = engines_[e]->Start(&slot.sources[e], period_ns_);
+      if (error == 0) {
+        ++sources_reopened_;
+        continue;
+      }
+      failed.emplace_back(index, SetupError{nullptr, error, engines_[e], starting});
+      break;
+    }
+  }
+  // As when a thread's setup fails: none of its events rather than some.
+  for (const auto& [index, error] : failed) {
+    const pid_t tid = slots_[index].tid.load(std::memory_order_relaxed);
+    RetireLocked(index);
+    NoteUnsampledLocked(tid, Unsampled::kFailed, error);
+  }
 }
 
 void ThreadRegistry::ResolveBoundsLocked() {
@@ -637,6 +675,16 @@ std::vector<std::string> ThreadRegistry::TakeWarnings() {
                   (threads_failed_ == 1 ? " thread" : " threads") +
                   " could not be set up for sampling and ran unsampled: " +
                   (first_failure_.empty() ? std::string("out of memory") : first_failure_));
+  }
+  if (sources_lost_ != 0) {
+    out.push_back("the program closed or replaced " + std::to_string(sources_lost_) +
+                  " of the profiler's perf_event fds (closefrom, close_range or dup2 over "
+                  "them; nothing of the profiler's went to its files): " +
+                  std::to_string(sources_reopened_) + " opened again on new fds" +
+                  (sources_reopened_ < sources_lost_ ? " (the others' threads had ended or "
+                                                       "could not be set up again)"
+                                                     : "") +
+                  ", samples missed until then (at most 100 ms each)");
   }
   static constexpr const char* kPlaces[] = {"a new thread's setup", "the thread registry",
                                             "the window exporter", "the network threads"};
