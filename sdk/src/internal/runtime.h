@@ -7,6 +7,7 @@
 #ifndef INPROF_SDK_RUNTIME_H_
 #define INPROF_SDK_RUNTIME_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <string>
@@ -89,6 +90,14 @@ pid_t StartTerminationWatcher();
 // Our SIGTERM/SIGINT handlers, for the signals whose action is still the default.
 void InstallTerminationHandlers();
 bool TerminationHandlersInstalled();
+// The disposition the program sees (sigaction_hooks.cpp): for a managed termination signal,
+// our handler stands for the program's SIG_DFL. TerminationAction fills in our action,
+// IsTerminationAction tells it apart, and NoteTerminationHandlerInstalled records that it is
+// installed (a forked child then starts a watcher). Async-signal-safe.
+bool TerminationSignalManaged(int signal);
+void TerminationAction(struct sigaction* action);
+bool IsTerminationAction(const struct sigaction& action);
+void NoteTerminationHandlerInstalled();
 // True when the watcher thread runs in this process (not in a forked child).
 bool TerminationWatcherRunsHere();
 // The write end of the watcher's pipe in this process, -1 when it has none.
