@@ -248,6 +248,24 @@ void FinishForExit(ExitPath path, int status) {
   DieOfPendingTermination();
 }
 
+bool BeginExecWrite() {
+  if (getpid() != g_owner_pid.load(std::memory_order_acquire)) return false;  // after vfork
+  int expected = kIdle;
+  if (!g_exit_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
+    return false;  // an exit path is writing, or has written: the process is ending anyway
+  }
+  g_exit_writer.store(CurrentTid(), std::memory_order_release);
+  return true;
+}
+
+void EndExecWrite() {
+  // The process goes on: as another image, or as this one after a failed exec, whose own
+  // exit writes again (its restarted profile).
+  g_exit_writer.store(0, std::memory_order_release);
+  g_exit_state.store(kIdle, std::memory_order_release);
+  FutexWake(&g_exit_state);
+}
+
 void ExitPathsInit() {
   static std::atomic<bool> done{false};
   g_owner_pid.store(getpid(), std::memory_order_release);
