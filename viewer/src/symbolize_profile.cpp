@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -295,10 +296,12 @@ void PrintProcessShares(const SymbolizeProfileReport& report, size_t limit, std:
   std::vector<Group> groups;
   std::map<std::string, size_t> index;
   int64_t total = 0;
-  size_t sampled = 0;
+  // A process that exec'd wrote one raw profile per image: it is one process (one pid) whose
+  // frames, and root frame, change at the exec.
+  std::set<int64_t> pids;
   for (const ProcessRecord& p : report.processes) {
     if (p.stacks == 0) continue;
-    ++sampled;
+    pids.insert(static_cast<int64_t>(p.pid));
     auto [it, added] = index.emplace(p.root, groups.size());
     if (added) groups.push_back({p.root, 0, 0});
     groups[it->second].weight += p.weight;
@@ -309,6 +312,7 @@ void PrintProcessShares(const SymbolizeProfileReport& report, size_t limit, std:
                    [](const Group& a, const Group& b) { return a.weight > b.weight; });
   const std::string event =
       report.profile.events.empty() ? std::string("samples") : report.profile.events[0].name;
+  const size_t sampled = pids.size();
   out << "Processes by " << event << " (" << sampled << (sampled == 1 ? " process" : " processes")
       << " in the profile)\n";
   for (size_t i = 0; i < groups.size() && i < limit; ++i) {

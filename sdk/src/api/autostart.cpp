@@ -61,6 +61,11 @@ void Autostart() {
     return;
   }
   RenameOutputsForDescendant(&config);
+  // An earlier image of this process wrote its profile before it exec'd this one: this one
+  // writes under the next .exec<N> names (exec_hooks.cpp).
+  const int segment = ExecSegmentFromEnvironment();
+  NoteExecOutputs(config.outputs, segment);
+  for (std::string& path : config.outputs) path = PathForExec(path, segment);
   const pid_t watcher = StartTerminationWatcher();
   if (watcher != 0) RuntimeExcludeThread(watcher);
   // Most processes of a profiled command (a shell's subshells, a compiler driver's helpers)

@@ -462,6 +462,10 @@ std::string PathForProcess(const std::string& path, long pid) {
   return InsertBeforeExtension(path, std::to_string(pid));
 }
 
+std::string PathForExec(const std::string& path, int segment) {
+  return segment <= 0 ? path : InsertBeforeExtension(path, "exec" + std::to_string(segment));
+}
+
 std::string PathForWindow(const std::string& path, const std::string& stamp) {
   return InsertBeforeExtension(path, stamp);
 }
@@ -652,7 +656,7 @@ Status ConfigFromEnvironment(Config* config, bool secure) {
     if (eq == std::string_view::npos) continue;
     std::string key(entry.substr(kPrefix.size(), eq - kPrefix.size()));
     // Variables the runtime sets for itself, not configuration.
-    if (key == "ROOT_PID" || key == "TEST_PERF_ERRNO" || key == "TEST_TIMER_ERRNO" ||
+    if (key == "ROOT_PID" || key == "EXEC_SEGMENT" || key == "TEST_PERF_ERRNO" || key == "TEST_TIMER_ERRNO" ||
         key == "TEST_WHOLE_FIRST_PERIOD") {
       continue;
     }

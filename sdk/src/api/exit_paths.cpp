@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -48,6 +49,8 @@ std::atomic<int> g_pending_termination{0};
 std::atomic<pid_t> g_watcher_pid{0};
 std::atomic<pid_t> g_watcher_tid{0};
 std::atomic<bool> g_termination_handlers{false};
+// The termination signals whose disposition the program sees virtualised (bit n: signal n).
+std::atomic<uint64_t> g_managed_termination{0};
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
@@ -139,7 +142,8 @@ void DieOfPendingTermination() {
   struct sigaction dfl;
   std::memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
-  sigaction(signal, &dfl, nullptr);
+  // The real one: through the hook, SIG_DFL would put our handler back (sigaction_hooks.cpp).
+  RealSigaction(signal, &dfl, nullptr);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, signal);
@@ -245,6 +249,24 @@ void FinishForExit(ExitPath path, int status) {
   DieOfPendingTermination();
 }
 
+bool BeginExecWrite() {
+  if (getpid() != g_owner_pid.load(std::memory_order_acquire)) return false;  // after vfork
+  int expected = kIdle;
+  if (!g_exit_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
+    return false;  // an exit path is writing, or has written: the process is ending anyway
+  }
+  g_exit_writer.store(CurrentTid(), std::memory_order_release);
+  return true;
+}
+
+void EndExecWrite() {
+  // The process goes on: as another image, or as this one after a failed exec, whose own
+  // exit writes again (its restarted profile).
+  g_exit_writer.store(0, std::memory_order_release);
+  g_exit_state.store(kIdle, std::memory_order_release);
+  FutexWake(&g_exit_state);
+}
+
 void ExitPathsInit() {
   static std::atomic<bool> done{false};
   g_owner_pid.store(getpid(), std::memory_order_release);
@@ -262,17 +284,40 @@ pid_t StartTerminationWatcher() {
   return tid;
 }
 
+void TerminationAction(struct sigaction* action) {
+  std::memset(action, 0, sizeof *action);
+  action->sa_handler = &TerminationSignalHandler;
+  action->sa_flags = SA_RESTART;
+  sigemptyset(&action->sa_mask);
+}
+
+bool IsTerminationAction(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == &TerminationSignalHandler;
+}
+
+bool TerminationSignalManaged(int signal) {
+  return signal > 0 && signal < 64 &&
+         (g_managed_termination.load(std::memory_order_acquire) & (uint64_t{1} << signal)) != 0;
+}
+
+void NoteTerminationHandlerInstalled() {
+  g_termination_handlers.store(true, std::memory_order_release);
+}
+
 void InstallTerminationHandlers() {
   for (int signal : {SIGTERM, SIGINT}) {
+    // From now on the program sees SIG_DFL where our handler is, and a SIG_DFL it sets
+    // puts our handler back (sigaction_hooks.cpp); an ignored signal (nohup, a background
+    // job) stays ignored, and a handler the program's own constructors set stays its own.
+    g_managed_termination.fetch_or(uint64_t{1} << signal, std::memory_order_acq_rel);
     struct sigaction current;
-    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    if (RealSigaction(signal, nullptr, &current) != 0 ||
+        (current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) {
+      continue;
+    }
     struct sigaction action;
-    std::memset(&action, 0, sizeof action);
-    action.sa_handler = &TerminationSignalHandler;
-    action.sa_flags = SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaction(signal, &action, nullptr);
-    g_termination_handlers.store(true, std::memory_order_release);
+    TerminationAction(&action);
+    if (RealSigaction(signal, &action, nullptr) == 0) NoteTerminationHandlerInstalled();
   }
 }
 

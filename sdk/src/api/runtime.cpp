@@ -188,6 +188,10 @@ constexpr char kNoSamplesLine[] =
 
 thread_local bool t_profiler_work = false;
 
+// Set while an exec writes (RuntimeWriteForExec): the image goes on as another program, so
+// "no samples" is no news to the user.
+std::atomic<bool> g_quiet_no_samples{false};
+
 constexpr double kDefaultPushWindowSeconds = 10;
 
 // Samples a raw-only deferred process takes before its session starts (about 80 ms of CPU at
@@ -385,7 +389,7 @@ RuntimeResult RuntimeStop() {
     // A process that took no sample says one line, and only the one the user started: the
     // short processes a command starts (a shell's /bin/true, a compiler driver's helpers)
     // stay silent, as they leave no file.
-    if (!IsDescendantProcess()) {
+    if (!IsDescendantProcess() && !g_quiet_no_samples.load(std::memory_order_acquire)) {
       std::fputs(kNoSamplesLine, stderr);
     }
   }
@@ -497,6 +501,27 @@ uint64_t RuntimePendingChildSamples() {
   return BootstrapSamples();
 }
 
+bool RuntimeWriteForExec(Config* restart, bool* wrote) {
+  Runtime& rt = GetRuntime();
+  {
+    std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+    const Config* pending = rt.pending_child.load(std::memory_order_acquire);
+    if (rt.session != nullptr) {
+      *restart = rt.session->config();
+      *wrote = rt.session->samples() != 0 && !rt.session->config().outputs.empty();
+    } else if (pending != nullptr) {
+      *restart = *pending;
+      *wrote = BootstrapSamples() != 0 && !pending->outputs.empty();
+    } else {
+      return false;
+    }
+  }
+  g_quiet_no_samples.store(true, std::memory_order_release);
+  RuntimeWriteForExit();
+  g_quiet_no_samples.store(false, std::memory_order_release);
+  return true;
+}
+
 void RuntimeWriteForExit() {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
@@ -506,7 +531,7 @@ void RuntimeWriteForExit() {
       // started says so (RuntimeStop's line); its descendants stay silent.
       const Config* pending = rt.pending_child.load(std::memory_order_acquire);
       if (rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
-          !IsDescendantProcess()) {
+          !IsDescendantProcess() && !g_quiet_no_samples.load(std::memory_order_acquire)) {
         std::fputs(kNoSamplesLine, stderr);
       }
       rt.pending_child.store(nullptr, std::memory_order_release);

@@ -34,6 +34,9 @@ std::atomic<int> g_owned_signal{0};
 // What the program installed, in the slot of g_previous_actions that the handler calls
 // instead (the two differ only for SIG_DFL, see SetPreviousAction).
 struct sigaction g_program_actions[4];
+// The last sequence number an update of the slots claimed (ExchangePreviousAction);
+// g_previous_index holds the published one.
+std::atomic<unsigned> g_previous_claim{0};
 // Handlers that stayed in flight when a wait gave up (WaitForHandlers).
 std::atomic<int> g_stuck_handlers{0};
 // The C library's sigaction, resolved before the handler can need it.
@@ -81,9 +84,15 @@ struct sigaction PreviousAction() {
   return g_program_actions[g_previous_index.load(std::memory_order_acquire) & 3];
 }
 
-void SetPreviousAction(const struct sigaction& action) {
-  const unsigned next = (g_previous_index.load(std::memory_order_relaxed) + 1) & 3;
-  g_program_actions[next] = action;
+// Lock-free, so that a program's signal handler may call sigaction for our signal while it
+// interrupted the same call on its own thread (a lock would deadlock there). Each update
+// claims the next sequence number, fills that number's slot and publishes it unless a later
+// claim was published first; claim order is the order of the updates. A handler reads the
+// published slot, which is not reused until four more updates have been claimed.
+struct sigaction ExchangePreviousAction(const struct sigaction& action) {
+  const unsigned seq = g_previous_claim.fetch_add(1, std::memory_order_acq_rel) + 1;
+  const unsigned slot = seq & 3;
+  g_program_actions[slot] = action;
   struct sigaction chained = action;
   if (IsDefault(action)) {
     // The handler would swallow every signal for SIG_DFL (it cannot tell a late signal of
@@ -93,9 +102,18 @@ void SetPreviousAction(const struct sigaction& action) {
     chained.sa_flags = SA_SIGINFO;
     sigemptyset(&chained.sa_mask);
   }
-  g_previous_actions[next] = chained;
-  g_previous_index.store(next, std::memory_order_release);
+  g_previous_actions[slot] = chained;
+  unsigned published = g_previous_index.load(std::memory_order_acquire);
+  while (static_cast<int>(seq - published) > 0) {
+    if (g_previous_index.compare_exchange_weak(published, seq, std::memory_order_acq_rel)) {
+      return g_program_actions[published & 3];
+    }
+  }
+  // A later update was published first: this one happened before it.
+  return g_program_actions[(seq - 1) & 3];
 }
+
+void SetPreviousAction(const struct sigaction& action) { ExchangePreviousAction(action); }
 
 void StraySignalDefault(int signal, siginfo_t* info, void* /*context*/) {
   // si_code > 0 is the kernel's own: SI_KERNEL (ITIMER_PROF) or POLL_* (a perf fd's

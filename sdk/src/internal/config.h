@@ -120,6 +120,10 @@ std::string PathForEvent(const std::string& path, const std::string& event);
 // `path` with `.<pid>` inserted before its extension: out.folded -> out.1234.folded,
 // perf.log -> perf.1234.log. Used for the files of child processes.
 std::string PathForProcess(const std::string& path, long pid);
+// `path` with `.exec<segment>` inserted before its extension (`path` itself for segment 0):
+// out.folded -> out.exec1.folded. The files of a process's images after the first one that
+// wrote before an exec (docs/lifecycle.md, "exec").
+std::string PathForExec(const std::string& path, int segment);
 
 // `path` with the window's `stamp` inserted before its extension:
 // out.folded -> out.20261122T031500Z.folded.

@@ -54,6 +54,9 @@ int StuckHandlers();
 // (StraySignalDefault). Not async-signal-safe.
 struct sigaction PreviousAction();
 void SetPreviousAction(const struct sigaction& action);
+// SetPreviousAction that returns the action it replaced, without a lock (a program may call
+// sigaction from a handler that interrupted the same call). Async-signal-safe.
+struct sigaction ExchangePreviousAction(const struct sigaction& action);
 // What the handler calls for a signal that is not ours when the program's action is SIG_DFL:
 // sent by a process (kill, tgkill, sigqueue, a program's own timer_create timer), it gets the
 // default action, as without us (SIGPROF terminates: the action is reset and the signal
