@@ -205,7 +205,11 @@ class PprofBuilder {
           " truncated=" + std::to_string(h.truncated) + " broken=" + std::to_string(h.broken) +
           " overflow=" + std::to_string(h.overflow) + " threads=" + std::to_string(h.threads_seen));
     }
-    for (const std::string& w : h.warnings) c.push_back("inprof: warning: " + w);
+    // The recorder's account of its symbolization rides in the warnings (every reader shows
+    // them) but reports, it does not warn: it is not labelled a warning here.
+    for (const std::string& w : h.warnings) {
+      c.push_back((w.starts_with("symbolized by ") ? "inprof: " : "inprof: warning: ") + w);
+    }
     return c;
   }
 

@@ -189,13 +189,13 @@ std::unique_ptr<FileSymbolizer> FileSymbolizer::Open(const std::string& path, st
   dwfl_report_end(impl->dwfl, nullptr, nullptr);
   if (impl->module == nullptr) {
     close(fd);
-    *error = "'" + path + "': file format not recognized";
+    *error = path + ": file format not recognized";  // binutils' words, unquoted
     return nullptr;
   }
   GElf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(impl->module, &bias);
   if (elf == nullptr) {
-    *error = "'" + path + "': file format not recognized";
+    *error = path + ": file format not recognized";  // binutils' words, unquoted
     return nullptr;
   }
   impl->is64 = gelf_getclass(elf) == ELFCLASS64;

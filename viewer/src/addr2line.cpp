@@ -185,7 +185,7 @@ int Addr2lineMain(int argc, char** argv) {
         std::puts("inprof addr2line (compatible with GNU addr2line 2.40)");
         return 0;
       default:
-        std::fprintf(stderr, "inprof addr2line: unrecognized option '%s'\n%s", argv[optind - 1],
+        std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], argv[optind - 1],
                      kHelp);
         return 1;
     }
@@ -194,14 +194,15 @@ int Addr2lineMain(int argc, char** argv) {
   std::string error;
   std::unique_ptr<FileSymbolizer> symbolizer = FileSymbolizer::Open(options.file, &error);
   if (symbolizer == nullptr) {
-    std::fprintf(stderr, "inprof addr2line: %s\n", error.c_str());
+    // binutils' messages, word for word, after the name it was run by (its argv[0]).
+    std::fprintf(stderr, "%s: %s\n", argv[0], error.c_str());
     return 1;
   }
   uint64_t section_begin = 0;
   uint64_t section_end = 0;
   if (!options.section.empty() &&
       !symbolizer->SectionRange(options.section, &section_begin, &section_end)) {
-    std::fprintf(stderr, "inprof addr2line: %s: cannot find section %s\n", options.file.c_str(),
+    std::fprintf(stderr, "%s: %s: cannot find section %s\n", argv[0], options.file.c_str(),
                  options.section.c_str());
     return 1;
   }

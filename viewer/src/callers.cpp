@@ -321,7 +321,7 @@ void PrintJson(const CallersOptions& o, const Annotations& a, size_t event, cons
         << ",\"name\":" << JsonString(t.name);
   }
   out << ",\"self\":" << JsonWeight(r.target_self, total, o.absolute) << "},\n\"total\":" << total
-      << ",\"unit\":" << JsonString(info.unit)
+      << ",\"unit\":" << JsonString(WeightUnit(info))
       << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
 }
 
@@ -339,7 +339,7 @@ void PrintText(const CallersOptions& o, const Annotations& a, size_t event, cons
   } else {
     out << Printable(DisplayName(t.name, o.full_names));
   }
-  out << "; event " << info.name << " (" << info.unit << "), total " << total << '\n';
+  out << "; " << EventHeading(info, total) << '\n';
   if (!t.lines) {
     out << "inclusive " << FormatWeight(r.target_inclusive, total, o.absolute, 0) << ", ";
   }

@@ -156,19 +156,23 @@ examples:
 constexpr const char* kConvertHelp = R"help(usage: inprof convert [OPTIONS] IN -o OUT
 
 Writes the profile IN in the format OUT's name asks for: *.folded (flame graph stacks),
-*.log (perf.log for perfanno.nvim) or *.json (annotation JSON). IN can be any input the
-viewer reads; annotation JSON has no stacks and converts only to annotation JSON. OUT is
-written atomically: it never exists half-written.
+*.log (perf.log for perfanno.nvim), *.json (annotation JSON), *.speedscope.json (speedscope;
+every sample's time and thread where IN has them), *.svg (interactive flame graph) or
+*.pb.gz (pprof, for `go tool pprof`). IN can be any input the viewer reads (pprof too);
+annotation JSON has no stacks and converts only to annotation JSON. OUT is written
+atomically: it never exists half-written.
 
 options:
   -o, --output OUT   the file to write (required)
-  -e, --event NAME   the event for folded and perf.log (default: the first)
+  -e, --event NAME   the event for folded, perf.log, speedscope and SVG (default: the first)
       --lines        folded frames as "function (file:line)"
 
 examples:
   perf script > perf.script && inprof convert perf.script -o out.folded
   perf script -F +srcline > perf.script && inprof convert perf.script -o perf.log
   inprof convert --lines stacks.folded -o lines.folded
+  inprof convert cpu.pb.gz -o cpu.json
+  inprof convert perf.script -o perf.speedscope.json
 )help";
 
 constexpr const char* kFlameHelp = R"(usage: inprof flame [OPTIONS] PROFILE
@@ -358,6 +362,13 @@ int CallersCommand(const std::vector<std::string>& args) {
   o.target = positional[0];
   if (o.target.empty() || o.target == "=") return UsageError(args[0], args[0] + " needs a TARGET");
   o.profile = positional[1];
+  // The two the other way round (the profile first, as most commands take it): said as such,
+  // not as a profile named like the target that cannot be read.
+  if (access(o.profile.c_str(), F_OK) != 0 && access(o.target.c_str(), F_OK) == 0) {
+    return UsageError(args[0], "no file '" + o.profile + "'; the target comes first: inprof " +
+                                   args[0] + " " + ShellQuote(o.profile) + " " +
+                                   ShellQuote(o.target));
+  }
   Input input;
   size_t event = 0;
   if ((rc = Load(o, &input, &event)) >= 0) return rc;
@@ -450,7 +461,7 @@ const std::vector<Command>& Commands() {
       {"callers", "who calls a function or a range of lines, with weights", CallersCommand},
       {"callees", "what a function or a range of lines calls, with weights", CallersCommand},
       {"diff", "what got hotter or colder between two profiles", DiffCommand},
-      {"convert", "a profile in another format (folded, perf.log, annotation JSON)",
+      {"convert", "a profile in another format (folded, perf.log, JSON, speedscope, SVG, pprof)",
        ConvertCommand},
       {"flame", "interactive flame graph (SVG) from stacks (folded, perf.log, perf script)",
        FlameCommand},

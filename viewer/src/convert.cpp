@@ -25,6 +25,14 @@ const char* FormatName(Format format) {
       return "perf.log";
     case Format::kAnnotationJson:
       return "annotation JSON";
+    case Format::kFlameSvg:
+      return "a flame graph";
+    case Format::kPprof:
+      return "pprof";
+    case Format::kSpeedscope:
+      return "speedscope";
+    case Format::kRaw:
+      return "a raw profile";
     default:
       return "this format";
   }
@@ -37,7 +45,13 @@ int RunConvert(const ConvertOptions& o, std::ostream& out, std::ostream& err) {
   const std::optional<Format> format = FormatFromPath(o.output);
   if (!format) {
     err << "inprof: convert: cannot tell the output format from the name '" << o.output
-        << "' (use a name ending in .folded, .log or .json)\n";
+        << "' (use a name ending in .folded, .log, .json, .speedscope.json, .svg or .pb.gz)\n";
+    return kUsage;
+  }
+  if (*format == Format::kRaw) {
+    err << "inprof: convert: a raw profile (.inprofraw) holds addresses before symbolization; "
+           "it is written by the runtime, not from a profile (use .folded, .log, .json, "
+           ".speedscope.json, .svg or .pb.gz)\n";
     return kUsage;
   }
   Input input;

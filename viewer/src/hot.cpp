@@ -58,6 +58,7 @@ Exit status: 0 when a hit passed, 1 when none did, 2 on an error.
 
 examples:
   grep -rn 'std::to_string' src | inprof hot profile.json
+  grep -Hn 'memcpy' parse.c | inprof hot profile.json     (one file: -H prints its path)
   rg -n --column 'fmt\.Errorf' | inprof hot --level 3 --map /build/app=. profile.json
   git grep -n 'push_back' | inprof hot --local --min-percent 1 perf.log
 )";
@@ -108,6 +109,10 @@ class HitFilter {
       stripped_ = StripColor(line);
       line = stripped_;
     }
+    // "12:text": grep -n on a single file prints no path.
+    size_t digits = 0;
+    while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9') ++digits;
+    if (digits > 0 && digits < line.size() && line[digits] == ':') ++pathless_;
     HitLine hit;
     if (!ParseHitLine(line, &hit)) return;
     ++hits_;
@@ -141,6 +146,7 @@ class HitFilter {
   size_t lines() const { return lines_; }
   size_t hits() const { return hits_; }
   size_t passed() const { return passed_; }
+  size_t pathless() const { return pathless_; }
 
  private:
   const SearchOptions& o_;
@@ -148,7 +154,7 @@ class HitFilter {
   const bool plain_;
   Output& out_;
   std::set<std::string, std::less<>> ambiguous_reported_;
-  size_t lines_ = 0, hits_ = 0, passed_ = 0;
+  size_t lines_ = 0, hits_ = 0, passed_ = 0, pathless_ = 0;
   std::string stripped_;
 };
 
@@ -241,7 +247,11 @@ int RunHot(const std::vector<std::string>& args) {
     std::cerr << "inprof: cannot write the output: " << std::strerror(errno) << '\n';
     return kSearchError;
   }
-  if (filter.lines() > 0 && filter.hits() == 0) {
+  if (filter.passed() == 0 && filter.pathless() > 0 && filter.pathless() * 2 >= filter.lines()) {
+    std::cerr << "inprof: the input lines start with a line number and no path (grep -n on one "
+                 "file prints none): add -H, as in grep -Hn PATTERN FILE | inprof hot "
+              << ShellQuote(positional[0]) << '\n';
+  } else if (filter.lines() > 0 && filter.hits() == 0) {
     std::cerr << "inprof: no input line looked like a search hit (PATH:LINE:TEXT, as grep -n "
                  "prints it)\n";
   }

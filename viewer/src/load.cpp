@@ -37,12 +37,18 @@ class FileText {
 }  // namespace
 
 InputKind DetectInput(const std::string& path, std::string_view text) {
+  // Binary files first, by their magic: none of them is text a reader below could take.
+  if (text.starts_with("\x7f" "ELF")) return InputKind::kElf;
+  if (text.starts_with("inprof-raw")) return InputKind::kRaw;
+  if (LooksLikePprof(text)) return InputKind::kPprof;
   const size_t first = text.find_first_not_of(" \t\r\n");
   // speedscope files are JSON too: told apart by their schema before any other JSON.
   if (LooksLikeSpeedscope(text)) return InputKind::kSpeedscope;
   if (first != std::string::npos && text[first] == '{') return InputKind::kAnnotationJson;
   if (LooksLikePerfReport(text)) return InputKind::kPerfReport;
   if (LooksLikePerfScript(text)) return InputKind::kPerfScript;
+  // No text format has NUL bytes: whatever this is, it is not folded stacks.
+  if (text.substr(0, 4096).find('\0') != std::string_view::npos) return InputKind::kBinary;
   // perf.log and folded lines look alike ("...;... 12"); perfanno's name decides.
   if (path.size() > 4 && path.ends_with(".log")) return InputKind::kPerfLog;
   return InputKind::kFolded;
@@ -60,6 +66,14 @@ const char* InputKindName(InputKind kind) {
       return "perf report output";
     case InputKind::kSpeedscope:
       return "a speedscope profile";
+    case InputKind::kPprof:
+      return "a pprof profile";
+    case InputKind::kRaw:
+      return "a raw profile";
+    case InputKind::kElf:
+      return "an ELF file";
+    case InputKind::kBinary:
+      return "binary data";
     default:
       return "folded stacks";
   }
@@ -127,9 +141,35 @@ Status ApplyFilter(const std::string& path, InputKind kind, const ProfileFilter&
   return Status::Ok();
 }
 
+// Files the viewer recognises and does not read, with what to do instead.
+Status Refuse(const std::string& path, InputKind kind) {
+  switch (kind) {
+    case InputKind::kRaw:
+      return Status::InvalidArgument(
+          path + ": a raw profile (addresses not yet turned into functions and lines); "
+                 "`inprof symbolize-profile " + ShellQuote(path) +
+          " -o DIR` writes the profiles the viewer reads (DIR/profile.json, DIR/profile.pb.gz, ...)");
+    case InputKind::kElf:
+      return Status::InvalidArgument(
+          path + ": an ELF file (a program or library), not a profile; profile it with "
+                 "`inprof record -- " + ShellQuote(path) + "` and read the files that writes");
+    default:
+      return Status::InvalidArgument(
+          path + ": binary data, not a profile the viewer reads (annotation JSON, pprof, "
+                 "folded stacks, perf.log, perf script or perf report output, speedscope)");
+  }
+}
+
 Status ParseStacks(const std::string& path, InputKind kind, std::string_view text, Profile* out) {
   Status s;
   switch (kind) {
+    case InputKind::kRaw:
+    case InputKind::kElf:
+    case InputKind::kBinary:
+      return Refuse(path, kind);
+    case InputKind::kPprof:
+      s = ReadPprof(text, path, out, MaxProfileBytes());
+      break;
     case InputKind::kSpeedscope:
       s = ReadSpeedscope(text, path, out);
       break;
@@ -146,9 +186,19 @@ Status ParseStacks(const std::string& path, InputKind kind, std::string_view tex
       s = ReadFolded(text, path, out);
       break;
   }
-  if (!s.ok()) return s;
+  // Every refusal says what the file was read as: a file taken for folded stacks was
+  // recognised as nothing else.
+  if (!s.ok()) {
+    return Status::Error(s.message() + (kind == InputKind::kFolded
+                                            ? " (read as folded stacks: nothing in it looked "
+                                              "like another format the viewer reads)"
+                                            : " (read as " + std::string(InputKindName(kind)) + ")"),
+                         s.code());
+  }
   if (out->samples.empty()) {
-    return Status::Error(path + ":1: expected at least one stack (the file is empty)");
+    return Status::Error(path + (kind == InputKind::kPprof
+                                     ? ": the pprof profile has no samples"
+                                     : ":1: expected at least one stack (the file is empty)"));
   }
   return Status::Ok();
 }
@@ -160,8 +210,21 @@ Status LoadInput(const std::string& path, bool progress, Input* out, bool annota
   FileText file;
   std::unique_ptr<Progress> shown;
   if (Status s = file.Open(path, progress, &shown); !s.ok()) return s;
-  const std::string_view text = file.text();
+  std::string_view text = file.text();
   out->kind = DetectInput(path, text);
+  // Gzip is decompressed here, once (bounded like the file): pprof is read from what it
+  // holds, and a gzipped file of another kind (out.folded.gz) is read as that kind.
+  std::string inflated;
+  if (out->kind == InputKind::kPprof && IsGzip(text)) {
+    if (Status s = Gunzip(text, path, MaxProfileBytes(), &inflated); !s.ok()) return s;
+    text = inflated;
+    if (!LooksLikePprof(text)) {
+      std::string inner = path;
+      if (inner.ends_with(".gz")) inner.resize(inner.size() - 3);
+      out->kind = DetectInput(inner, text);
+      if (out->kind == InputKind::kPprof) out->kind = InputKind::kBinary;
+    }
+  }
   if (out->kind == InputKind::kAnnotationJson) {
     out->has_stacks = false;
     if (!filter.empty()) {

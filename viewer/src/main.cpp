@@ -18,9 +18,10 @@ namespace {
 void PrintHelp() {
   std::cout << R"(usage: inprof COMMAND [OPTIONS] PROFILE ...
 
-Reads a profile: annotation JSON written by inprof, perf.log, folded stacks, `perf script`
-output, `perf report -g folded` output or a *.speedscope.json profile (told apart by their
-content), and shows where the time went. Commands that read a profile take --from/--to,
+Reads a profile: annotation JSON written by inprof, pprof (*.pb.gz, from inprof, Go and
+others), perf.log, folded stacks, `perf script` output, `perf report -g folded` output or a
+*.speedscope.json profile (told apart by their content; gzipped too), and shows where the
+time went. Commands that read a profile take --from/--to,
 --thread and --label to look at part of it (inputs with sample times: perf script output,
 *.speedscope.json).
 
@@ -31,7 +32,8 @@ commands:
     name.resize(std::max<size_t>(name.size() + 1, 10), ' ');
     std::cout << "  " << name << command.summary << '\n';
   }
-  std::cout << "\nRun `inprof COMMAND --help` for a command's options and examples.\n";
+  std::cout << "\nRun `inprof help COMMAND` (or `inprof COMMAND --help`) for a command's options "
+               "and examples;\n`inprof --version` for the version.\n";
 }
 
 std::string CommandNames() {
@@ -48,6 +50,18 @@ int Main(int argc, char** argv) {
   }
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return UsageError("", "missing command (" + CommandNames() + ")");
+  if (args[0] == "--version" || args[0] == "version") {
+    std::cout << "inprof " << INPROF_VERSION << '\n';
+    return 0;
+  }
+  // `inprof help COMMAND` is `inprof COMMAND --help`, as git and go have it.
+  if (args[0] == "help" && args.size() > 1) {
+    const Command* command = FindCommand(args[1]);
+    if (!command) {
+      return UsageError("", "unknown command '" + args[1] + "' (" + CommandNames() + ")");
+    }
+    return command->run({args[1], "--help"});
+  }
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     PrintHelp();
     return 0;

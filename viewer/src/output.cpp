@@ -26,6 +26,40 @@ std::string FormatWeight(int64_t weight, int64_t total, bool absolute, int width
   return buffer;
 }
 
+std::string WeightUnit(const EventInfo& e) {
+  return e.period > 1 || e.unit.empty() ? std::string("samples") : e.unit;
+}
+
+std::string FormatDuration(double ns) {
+  char buffer[64];
+  const double a = ns < 0 ? -ns : ns;
+  const char* unit = a >= 1e9 ? "s" : a >= 1e6 ? "ms" : a >= 1e3 ? "us" : "ns";
+  const double scaled = ns / (a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e3 ? 1e3 : 1);
+  if (scaled >= 1000 || scaled <= -1000) {
+    std::snprintf(buffer, sizeof buffer, "%.0f %s", scaled, unit);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3g %s", scaled, unit);
+  }
+  return buffer;
+}
+
+std::string EventHeading(const EventInfo& e, int64_t total) {
+  const bool time = e.unit == "nanoseconds";
+  std::string text = "event " + e.name + " (" + WeightUnit(e);
+  if (e.period > 1) {
+    text += " of " + (time ? FormatDuration(static_cast<double>(e.period))
+                           : std::to_string(e.period) + " " + e.unit);
+  }
+  text += "), total " + std::to_string(total);
+  if (time) {
+    text += " (" + FormatDuration(static_cast<double>(total) *
+                                  static_cast<double>(e.period > 1 ? e.period : 1)) + ")";
+  } else if (e.period > 1) {
+    text += " (" + std::to_string(total * static_cast<int64_t>(e.period)) + " " + e.unit + ")";
+  }
+  return text;
+}
+
 std::string JsonWeight(int64_t weight, int64_t total, bool absolute) {
   if (absolute) return std::to_string(weight);
   char buffer[64];

@@ -30,9 +30,11 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "cli.h"
+#include "internal/config.h"
 #include "symbolize_profile.h"
 #include "viewer.h"
 
@@ -220,6 +222,26 @@ void ForwardSignal(int signal, siginfo_t* info, void*) {
   }
 }
 
+// -F, --events, --engine and --unwind become INPROF_* variables of the program; the runtime
+// parses them only once the program runs, and a value it refuses leaves the program running
+// unprofiled. So each value is checked here first, by the runtime's own parser (the same
+// code, linked in), and a bad one is a usage error naming the option, before anything runs.
+// Returns -1 when the value is good, else the usage exit code after saying why.
+int CheckRuntimeValue(const std::string& option, const char* key, const std::string& value) {
+  // In a configuration string ',' and '=' separate items; a variable's value has no items,
+  // so they must not make a bad value pass ("cpu,frequency=9" is one bad list of events).
+  std::string checked = value;
+  std::replace(checked.begin(), checked.end(), '=', '?');
+  internal::Config config;
+  const Status s = internal::ParseConfig(std::string(key) + "=" + checked, &config,
+                                         /*check_outputs=*/false);
+  if (s.ok()) return -1;
+  std::string why = s.message();
+  const size_t expected = why.find(": expected ");
+  why = expected != std::string::npos ? why.substr(expected + 2) : why;
+  return Usage(option + " " + ShellQuote(value) + ": " + why);
+}
+
 int ParseRecordArgs(const std::vector<std::string>& args, RecordOptions* o) {
   size_t i = 1;
   for (; i < args.size(); ++i) {
@@ -275,6 +297,14 @@ int ParseRecordArgs(const std::vector<std::string>& args, RecordOptions* o) {
     } else {
       return Usage("unknown option '" + args[i] + "'");
     }
+  }
+  for (const auto& [option, key, value] :
+       {std::tuple<const char*, const char*, const std::string*>{"-F", "frequency", &o->frequency},
+        {"--events", "events", &o->events},
+        {"--engine", "engine", &o->engine},
+        {"--unwind", "unwind", &o->unwind}}) {
+    if (value->empty()) continue;
+    if (int rc = CheckRuntimeValue(option, key, *value); rc >= 0) return rc;
   }
   o->command.assign(args.begin() + static_cast<long>(std::min(i, args.size())), args.end());
   if (o->command.empty()) return Usage("missing the command to run (inprof record -- COMMAND ...)");
@@ -334,6 +364,53 @@ int ExitStatus(int status) {
   return 1;
 }
 
+// The file of a kind among `names` (files in one directory): `exact` when it is there, else
+// the first with `suffix` whose name holds `infix` (a process's ".1234."; "" for any), so a
+// hint names a file this run wrote: "profile.cpu.folded" with several events,
+// "profile.1234.pb.gz" with --per-process. Empty when there is none.
+std::string FindWritten(const std::vector<std::string>& names, const std::string& exact,
+                        const std::string& prefix, const std::string& suffix,
+                        const std::string& infix) {
+  if (infix.empty() && std::find(names.begin(), names.end(), exact) != names.end()) return exact;
+  for (const std::string& name : names) {
+    if (name.size() > prefix.size() + suffix.size() && name.starts_with(prefix) &&
+        name.ends_with(suffix) && name.find(infix) != std::string::npos &&
+        !(suffix == ".json" && name.ends_with(".speedscope.json"))) {
+      return name;
+    }
+  }
+  return {};
+}
+
+// "more:" and the commands to run next, on files this run wrote: each can be pasted as it is.
+// `infix` picks one process's files with --per-process (".1234.").
+void PrintMore(const std::string& dir, const std::vector<std::string>& names,
+               const std::string& infix, std::ostream& out) {
+  auto path = [&](const std::string& name) { return ShellQuote(dir + "/" + name); };
+  std::vector<std::string> lines;
+  const std::string json = FindWritten(names, "profile.json", "profile.", ".json", infix);
+  if (!json.empty()) {
+    lines.push_back("inprof top " + path(json));
+    lines.push_back("inprof annotate " + path(json));
+  }
+  if (const std::string pprof = FindWritten(names, "profile.pb.gz", "profile.", ".pb.gz", infix);
+      !pprof.empty()) {
+    lines.push_back("go tool pprof -http=: " + path(pprof));
+  }
+  if (const std::string timed = FindWritten(names, "profile.speedscope.json", "profile.",
+                                            ".speedscope.json", infix);
+      !timed.empty()) {
+    lines.push_back("inprof timeline " + path(timed) + " -o timeline.html");
+  }
+  if (const std::string svg = FindWritten(names, "flame.svg", "flame.", ".svg", infix);
+      !svg.empty()) {
+    lines.push_back("open " + path(svg) + " in a browser (the flame graph)");
+  }
+  if (lines.empty()) return;
+  out << "\nmore:\n";
+  for (const std::string& line : lines) out << "  " << line << '\n';
+}
+
 // --per-process: every process wrote its own files; the command's own profile summarised.
 void Summarize(const RecordOptions& o, const std::string& dir) {
   std::cerr << "\ninprof: profile in " << dir << "/\n";
@@ -369,9 +446,11 @@ void Summarize(const RecordOptions& o, const std::string& dir) {
   v.limit = o.limit;
   v.profile = json;
   RunTop(v, a, 0, std::cerr);
-  std::cerr << "\nmore: inprof top " << json << "; inprof annotate " << json
-            << "; go tool pprof -http=: " << dir << "/profile.pb.gz; inprof timeline " << dir
-            << "/profile.speedscope.json -o timeline.html\n";
+  // The hints name the summarised process's own files ("profile.1234.pb.gz").
+  const std::string name = json.substr(json.rfind('/') + 1);
+  std::string infix;
+  if (name != "profile.json") infix = name.substr(7, name.size() - 7 - 4);  // ".1234."
+  PrintMore(dir, files, infix, std::cerr);
 }
 
 // The spool the processes write their raw profiles into: DIR/raw/ when it is kept (it must
@@ -438,7 +517,8 @@ bool FinishTree(const RecordOptions& o, const std::string& dir, const std::strin
   for (const std::string& name : names) std::cerr << "  " << name << '\n';
   if (o.keep_raw) std::cerr << "  raw/ (the processes' raw profiles)\n";
   if (o.quiet) return true;
-  std::cerr << "symbolized " << report.binaries << " binaries, " << report.addresses
+  std::cerr << "symbolized " << report.binaries << (report.binaries == 1 ? " binary, " : " binaries, ")
+            << report.addresses
             << " distinct addresses in " << std::fixed << std::setprecision(2) << report.seconds
             << std::defaultfloat << " s (" << report.cache_hits << " from the symbol cache)\n\n";
   PrintProcessShares(report, o.limit, std::cerr);
@@ -448,9 +528,7 @@ bool FinishTree(const RecordOptions& o, const std::string& dir, const std::strin
   v.profile = dir + "/profile.json";
   const Annotations a = BuildAnnotations(report.profile);
   RunTop(v, a, 0, std::cerr);
-  std::cerr << "\nmore: inprof top " << dir << "/profile.json; inprof flame -o flame.svg " << dir
-            << "/profile.folded; go tool pprof -http=: " << dir
-            << "/profile.pb.gz; inprof timeline " << dir << "/profile.speedscope.json -o timeline.html\n";
+  PrintMore(dir, names, "", std::cerr);
   return true;
 }
 

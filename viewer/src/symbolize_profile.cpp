@@ -51,7 +51,7 @@ options:
       --per-pid         root frames "comm-PID" (stackcollapse-perf --pid style), one
                         per process instead of one per command name
       --process-roots   a root frame per process even for one RAW
-      --formats LIST    which outputs: json,log,folded,svg,pprof (default: all)
+      --formats LIST    which outputs: json,log,folded,svg,pprof,speedscope (default: all)
   -q, --quiet           only errors and processes whose samples are missing
   -h, --help            this text
 
@@ -65,7 +65,7 @@ examples:
 const std::vector<std::pair<std::string, std::string>>& FormatNames() {
   static const std::vector<std::pair<std::string, std::string>> names = {
       {"json", "profile.json"}, {"log", "perf.log"},        {"folded", "profile.folded"},
-      {"svg", "flame.svg"},     {"pprof", "profile.pb.gz"},
+      {"svg", "flame.svg"},     {"pprof", "profile.pb.gz"}, {"speedscope", "profile.speedscope.json"},
   };
   return names;
 }
@@ -274,7 +274,8 @@ Status SymbolizeProfiles(const SymbolizeProfileOptions& o, SymbolizeProfileRepor
   std::vector<std::string>& warnings = profile.health.warnings;
   warnings.push_back("symbolized by inprof symbolize-profile: " + std::to_string(raws.size()) +
                      (raws.size() == 1 ? " process, " : " processes, ") +
-                     std::to_string(report->binaries) + " binaries, " +
+                     std::to_string(report->binaries) +
+                     (report->binaries == 1 ? " binary, " : " binaries, ") +
                      std::to_string(report->addresses) + " distinct addresses in " +
                      Seconds(report->seconds) + " s (" + std::to_string(report->cache_hits) +
                      " from the symbol cache)");
@@ -352,7 +353,7 @@ int RunSymbolizeProfile(const std::vector<std::string>& args) {
        }},
       Flag({"--per-pid"}, &o.per_pid),
       Flag({"--process-roots"}, &o.process_roots),
-      Text({"--formats"}, "a list of json, log, folded, svg, pprof", &formats),
+      Text({"--formats"}, "a list of json, log, folded, svg, pprof, speedscope", &formats),
       Flag({"-q", "--quiet"}, &quiet),
   };
   bool help = false;
@@ -374,7 +375,8 @@ int RunSymbolizeProfile(const std::vector<std::string>& args) {
                              [&](const auto& entry) { return entry.first == name; });
       if (it == known.end()) {
         return UsageError(args[0],
-                          "--formats takes json, log, folded, svg and pprof, not '" + name + "'");
+                          "--formats takes json, log, folded, svg, pprof and speedscope, not '" + name +
+                              "'");
       }
       o.outputs.push_back(it->second);
     }
@@ -390,7 +392,7 @@ int RunSymbolizeProfile(const std::vector<std::string>& args) {
   if (quiet) return 0;
   std::cerr << "inprof: " << report.processes.size()
             << (report.processes.size() == 1 ? " process" : " processes") << ", " << report.binaries
-            << " binaries, " << report.addresses << " distinct addresses in "
+            << (report.binaries == 1 ? " binary, " : " binaries, ") << report.addresses << " distinct addresses in "
             << Seconds(report.seconds) << " s (" << report.cache_hits
             << " from the symbol cache)\n";
   std::vector<std::string> written = report.written;

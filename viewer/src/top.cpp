@@ -40,14 +40,13 @@ int RunTop(const TopOptions& o, const Annotations& a, size_t event, std::ostream
           << ",\"line\":" << line.line << ",\"local_heat\":" << LevelAt(line.local_heat, event)
           << ",\"self\":" << JsonWeight(WeightAt(line.self, event), total, o.absolute) << '}';
     }
-    out << "],\n\"total\":" << total << ",\"unit\":" << JsonString(info.unit)
+    out << "],\n\"total\":" << total << ",\"unit\":" << JsonString(WeightUnit(info))
         << ",\"values\":" << (o.absolute ? "\"absolute\"" : "\"percent\"") << "}\n";
     return 0;
   }
 
   const char* rank = o.inclusive ? "inclusive" : "self";
-  out << "event " << info.name << " (" << info.unit << "), total " << total << "; ranked by "
-      << rank << "\n\nHottest lines\n";
+  out << EventHeading(info, total) << "; ranked by " << rank << "\n\nHottest lines\n";
   const int width = o.absolute ? 10 : 8;
   auto header = [&](const char* what) {
     out << std::string(static_cast<size_t>(width - 4), ' ') << "self "
@@ -175,7 +174,7 @@ int RunTopByLabel(const TopOptions& o, const Annotations& a, const Profile* stac
   if (o.json) {
     out << "{\"event\":" << JsonString(info.name) << ",\"key\":" << JsonString(key)
         << ",\"omitted\":" << rows.size() - shown << ",\"total\":" << total
-        << ",\"unit\":" << JsonString(info.unit) << ",\n\"values\":[";
+        << ",\"unit\":" << JsonString(WeightUnit(info)) << ",\n\"values\":[";
     for (size_t i = 0; i < shown; ++i) {
       out << (i ? ",\n" : "\n") << "{\"share\":" << Share(rows[i].weight, total)
           << ",\"value\":" << (rows[i].unset ? "null" : JsonString(rows[i].value))
@@ -184,7 +183,7 @@ int RunTopByLabel(const TopOptions& o, const Annotations& a, const Profile* stac
     out << "]}\n";
     return 0;
   }
-  out << "event " << info.name << " (" << info.unit << "), total " << total << "; by label "
+  out << EventHeading(info, total) << "; by label "
       << Printable(key) << "\n\n   share          weight  " << Printable(key) << '\n';
   char line[96];
   for (size_t i = 0; i < shown; ++i) {

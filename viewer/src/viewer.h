@@ -83,12 +83,25 @@ struct FlameCommandOptions : ProfileOptions {
   FlameOptions flame;  // title, width, min width, inverted, lines
 };
 
-enum class InputKind { kAnnotationJson, kFolded, kPerfLog, kPerfScript, kPerfReport, kSpeedscope };
+enum class InputKind {
+  kAnnotationJson,
+  kFolded,
+  kPerfLog,
+  kPerfScript,
+  kPerfReport,
+  kSpeedscope,
+  kPprof,   // gzipped or plain profile.proto
+  kRaw,     // *.inprofraw: recognised and refused (symbolize-profile reads it)
+  kElf,     // a program or library given by mistake: refused
+  kBinary,  // NUL bytes and none of the above: refused
+};
 
-// What a file holds, from its content: a speedscope profile (JSON with speedscope's schema
+// What a file holds, from its content: an ELF file, a raw profile or pprof (by their magic
+// bytes; pprof also uncompressed, by its framing), a speedscope profile (JSON with speedscope's schema
 // URL), annotation JSON (other JSON: starts with '{'), perf report --stdio output (a
 // "# Samples: N of event 'E'" header), perf script output (the first line is a sample header
-// with a "TIME:" field), perf.log (a name ending in .log) or folded stacks.
+// with a "TIME:" field), binary data (a NUL byte), perf.log (a name ending in .log) or
+// folded stacks.
 InputKind DetectInput(const std::string& path, std::string_view text);
 // "folded stacks", "perf script output", ...: what a user calls the input.
 const char* InputKindName(InputKind kind);
@@ -135,6 +148,17 @@ void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, An
 // Index of the event named `name` (empty: 0); false with a message when there is none.
 bool FindEvent(const Annotations& a, const std::string& name, size_t* event, std::string* error);
 
+// What an event's weights count, the one rule every command follows (docs/viewer.md,
+// "Units"): "samples" when each weight stands for a period of the event's unit (CPU time
+// sampled every 10.1 ms: 154 is 154 samples, not 154 nanoseconds), else the unit itself
+// ("nanoseconds" from perf script, "count", "bytes").
+std::string WeightUnit(const EventInfo& event);
+// "event cpu (samples of 10.1 ms), total 154 (1.56 s)", "event cpu-clock (nanoseconds), total
+// 50251250 (50.3 ms)", "event samples (count), total 89": the event, what its weights count
+// and, for time, the total as a time.
+std::string EventHeading(const EventInfo& event, int64_t total);
+// "10.1 ms", "1.56 s", "250 ns": three significant digits.
+std::string FormatDuration(double ns);
 // "12.34%" or "1234" (right-aligned to `width`); empty weights print as blanks.
 std::string FormatWeight(int64_t weight, int64_t total, bool absolute, int width);
 // JSON value of a weight: an integer, or a percentage with two decimals.

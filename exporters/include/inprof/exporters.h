@@ -409,6 +409,20 @@ Status ReadPerfScript(std::string_view text, const std::string& name, Profile* o
 // `perf report --no-children -g folded,0,caller,srcline,count --stdio` output: one event
 // per "# Samples: N of event 'E'" section, weights in samples.
 Status ReadPerfReport(std::string_view text, const std::string& name, Profile* out);
+// pprof's profile.proto, gzipped (as pprof files are) or not, as inprof and Go write it:
+// one event per sample type, values in the type's unit, the default sample type first
+// (pprof's rule: the one default_sample_type names, else the last); Lines become frames
+// with their inline chain, "thread id"/"thread name" labels the sample's thread, other
+// labels Labels. A gzipped input that decompresses to more than `max_bytes` is refused.
+// Errors read "NAME: pprof: what is wrong" (docs/pprof.md, "Reading pprof").
+Status ReadPprof(std::string_view bytes, const std::string& name, Profile* out,
+                 uint64_t max_bytes = uint64_t{1} << 32);
+// A gzip stream (the magic bytes 1f 8b), or bytes that frame as an uncompressed
+// profile.proto message with its string table.
+bool LooksLikePprof(std::string_view bytes);
+bool IsGzip(std::string_view bytes);
+// Decompresses a gzip (or zlib) stream, at most `max_bytes` of output; errors name `name`.
+Status Gunzip(std::string_view gz, const std::string& name, uint64_t max_bytes, std::string* out);
 // Content sniffing for the readers above (the first non-comment line, the comment header).
 bool LooksLikePerfScript(std::string_view text);
 bool LooksLikePerfReport(std::string_view text);

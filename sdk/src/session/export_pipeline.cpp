@@ -38,8 +38,10 @@ std::string UtcStamp(int64_t unix_ns) {
 std::vector<std::pair<std::string, size_t>> FilesFor(const Config& config,
                                                       const std::string& path) {
   std::optional<Format> format = FormatFromPath(path);
-  const bool all_events =
-      format && (*format == Format::kAnnotationJson || *format == Format::kPprof);
+  // A raw profile holds every event too: one per event would hand the recorder the same
+  // process twice (its samples counted twice in the tree profile).
+  const bool all_events = format && (*format == Format::kAnnotationJson ||
+                                     *format == Format::kPprof || *format == Format::kRaw);
   if (config.events.size() <= 1 || all_events) {
     return {{path, 0}};
   }
