@@ -172,7 +172,7 @@ class ExecPreparation {
       try {
         const RuntimeResult started =
             CanStartLazily(*restart_)
-                ? RuntimeStartDeferred(std::move(*restart_), TerminationWakeFd())
+                ? RuntimeStartDeferred(std::move(*restart_), TerminationWatcherRunsHere())
                 : RuntimeStart(std::move(*restart_));
         if (started.error != RuntimeError::kOk) {
           std::fprintf(stderr, "inprof: after a failed exec: %s; no more profiling\n",
