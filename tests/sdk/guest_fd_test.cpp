@@ -126,7 +126,9 @@ void ExpectOwnFiles(const GuestCase& c, const GuestRun& run, bool complete) {
                        complete ? "end\n" : "", name);
   }
   if (program == "dup2") {
-    EXPECT_EQ(ReadFile(run.dir + "/own"), complete ? std::string(61, 'x') : std::string())
+    // The forked child's bytes, then the program's own at its end.
+    EXPECT_EQ(ReadFile(run.dir + "/own"),
+              std::string(61, 'c') + (complete ? std::string(61, 'x') : std::string()))
         << "own";
   } else if (complete) {
     // After closefrom(3), the program's first two files are fds 3 and 4.
