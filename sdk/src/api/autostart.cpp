@@ -70,9 +70,9 @@ void Autostart() {
   if (watcher != 0) RuntimeExcludeThread(watcher);
   // Most processes of a profiled command (a shell's subshells, a compiler driver's helpers)
   // end before their first sample: their session starts only when that sample comes.
-  RuntimeResult started = CanStartLazily(config)
-                              ? RuntimeStartDeferred(std::move(config), TerminationWatcherRunsHere())
-                              : RuntimeStart(std::move(config));
+  RuntimeResult started =
+      CanStartLazily(config) ? RuntimeStartDeferred(std::move(config), TerminationWatcherRunsHere())
+                             : RuntimeStart(std::move(config));
   if (started.error != RuntimeError::kOk) {
     std::fprintf(stderr, "inprof: %s; the program runs without profiling\n",
                  started.message.c_str());

@@ -185,8 +185,8 @@ void* TerminationWatcher(void*) {
     if (requests == 0) {
       // Returns at once if a request came since the exchange (the word is no longer 0), on
       // FUTEX_WAKE, or on a signal this thread took: each time the word is looked at again.
-      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_watcher_requests), FUTEX_WAIT_PRIVATE,
-              0, nullptr, nullptr, 0);
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_watcher_requests), FUTEX_WAIT_PRIVATE, 0,
+              nullptr, nullptr, 0);
       continue;
     }
     if ((requests & kWatcherMark) != 0) {

@@ -359,8 +359,8 @@ void Collector::Stop() {
   if (!running_) return;
   stop_requested_.store(true, std::memory_order_release);
   wake_.store(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAKE_PRIVATE, 1, nullptr,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+          0);
   pthread_join(thread_, nullptr);
   running_ = false;
 }
@@ -388,8 +388,8 @@ void Collector::Main() {
     // Until the next drain, or at once when Stop sets the word (a futex word, not an
     // eventfd: the program may close or reuse any fd number; docs/lifecycle.md).
     const struct timespec wait = {drain_ms_ / 1000, static_cast<long>(drain_ms_ % 1000) * 1000000};
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAIT_PRIVATE, 0, &wait,
-            nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAIT_PRIVATE, 0, &wait, nullptr,
+            0);
     if (stop_requested_.load(std::memory_order_acquire)) break;
     try {
       Tick(++tick, rescan_every);

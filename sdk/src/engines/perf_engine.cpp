@@ -220,8 +220,9 @@ std::string PerfErrorAdvice(int error) {
       text += " (the kernel or an emulator such as qemu-user does not provide perf_event_open)";
       break;
     case ENOTTY:
-      text += " (the kernel does not name its events (PERF_EVENT_IOC_ID, Linux 3.12): the "
-              "engine could not tell its fds from the program's)";
+      text +=
+          " (the kernel does not name its events (PERF_EVENT_IOC_ID, Linux 3.12): the "
+          "engine could not tell its fds from the program's)";
       break;
     case EMFILE:
     case ENFILE:

@@ -87,7 +87,7 @@ struct Bootstrap {
   // kWatcherStartSession after that sample, and the exit watcher thread starts the session.
   // False: no one to wake (a forked child: its safe points start it).
   bool wake_watcher = false;
-  uint32_t wake_after = 1;  // the sample whose arrival posts kWatcherStartSession
+  uint32_t wake_after = 1;          // the sample whose arrival posts kWatcherStartSession
   bool whole_first_period = false;  // INPROF_TEST_WHOLE_FIRST_PERIOD (tests only)
 };
 

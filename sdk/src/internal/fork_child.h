@@ -23,7 +23,8 @@ namespace inprof::internal {
 bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth);
 // At autostart, on the thread running the library's constructor (the main thread): the same
 // sampler for that thread, which with `wake_watcher` wakes the exit watcher at its first
-// sample (or its `wake_after_samples`-th) so the deferred session starts then. Not async-signal-safe (reads the thread's stack bounds).
+// sample (or its `wake_after_samples`-th) so the deferred session starts then. Not
+// async-signal-safe (reads the thread's stack bounds).
 bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, bool wake_watcher,
                           uint32_t wake_after_samples = 1);
 // Before a dlclose: the walk stops using the parent's code ranges, which may cover the
