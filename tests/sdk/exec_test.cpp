@@ -213,5 +213,18 @@ TEST(Exec, ExecFailingAfterTheWriteGoesOn) {
   EXPECT_EQ(Samples(out + "/out.exec1.folded", "burn_before_exec").samples, 0);
 }
 
+// posix_spawn and vfork + exec start another process from memory that is this one's: that
+// exec writes nothing of ours and stops nothing, and the one profile at exit has all the work.
+TEST(Exec, ExecOfAVforkChildLeavesTheParentsProfile) {
+  const std::string dir = MakeTempDir();
+  const ProcessResult r = RunProcess({INPROF_EXEC_PROGRAM, "spawn", "0.4"},
+                                     {{"LD_PRELOAD", PreloadValue()},
+                                      {"INPROF_OUTPUT", dir + "/out.folded"}});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(Joined(ListDir(dir)), "out.folded ") << Describe(r);
+  EXPECT_GE(Samples(dir + "/out.folded", "burn_before_exec").samples, 12);
+  EXPECT_GE(Samples(dir + "/out.folded", "burn_after_spawn").samples, 12);
+}
+
 }  // namespace
 }  // namespace inprof::test
