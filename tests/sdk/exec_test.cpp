@@ -216,6 +216,7 @@ TEST(Exec, ExecFailingAfterTheWriteGoesOn) {
 // posix_spawn and vfork + exec start another process from memory that is this one's: that
 // exec writes nothing of ours and stops nothing, and the one profile at exit has all the work.
 TEST(Exec, ExecOfAVforkChildLeavesTheParentsProfile) {
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
   const std::string dir = MakeTempDir();
   const ProcessResult r = RunProcess({INPROF_EXEC_PROGRAM, "spawn", "0.4"},
                                      {{"LD_PRELOAD", PreloadValue()},

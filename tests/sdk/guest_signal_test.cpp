@@ -73,12 +73,23 @@ SignalRun RunAndSignal(const std::vector<std::string>& argv,
     merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   for (const auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> argv_copy = argv;
+  if (!EmulatorPrefix().empty()) {
+    // As RunProcess does in a cross build: the child goes through the emulator, with
+    // LD_PRELOAD for the guest (-E), not for the emulator.
+    std::vector<std::string> prefixed = EmulatorPrefix();
+    if (auto preload = merged.find("LD_PRELOAD"); preload != merged.end()) {
+      prefixed.push_back("-E");
+      prefixed.push_back("LD_PRELOAD=" + preload->second);
+      merged.erase(preload);
+    }
+    argv_copy.insert(argv_copy.begin(), prefixed.begin(), prefixed.end());
+  }
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp, args;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
 
