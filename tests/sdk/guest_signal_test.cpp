@@ -298,5 +298,15 @@ TEST(GuestSignal, RestoredDefaultStillWritesProfile) {
   EXPECT_GT(TotalSamples(dir + "/out.folded"), 0);
 }
 
+// A program's signal handler that sets the sampling signal's action while it interrupted the
+// same call on its own thread: no lock of ours may be held there (a mutex deadlocked).
+TEST(GuestSignal, SigactionFromAHandlerThatInterruptedSigaction) {
+  const std::string dir = MakeTempDir();
+  const ProcessResult r =
+      RunProcess({INPROF_GUEST_SIGNAL, "reentrant"}, PreloadEnv(dir + "/out.folded"));
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("done"), std::string::npos) << Describe(r);
+}
+
 }  // namespace
 }  // namespace inprof::test
