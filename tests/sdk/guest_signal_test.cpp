@@ -188,10 +188,11 @@ std::string WritePythonScript(const std::string& dir) {
   return path;
 }
 
-#define SKIP_WITHOUT_PYTHON()                                                     \
-  if (access(kPython, X_OK) != 0) {                                               \
-    GTEST_SKIP() << kPython << " is not installed (scripts/install-deps installs " \
-                              "python3)";                                         \
+#define SKIP_WITHOUT_PYTHON()                                           \
+  if (access(kPython, X_OK) != 0) {                                     \
+    GTEST_SKIP() << kPython                                             \
+                 << " is not installed (scripts/install-deps installs " \
+                    "python3)";                                         \
   }
 
 // CPython installs its SIGINT handler only when it finds SIG_DFL at start-up: it must, and
@@ -257,8 +258,8 @@ TEST(GuestSignal, DispositionsReadAsWithoutProfiler) {
 // SIG_IGN, and the program ends normally with its profile.
 TEST(GuestSignal, InheritedIgnoreStays) {
   const std::string dir = MakeTempDir();
-  const SignalRun run = RunAndSignal({INPROF_GUEST_SIGNAL, "ignored"},
-                                     PreloadEnv(dir + "/out.folded"), SIGINT, true);
+  const SignalRun run =
+      RunAndSignal({INPROF_GUEST_SIGNAL, "ignored"}, PreloadEnv(dir + "/out.folded"), SIGINT, true);
   ASSERT_TRUE(run.ready) << Describe(run.process);
   EXPECT_EQ(run.process.exit_code, 0) << Describe(run.process);
   EXPECT_NE(run.process.out.find("SIGINT: SIG_IGN"), std::string::npos) << run.process.out;
@@ -270,8 +271,8 @@ TEST(GuestSignal, InheritedIgnoreStays) {
 // leaves through exit(), which writes the profile.
 TEST(GuestSignal, ProgramTermHandlerRuns) {
   const std::string dir = MakeTempDir();
-  const SignalRun run = RunAndSignal({INPROF_GUEST_SIGNAL, "term-handler"},
-                                     PreloadEnv(dir + "/out.folded"), SIGTERM);
+  const SignalRun run =
+      RunAndSignal({INPROF_GUEST_SIGNAL, "term-handler"}, PreloadEnv(dir + "/out.folded"), SIGTERM);
   ASSERT_TRUE(run.ready) << Describe(run.process);
   EXPECT_EQ(run.process.exit_code, 4) << Describe(run.process);
   EXPECT_NE(run.process.out.find("before: SIG_DFL"), std::string::npos) << run.process.out;
@@ -286,13 +287,12 @@ TEST(GuestSignal, ProgramTermHandlerRuns) {
 // handler: SIGINT still ends it, and the profile is written first.
 TEST(GuestSignal, RestoredDefaultStillWritesProfile) {
   const std::string dir = MakeTempDir();
-  const SignalRun run = RunAndSignal({INPROF_GUEST_SIGNAL, "restore"},
-                                     PreloadEnv(dir + "/out.folded"), SIGINT);
+  const SignalRun run =
+      RunAndSignal({INPROF_GUEST_SIGNAL, "restore"}, PreloadEnv(dir + "/out.folded"), SIGINT);
   ASSERT_TRUE(run.ready) << Describe(run.process);
   EXPECT_EQ(run.process.term_signal, SIGINT) << Describe(run.process);
   EXPECT_NE(run.process.out.find("first: SIG_DFL"), std::string::npos) << run.process.out;
-  EXPECT_NE(run.process.out.find("second: program-handler"), std::string::npos)
-      << run.process.out;
+  EXPECT_NE(run.process.out.find("second: program-handler"), std::string::npos) << run.process.out;
   EXPECT_NE(run.process.out.find("SIGINT: SIG_DFL"), std::string::npos) << run.process.out;
   ASSERT_TRUE(FileExists(dir + "/out.folded")) << Describe(run.process);
   EXPECT_GT(TotalSamples(dir + "/out.folded"), 0);
