@@ -53,7 +53,8 @@ Part Samples(const std::string& folded, const std::string& function, const std::
   Part part;
   for (const FoldedStack& s : ReadFolded(folded)) {
     bool holds = false;
-    for (const std::string& frame : s.frames) holds = holds || frame.find(function) != std::string::npos;
+    for (const std::string& frame : s.frames)
+      holds = holds || frame.find(function) != std::string::npos;
     if (!holds) continue;
     part.samples += s.count;
     if (!root.empty() && !s.frames.empty() && s.frames.front() == root) part.under_root += s.count;
@@ -79,10 +80,9 @@ std::string ProgramName() {
 TEST(Exec, RecordKeepsTimeBeforeExec) {
   SKIP_UNDER_EMULATOR("the exec'd image would run outside the emulator");
   const std::string dir = MakeTempDir() + "/rec";
-  const ProcessResult r =
-      RunProcess({INPROF_VIEWER, "record", "-o", dir, "--", INPROF_EXEC_PROGRAM, "work-then-exec",
-                  "0.5", INPROF_EXEC_PROGRAM, "work", "0.5"},
-                 {});
+  const ProcessResult r = RunProcess({INPROF_VIEWER, "record", "-o", dir, "--", INPROF_EXEC_PROGRAM,
+                                      "work-then-exec", "0.5", INPROF_EXEC_PROGRAM, "work", "0.5"},
+                                     {});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(r.err.find("ended before writing"), std::string::npos) << Describe(r);
   const std::string folded = dir + "/profile.folded";
@@ -103,8 +103,8 @@ TEST(Exec, RecordKeepsTimeBeforeExecOfShell) {
   SKIP_UNDER_EMULATOR("the exec'd image would run outside the emulator");
   const std::string dir = MakeTempDir() + "/rec";
   const ProcessResult r = RunProcess(
-      {INPROF_VIEWER, "record", "-q", "-o", dir, "--", INPROF_EXEC_PROGRAM, "work-then-exec",
-       "0.5", "/bin/sh", "-c", "i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done"},
+      {INPROF_VIEWER, "record", "-q", "-o", dir, "--", INPROF_EXEC_PROGRAM, "work-then-exec", "0.5",
+       "/bin/sh", "-c", "i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done"},
       {});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(r.err.find("ended before writing"), std::string::npos) << Describe(r);
@@ -131,7 +131,8 @@ TEST(Exec, RecordKeepsShellScriptEndingInExec) {
   {
     FILE* f = std::fopen(script.c_str(), "w");
     ASSERT_NE(f, nullptr);
-    std::fprintf(f, "#!/bin/sh\ni=0\nwhile [ $i -lt 500000 ]; do i=$((i+1)); done\nexec %s work 0.5\n",
+    std::fprintf(f,
+                 "#!/bin/sh\ni=0\nwhile [ $i -lt 500000 ]; do i=$((i+1)); done\nexec %s work 0.5\n",
                  INPROF_EXEC_PROGRAM);
     std::fclose(f);
     ASSERT_EQ(chmod(script.c_str(), 0755), 0);
@@ -171,9 +172,9 @@ TEST(Exec, NextImageWritesNextName) {
 // written at exit has the work before and after it, once.
 TEST(Exec, FailedExecChangesNothing) {
   const std::string dir = MakeTempDir();
-  const ProcessResult r = RunProcess({INPROF_EXEC_PROGRAM, "failed-exec", "0.4", dir + "/missing"},
-                                     {{"LD_PRELOAD", PreloadValue()},
-                                      {"INPROF_OUTPUT", dir + "/out.folded"}});
+  const ProcessResult r =
+      RunProcess({INPROF_EXEC_PROGRAM, "failed-exec", "0.4", dir + "/missing"},
+                 {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", dir + "/out.folded"}});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("exec failed: No such file or directory"), std::string::npos) << Describe(r);
   EXPECT_EQ(Joined(ListDir(dir)), "out.folded ") << Describe(r);
@@ -201,9 +202,9 @@ TEST(Exec, ExecFailingAfterTheWriteGoesOn) {
   }
   const std::string out = dir + "/out";
   ASSERT_EQ(mkdir(out.c_str(), 0755), 0);
-  const ProcessResult r = RunProcess({INPROF_EXEC_PROGRAM, "failed-exec", "0.4", script},
-                                     {{"LD_PRELOAD", PreloadValue()},
-                                      {"INPROF_OUTPUT", out + "/out.folded"}});
+  const ProcessResult r =
+      RunProcess({INPROF_EXEC_PROGRAM, "failed-exec", "0.4", script},
+                 {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", out + "/out.folded"}});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("exec failed:"), std::string::npos) << Describe(r);
   EXPECT_EQ(Joined(ListDir(out)), "out.exec1.folded out.folded ") << Describe(r);
@@ -211,6 +212,20 @@ TEST(Exec, ExecFailingAfterTheWriteGoesOn) {
   EXPECT_EQ(Samples(out + "/out.folded", "burn_after_failed_exec").samples, 0);
   EXPECT_GE(Samples(out + "/out.exec1.folded", "burn_after_failed_exec").samples, 12);
   EXPECT_EQ(Samples(out + "/out.exec1.folded", "burn_before_exec").samples, 0);
+}
+
+// posix_spawn and vfork + exec start another process from memory that is this one's: that
+// exec writes nothing of ours and stops nothing, and the one profile at exit has all the work.
+TEST(Exec, ExecOfAVforkChildLeavesTheParentsProfile) {
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
+  const std::string dir = MakeTempDir();
+  const ProcessResult r =
+      RunProcess({INPROF_EXEC_PROGRAM, "spawn", "0.4"},
+                 {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", dir + "/out.folded"}});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(Joined(ListDir(dir)), "out.folded ") << Describe(r);
+  EXPECT_GE(Samples(dir + "/out.folded", "burn_before_exec").samples, 12);
+  EXPECT_GE(Samples(dir + "/out.folded", "burn_after_spawn").samples, 12);
 }
 
 }  // namespace

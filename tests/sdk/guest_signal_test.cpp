@@ -73,12 +73,23 @@ SignalRun RunAndSignal(const std::vector<std::string>& argv,
     merged[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   for (const auto& [k, v] : env) merged[k] = v;
+  std::vector<std::string> argv_copy = argv;
+  if (!EmulatorPrefix().empty()) {
+    // As RunProcess does in a cross build: the child goes through the emulator, with
+    // LD_PRELOAD for the guest (-E), not for the emulator.
+    std::vector<std::string> prefixed = EmulatorPrefix();
+    if (auto preload = merged.find("LD_PRELOAD"); preload != merged.end()) {
+      prefixed.push_back("-E");
+      prefixed.push_back("LD_PRELOAD=" + preload->second);
+      merged.erase(preload);
+    }
+    argv_copy.insert(argv_copy.begin(), prefixed.begin(), prefixed.end());
+  }
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp, args;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
 
@@ -177,10 +188,11 @@ std::string WritePythonScript(const std::string& dir) {
   return path;
 }
 
-#define SKIP_WITHOUT_PYTHON()                                                     \
-  if (access(kPython, X_OK) != 0) {                                               \
-    GTEST_SKIP() << kPython << " is not installed (scripts/install-deps installs " \
-                              "python3)";                                         \
+#define SKIP_WITHOUT_PYTHON()                                           \
+  if (access(kPython, X_OK) != 0) {                                     \
+    GTEST_SKIP() << kPython                                             \
+                 << " is not installed (scripts/install-deps installs " \
+                    "python3)";                                         \
   }
 
 // CPython installs its SIGINT handler only when it finds SIG_DFL at start-up: it must, and
@@ -246,8 +258,8 @@ TEST(GuestSignal, DispositionsReadAsWithoutProfiler) {
 // SIG_IGN, and the program ends normally with its profile.
 TEST(GuestSignal, InheritedIgnoreStays) {
   const std::string dir = MakeTempDir();
-  const SignalRun run = RunAndSignal({INPROF_GUEST_SIGNAL, "ignored"},
-                                     PreloadEnv(dir + "/out.folded"), SIGINT, true);
+  const SignalRun run =
+      RunAndSignal({INPROF_GUEST_SIGNAL, "ignored"}, PreloadEnv(dir + "/out.folded"), SIGINT, true);
   ASSERT_TRUE(run.ready) << Describe(run.process);
   EXPECT_EQ(run.process.exit_code, 0) << Describe(run.process);
   EXPECT_NE(run.process.out.find("SIGINT: SIG_IGN"), std::string::npos) << run.process.out;
@@ -259,8 +271,8 @@ TEST(GuestSignal, InheritedIgnoreStays) {
 // leaves through exit(), which writes the profile.
 TEST(GuestSignal, ProgramTermHandlerRuns) {
   const std::string dir = MakeTempDir();
-  const SignalRun run = RunAndSignal({INPROF_GUEST_SIGNAL, "term-handler"},
-                                     PreloadEnv(dir + "/out.folded"), SIGTERM);
+  const SignalRun run =
+      RunAndSignal({INPROF_GUEST_SIGNAL, "term-handler"}, PreloadEnv(dir + "/out.folded"), SIGTERM);
   ASSERT_TRUE(run.ready) << Describe(run.process);
   EXPECT_EQ(run.process.exit_code, 4) << Describe(run.process);
   EXPECT_NE(run.process.out.find("before: SIG_DFL"), std::string::npos) << run.process.out;
@@ -275,16 +287,25 @@ TEST(GuestSignal, ProgramTermHandlerRuns) {
 // handler: SIGINT still ends it, and the profile is written first.
 TEST(GuestSignal, RestoredDefaultStillWritesProfile) {
   const std::string dir = MakeTempDir();
-  const SignalRun run = RunAndSignal({INPROF_GUEST_SIGNAL, "restore"},
-                                     PreloadEnv(dir + "/out.folded"), SIGINT);
+  const SignalRun run =
+      RunAndSignal({INPROF_GUEST_SIGNAL, "restore"}, PreloadEnv(dir + "/out.folded"), SIGINT);
   ASSERT_TRUE(run.ready) << Describe(run.process);
   EXPECT_EQ(run.process.term_signal, SIGINT) << Describe(run.process);
   EXPECT_NE(run.process.out.find("first: SIG_DFL"), std::string::npos) << run.process.out;
-  EXPECT_NE(run.process.out.find("second: program-handler"), std::string::npos)
-      << run.process.out;
+  EXPECT_NE(run.process.out.find("second: program-handler"), std::string::npos) << run.process.out;
   EXPECT_NE(run.process.out.find("SIGINT: SIG_DFL"), std::string::npos) << run.process.out;
   ASSERT_TRUE(FileExists(dir + "/out.folded")) << Describe(run.process);
   EXPECT_GT(TotalSamples(dir + "/out.folded"), 0);
+}
+
+// A program's signal handler that sets the sampling signal's action while it interrupted the
+// same call on its own thread: no lock of ours may be held there (a mutex deadlocked).
+TEST(GuestSignal, SigactionFromAHandlerThatInterruptedSigaction) {
+  const std::string dir = MakeTempDir();
+  const ProcessResult r =
+      RunProcess({INPROF_GUEST_SIGNAL, "reentrant"}, PreloadEnv(dir + "/out.folded"));
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("done"), std::string::npos) << Describe(r);
 }
 
 }  // namespace

@@ -83,8 +83,7 @@ std::vector<std::string> OutputsForSegment(int segment) {
 // stack only (this may run in a vfork child).
 bool Executable(const char* path) {
   struct stat st;
-  return path != nullptr && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-         access(path, X_OK) == 0;
+  return path != nullptr && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
 // execvp's search: `file` itself when it has a slash, else each entry of PATH (glibc's
@@ -192,8 +191,8 @@ class ExecPreparation {
     if (restart_ == nullptr) return envp;
     const int next = g_segment.load(std::memory_order_acquire) + (wrote_ ? 1 : 0);
     if (next == 0) return envp;
-    segment_entry_ = std::string(kSegmentVariable) + "=" + std::to_string(getpid()) + ":" +
-                     std::to_string(next);
+    segment_entry_ =
+        std::string(kSegmentVariable) + "=" + std::to_string(getpid()) + ":" + std::to_string(next);
     const size_t name_len = sizeof kSegmentVariable - 1;
     for (char* const* e = envp; e != nullptr && *e != nullptr; ++e) {
       if (std::strncmp(*e, kSegmentVariable, name_len) == 0 && (*e)[name_len] == '=') continue;
@@ -264,8 +263,8 @@ void NoteExecOutputs(const std::vector<std::string>& outputs, int segment) {
 namespace {
 
 using inprof::internal::ExecPreparation;
-using inprof::internal::ExecutableFd;
 using inprof::internal::Executable;
+using inprof::internal::ExecutableFd;
 using inprof::internal::ExecutableOnPath;
 using inprof::internal::ItimerExecGuard;
 
@@ -289,23 +288,23 @@ __attribute__((constructor(101))) void ResolveExecFunctions() {
 // Arguments of execl-style calls gathered into an argv array on the stack (no malloc: this
 // may run in a vfork child). `envp_out` is read after the terminating null only for execle,
 // the one variant that passes it.
-#define INPROF_COLLECT_ARGS(first, last_named, argv_name, envp_out)                  \
-  size_t argc_ = 1;                                                                  \
-  {                                                                                  \
-    va_list count;                                                                   \
-    va_start(count, last_named);                                                     \
-    while (va_arg(count, const char*) != nullptr) ++argc_;                           \
-    va_end(count);                                                                   \
-  }                                                                                  \
-  const char** argv_name =                                                           \
+#define INPROF_COLLECT_ARGS(first, last_named, argv_name, envp_out)                   \
+  size_t argc_ = 1;                                                                   \
+  {                                                                                   \
+    va_list count;                                                                    \
+    va_start(count, last_named);                                                      \
+    while (va_arg(count, const char*) != nullptr) ++argc_;                            \
+    va_end(count);                                                                    \
+  }                                                                                   \
+  const char** argv_name =                                                            \
       static_cast<const char**>(__builtin_alloca((argc_ + 1) * sizeof(const char*))); \
-  argv_name[0] = first;                                                              \
-  {                                                                                  \
-    va_list args;                                                                    \
-    va_start(args, last_named);                                                      \
-    for (size_t i = 1; i <= argc_; ++i) argv_name[i] = va_arg(args, const char*);    \
-    if (envp_out != nullptr) *envp_out = va_arg(args, char* const*);                 \
-    va_end(args);                                                                    \
+  argv_name[0] = first;                                                               \
+  {                                                                                   \
+    va_list args;                                                                     \
+    va_start(args, last_named);                                                       \
+    for (size_t i = 1; i <= argc_; ++i) argv_name[i] = va_arg(args, const char*);     \
+    if (envp_out != nullptr) *envp_out = va_arg(args, char* const*);                  \
+    va_end(args);                                                                     \
   }
 
 int ExecvpeHooked(const char* file, char* const argv[], char* const envp[]) {
@@ -343,16 +342,14 @@ __attribute__((visibility("default"))) int execvpe(const char* file, char* const
   return ExecvpeHooked(file, argv, envp);
 }
 
-__attribute__((visibility("default"))) int fexecve(int fd, char* const argv[],
-                                                   char* const envp[]) {
+__attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
   ExecPreparation prepared(ExecutableFd(fd));
   ItimerExecGuard guard;
   return g_fexecve(fd, argv, prepared.Environment(envp));
 }
 
-__attribute__((visibility("default"))) int execveat(int dirfd, const char* path,
-                                                    char* const argv[], char* const envp[],
-                                                    int flags) {
+__attribute__((visibility("default"))) int execveat(int dirfd, const char* path, char* const argv[],
+                                                    char* const envp[], int flags) {
   if (g_execveat == nullptr) {
     errno = ENOSYS;
     return -1;

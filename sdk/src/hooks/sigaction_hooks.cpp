@@ -146,7 +146,8 @@ int TerminationSigaction(int signal, const struct sigaction* action, struct siga
   struct sigaction previous;
   if (action == nullptr) {
     if (RealSigaction(signal, nullptr, &previous) != 0) return -1;
-    if (old != nullptr && IsTerminationAction(previous)) previous = ProgramDefault(signal, previous);
+    if (old != nullptr && IsTerminationAction(previous))
+      previous = ProgramDefault(signal, previous);
     if (old != nullptr) *old = previous;
     return 0;
   }
@@ -225,9 +226,8 @@ sighandler_t BsdSignal(int signal, sighandler_t handler) {
   action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
   sigaddset(&action.sa_mask, signal);
-  const bool interrupt =
-      signal < 64 &&
-      (g_interrupt_signals.load(std::memory_order_acquire) & (uint64_t{1} << signal)) != 0;
+  const bool interrupt = signal < 64 && (g_interrupt_signals.load(std::memory_order_acquire) &
+                                         (uint64_t{1} << signal)) != 0;
   action.sa_flags = interrupt ? 0 : SA_RESTART;
   struct sigaction previous;
   if (VirtualSigaction(signal, &action, &previous) < 0) return SIG_ERR;
@@ -280,8 +280,8 @@ extern "C" __attribute__((visibility("default"))) sighandler_t sysv_signal(int s
   return HandlerOf(previous);
 }
 
-extern "C" __attribute__((visibility("default"))) sighandler_t __sysv_signal(
-    int signal, sighandler_t handler) {
+extern "C" __attribute__((visibility("default"))) sighandler_t __sysv_signal(int signal,
+                                                                             sighandler_t handler) {
   return sysv_signal(signal, handler);
 }
 
