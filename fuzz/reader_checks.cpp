@@ -134,6 +134,32 @@ std::string CheckSpeedscope(std::string_view input) {
   return RoundTripProfile(p, ReadSpeedscope, Speedscope, "speedscope");
 }
 
+// pprof is binary: a refusal has no line, it reads "input: pprof: what" (or "input: gzip:
+// what") on one line. What is accepted must survive inprof's pprof writer and reader. The
+// decompressed size is capped well below the fuzzer's memory limit.
+constexpr uint64_t kPprofFuzzCap = uint64_t{64} << 20;
+
+std::string CheckPprof(std::string_view input) {
+  Profile p;
+  const Status s = ReadPprof(input, kName, &p, kPprofFuzzCap);
+  if (!s.ok()) {
+    const std::string& m = s.message();
+    if (!m.starts_with(std::string(kName) + ": pprof: ") &&
+        !m.starts_with(std::string(kName) + ": gzip: ")) {
+      return "error does not start with 'input: pprof: ' or 'input: gzip: ': " + m;
+    }
+    if (m.find('\n') != std::string::npos) return "error message spans lines: " + m;
+    return {};
+  }
+  if (std::string broken = CheckProfileModel(p); !broken.empty()) return "pprof: " + broken;
+  return RoundTripProfile(
+      p,
+      [](std::string_view text, const std::string& name, Profile* out) {
+        return ReadPprof(text, name, out, kPprofFuzzCap);
+      },
+      [](const Profile& profile) { return EncodePprof(profile); }, "pprof");
+}
+
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER
 // There is no perf script writer: what the reader accepts goes through folded stacks (every
 // frame kept) and the annotation JSON instead.

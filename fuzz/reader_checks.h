@@ -33,6 +33,9 @@ std::string CheckPerfLog(std::string_view input);
 // Also checks the model's invariants on what it accepts (timeline in time order, indices in
 // range, each sample's timed weights adding up to at most its weight).
 std::string CheckSpeedscope(std::string_view input);
+// pprof, gzipped or not: refusals read "input: pprof: what" or "input: gzip: what" (a binary
+// format has no lines); what is accepted survives inprof's pprof writer and reader.
+std::string CheckPprof(std::string_view input);
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER
 std::string CheckPerfScript(std::string_view input);
 std::string CheckPerfReport(std::string_view input);

@@ -507,9 +507,25 @@ class PprofDecoder {
     for (const auto& [tid, name] : thread_names) p.threads.push_back({tid, name});
     p.meta.start_time_ns = time_nanos_;
     p.meta.duration_ns = duration_nanos_;
+    // inprof's writer names the program in a comment ("program: PATH (pid N)"): that one,
+    // else the first mapping's file.
     for (int64_t c : comments_) {
       std::string text;
       if (!Str(c, &text)) return BadString("a comment", c);
+      const size_t pid = text.rfind(" (pid ");
+      if (text.starts_with("program: ") && pid != std::string::npos && pid >= 9 &&
+          text.ends_with(")")) {
+        p.meta.program = text.substr(9, pid - 9);
+        int64_t n = 0;
+        for (char ch : std::string_view(text).substr(pid + 6, text.size() - pid - 7)) {
+          if (ch < '0' || ch > '9' || n > INT64_MAX / 10 - 9) {
+            n = 0;
+            break;
+          }
+          n = n * 10 + (ch - '0');
+        }
+        p.meta.pid = n;
+      }
     }
     *out = std::move(p);
     return Status::Ok();

@@ -59,6 +59,7 @@ TEST(ReaderRegression, SpeedscopeCorpus) {
     EXPECT_EQ(fuzz::CheckSpeedscope(Contents(path)), "") << path;
   }
 }
+TEST(ReaderRegression, PprofCorpus) { Replay("pprof", fuzz::CheckPprof); }
 #ifdef INPROF_HAVE_PERF_SCRIPT_READER
 TEST(ReaderRegression, PerfScriptCorpus) { Replay("perf_script", fuzz::CheckPerfScript); }
 

@@ -209,12 +209,12 @@ TEST(ViewerHostileInput, ThousandsOfEventsAreRefusedByLine) {
   EXPECT_EQ(s.exit_code, 1);
   EXPECT_EQ(s.err, "inprof: " + dir +
                        "/many.perf-script:769: expected at most 256 distinct events (this "
-                       "sample names one more)\n");
+                       "sample names one more) (read as perf script output)\n");
   const ProcessResult r = RunProcess({INPROF_VIEWER, "top", dir + "/many.report"}, {});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "inprof: " + dir +
                        "/many.report:513: expected at most 256 distinct events (this header "
-                       "names one more)\n");
+                       "names one more) (read as perf report output)\n");
 }
 
 // std::regex recurses once per character its quantifiers consume: a 200,000-character hot

@@ -187,10 +187,15 @@ void PrintDiffJson(const DiffOptions& o, const DiffTables& t, std::ostream& out)
 void PrintDiffText(const DiffOptions& o, const DiffTables& t, std::ostream& out) {
   const auto& [fns, lns, ib, ia, sb, sa] = t;
   const char* sort = o.inclusive ? "inclusive" : "self";
-  out << "before: " << o.profile << " (event " << ib.name << ", total " << sb.total << " "
-      << WeightUnit(ib) << ")\n"
-      << "after:  " << o.other << " (event " << ia.name << ", total " << sa.total << " "
-      << WeightUnit(ia) << ")\n"
+  // "total 89 samples", "total 50251250 nanoseconds"; a plain count needs no word.
+  auto unit = [](const EventInfo& e) {
+    const std::string u = WeightUnit(e);
+    return u == "count" ? std::string() : " " + u;
+  };
+  out << "before: " << o.profile << " (event " << ib.name << ", total " << sb.total << unit(ib)
+      << ")\n"
+      << "after:  " << o.other << " (event " << ia.name << ", total " << sa.total << unit(ia)
+      << ")\n"
       << (o.absolute ? "absolute weights" : "percent of each profile's total")
       << "; sorted by the change in " << sort << " weight\n";
   const size_t w = o.absolute ? 11 : 8;
