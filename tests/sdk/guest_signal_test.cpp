@@ -248,10 +248,11 @@ TEST(GuestSignal, PythonKeyboardInterruptRunsFinallyUnderRecord) {
       << Describe(run.process);
 }
 
-// What a program reads of SIGINT/SIGTERM, and what each of the C library's entry points
-// returns, is what it is without the profiler.
+// What a program reads of SIGINT/SIGTERM, what each of the C library's entry points returns,
+// and the mask of an SA_ONSTACK handler (to which the runtime adds the sampling signal) are
+// what they are without the profiler.
 TEST(GuestSignal, DispositionsReadAsWithoutProfiler) {
-  for (const char* mode : {"read", "entry-points"}) {
+  for (const char* mode : {"read", "entry-points", "onstack"}) {
     SCOPED_TRACE(mode);
     const std::string dir = MakeTempDir();
     const ProcessResult bare = RunProcess({INPROF_GUEST_SIGNAL, mode}, {});
