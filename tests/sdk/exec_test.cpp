@@ -62,6 +62,19 @@ Part Samples(const std::string& folded, const std::string& function, const std::
   return part;
 }
 
+// What `inprof record` is run with: in sanitizer builds libinprof.so needs the sanitizer
+// runtime preloaded before it in the programs record runs (record keeps what LD_PRELOAD holds
+// in front), and their leaks are not ours.
+std::map<std::string, std::string> RecordEnv() {
+  std::map<std::string, std::string> env;
+  const std::string prefix = INPROF_RECORD_PRELOAD_PREFIX;
+  if (!prefix.empty()) {
+    env["LD_PRELOAD"] = prefix;
+    env["ASAN_OPTIONS"] = "detect_leaks=0";
+  }
+  return env;
+}
+
 std::string Describe(const ProcessResult& p) {
   return "exit " + std::to_string(p.exit_code) + ", signal " + std::to_string(p.term_signal) +
          "\nstdout:\n" + p.out + "stderr:\n" + p.err;
@@ -82,7 +95,7 @@ TEST(Exec, RecordKeepsTimeBeforeExec) {
   const std::string dir = MakeTempDir() + "/rec";
   const ProcessResult r = RunProcess({INPROF_VIEWER, "record", "-o", dir, "--", INPROF_EXEC_PROGRAM,
                                       "work-then-exec", "0.5", INPROF_EXEC_PROGRAM, "work", "0.5"},
-                                     {});
+                                     RecordEnv());
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(r.err.find("ended before writing"), std::string::npos) << Describe(r);
   const std::string folded = dir + "/profile.folded";
@@ -105,7 +118,7 @@ TEST(Exec, RecordKeepsTimeBeforeExecOfShell) {
   const ProcessResult r = RunProcess(
       {INPROF_VIEWER, "record", "-q", "-o", dir, "--", INPROF_EXEC_PROGRAM, "work-then-exec", "0.5",
        "/bin/sh", "-c", "i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done"},
-      {});
+      RecordEnv());
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(r.err.find("ended before writing"), std::string::npos) << Describe(r);
   const std::string folded = dir + "/profile.folded";
@@ -138,7 +151,8 @@ TEST(Exec, RecordKeepsShellScriptEndingInExec) {
     ASSERT_EQ(chmod(script.c_str(), 0755), 0);
   }
   const std::string dir = tmp + "/rec";
-  const ProcessResult r = RunProcess({INPROF_VIEWER, "record", "-q", "-o", dir, "--", script}, {});
+  const ProcessResult r =
+      RunProcess({INPROF_VIEWER, "record", "-q", "-o", dir, "--", script}, RecordEnv());
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(r.err.find("ended before writing"), std::string::npos) << Describe(r);
   const std::string folded = dir + "/profile.folded";

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -37,6 +38,9 @@ struct sigaction g_program_actions[4];
 // The last sequence number an update of the slots claimed (ExchangePreviousAction);
 // g_previous_index holds the published one.
 std::atomic<unsigned> g_previous_claim{0};
+// The signals whose current action has the sampling signal in its mask because we added it
+// (bit n: signal n), so that the program reads back the mask it set.
+std::atomic<uint64_t> g_masked_by_us{0};
 // Handlers that stayed in flight when a wait gave up (WaitForHandlers).
 std::atomic<int> g_stuck_handlers{0};
 // The C library's sigaction, resolved before the handler can need it.
@@ -159,7 +163,7 @@ void MaskSamplingSignalInOnStackHandlers(int sampling_signal) {
                              : current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
     if (!handler) continue;
     sigaddset(&current.sa_mask, sampling_signal);
-    RealSigaction(signal, &current, nullptr);
+    if (RealSigaction(signal, &current, nullptr) == 0) NoteSamplingSignalMasked(signal, true);
   }
 }
 
@@ -168,6 +172,19 @@ struct sigaction WithSamplingSignalMasked(const struct sigaction& action) {
   const int owned = OwnedSignal();
   if (owned > 0 && (action.sa_flags & SA_ONSTACK) != 0) sigaddset(&masked.sa_mask, owned);
   return masked;
+}
+
+bool NoteSamplingSignalMasked(int signal, bool added) {
+  if (signal <= 0 || signal >= 64) return false;
+  const uint64_t bit = uint64_t{1} << signal;
+  const uint64_t before = added ? g_masked_by_us.fetch_or(bit, std::memory_order_acq_rel)
+                                : g_masked_by_us.fetch_and(~bit, std::memory_order_acq_rel);
+  return (before & bit) != 0;
+}
+
+bool SamplingSignalMaskedByUs(int signal) {
+  return signal > 0 && signal < 64 &&
+         (g_masked_by_us.load(std::memory_order_acquire) & (uint64_t{1} << signal)) != 0;
 }
 
 namespace {

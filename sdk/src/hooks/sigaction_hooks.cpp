@@ -41,9 +41,11 @@ namespace {
 
 using inprof::internal::ExchangePreviousAction;
 using inprof::internal::IsTerminationAction;
+using inprof::internal::NoteSamplingSignalMasked;
 using inprof::internal::OwnedSignal;
 using inprof::internal::PreviousAction;
 using inprof::internal::RealSigaction;
+using inprof::internal::SamplingSignalMaskedByUs;
 using inprof::internal::TerminationAction;
 using inprof::internal::TerminationSignalManaged;
 using inprof::internal::WithSamplingSignalMasked;
@@ -142,10 +144,31 @@ bool Virtualised(int signal) {
   return signal > 0 && (signal == OwnedSignal() || TerminationSignalManaged(signal));
 }
 
+// `action` as the program set it: without the sampling signal we added to its mask.
+void WithoutOurMask(struct sigaction* action) {
+  if (const int owned = OwnedSignal(); owned > 0) sigdelset(&action->sa_mask, owned);
+}
+
+// Installs the program's `action` with the sampling signal added to its mask where it runs on
+// an alternate stack (WithSamplingSignalMasked); `old` is the action replaced, as the program
+// set it.
+int InstallMasked(int signal, const struct sigaction& action, struct sigaction* old) {
+  const struct sigaction masked = WithSamplingSignalMasked(action);
+  const int owned = OwnedSignal();
+  const bool added = owned > 0 && sigismember(&masked.sa_mask, owned) == 1 &&
+                     sigismember(&action.sa_mask, owned) != 1;
+  const int rc = RealSigaction(signal, &masked, old);
+  if (rc != 0) return rc;
+  const bool had = NoteSamplingSignalMasked(signal, added);
+  if (old != nullptr && had) WithoutOurMask(old);
+  return 0;
+}
+
 int TerminationSigaction(int signal, const struct sigaction* action, struct sigaction* old) {
   struct sigaction previous;
   if (action == nullptr) {
     if (RealSigaction(signal, nullptr, &previous) != 0) return -1;
+    if (SamplingSignalMaskedByUs(signal)) WithoutOurMask(&previous);
     if (old != nullptr && IsTerminationAction(previous))
       previous = ProgramDefault(signal, previous);
     if (old != nullptr) *old = previous;
@@ -164,10 +187,12 @@ int TerminationSigaction(int signal, const struct sigaction* action, struct siga
     struct sigaction ours;
     TerminationAction(&ours);
     rc = RealSigaction(signal, &ours, &previous);
-    if (rc == 0) inprof::internal::NoteTerminationHandlerInstalled();
+    if (rc == 0) {
+      inprof::internal::NoteTerminationHandlerInstalled();
+      if (NoteSamplingSignalMasked(signal, false)) WithoutOurMask(&previous);
+    }
   } else {
-    const struct sigaction masked = WithSamplingSignalMasked(*action);
-    rc = RealSigaction(signal, &masked, &previous);
+    rc = InstallMasked(signal, *action, &previous);
   }
   if (rc != 0) return rc;
   if (old != nullptr && IsTerminationAction(previous)) {
@@ -194,9 +219,12 @@ int VirtualSigaction(int signal, const struct sigaction* action, struct sigactio
     return 0;
   }
   if (TerminationSignalManaged(signal)) return TerminationSigaction(signal, action, old);
-  if (action == nullptr) return RealSigaction(signal, action, old);
-  const struct sigaction masked = WithSamplingSignalMasked(*action);
-  return RealSigaction(signal, &masked, old);
+  if (action == nullptr) {
+    if (RealSigaction(signal, nullptr, old) != 0) return -1;
+    if (old != nullptr && SamplingSignalMaskedByUs(signal)) WithoutOurMask(old);
+    return 0;
+  }
+  return InstallMasked(signal, *action, old);
 }
 
 // An SA_SIGINFO handler cannot be returned as a sighandler_t faithfully; signal() callers

@@ -71,6 +71,11 @@ int OwnedSignal();
 // (SA_ONSTACK), where a sample's frame may not fit (a MINSIGSTKSZ stack). Not
 // async-signal-safe.
 struct sigaction WithSamplingSignalMasked(const struct sigaction& action);
+// Records whether the action now installed for `signal` has the sampling signal in its mask
+// because we added it; returns whether the one before had. SamplingSignalMaskedByUs reads
+// it. The program reads its actions back without that bit. Async-signal-safe.
+bool NoteSamplingSignalMasked(int signal, bool added);
+bool SamplingSignalMaskedByUs(int signal);
 // sigaction as the C library provides it, bypassing our hook. Not async-signal-safe.
 int RealSigaction(int signal, const struct sigaction* action, struct sigaction* old);
 
