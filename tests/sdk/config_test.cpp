@@ -260,7 +260,8 @@ TEST(ConfigTest, ListsAndPathsAreBounded) {
 // A path with a comma is one output when the comma is escaped; backslashes and bytes by \xHH.
 TEST(ConfigTest, OutputPathsTakeEscapedCommasBackslashesAndBytes) {
   Config c;  // the directories need not exist: check_outputs off
-  ASSERT_TRUE(ParseConfig(R"(output=/tmp/a\,b c/x.folded,/tmp/d\\e/p.log,frequency=250)", &c, false).ok());
+  ASSERT_TRUE(
+      ParseConfig(R"(output=/tmp/a\,b c/x.folded,/tmp/d\\e/p.log,frequency=250)", &c, false).ok());
   ASSERT_EQ(c.outputs.size(), 2u);
   EXPECT_EQ(c.outputs[0], "/tmp/a,b c/x.folded");
   EXPECT_EQ(c.outputs[1], "/tmp/d\\e/p.log");
@@ -295,11 +296,11 @@ TEST(ConfigTest, OutputPathsTakeEscapedCommasBackslashesAndBytes) {
 TEST(ConfigTest, PreloadedProgramWritesToAnEscapedPath) {
   const std::string dir = test::MakeTempDir();
   const std::string odd = dir + "/a,b c\nd.folded";
-  const test::ProcessResult r = test::RunProcess(
-      {INPROF_WORKLOAD, "shares", "0.4"},
-      {{"LD_PRELOAD", test::PreloadValue()},
-       {"INPROF_OUTPUT", dir + R"(/a\,b c\x0ad.folded,)" + dir + "/plain.folded"},
-       {"INPROF_FREQUENCY", "499"}});
+  const test::ProcessResult r =
+      test::RunProcess({INPROF_WORKLOAD, "shares", "0.4"},
+                       {{"LD_PRELOAD", test::PreloadValue()},
+                        {"INPROF_OUTPUT", dir + R"(/a\,b c\x0ad.folded,)" + dir + "/plain.folded"},
+                        {"INPROF_FREQUENCY", "499"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("invalid output"), std::string::npos) << r.err;
   ASSERT_TRUE(test::FileExists(odd)) << r.err;
@@ -308,7 +309,8 @@ TEST(ConfigTest, PreloadedProgramWritesToAnEscapedPath) {
   EXPECT_EQ(test::ReadFile(odd), test::ReadFile(dir + "/plain.folded"));
   EXPECT_FALSE(test::ReadFolded(odd).empty());
   // The summary names it the way INPROF_OUTPUT does: one item, one line.
-  EXPECT_NE(r.err.find(R"(outputs=)" + dir + R"(/a\,b c\x0ad.folded,)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(R"(outputs=)" + dir + R"(/a\,b c\x0ad.folded,)"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(ConfigEnvTest, EnvironmentUsesTheSameKeys) {

@@ -58,7 +58,8 @@ int Check(const std::string& dir) {
                     static_cast<unsigned long long>(n));
     }
     close(fd);
-    TORTURE_CHECK(n >= 10, "%s: only %llu records", path.c_str(), static_cast<unsigned long long>(n));
+    TORTURE_CHECK(n >= 10, "%s: only %llu records", path.c_str(),
+                  static_cast<unsigned long long>(n));
     std::printf("%s: %llu records intact\n", path.c_str(), static_cast<unsigned long long>(n));
   }
   return 0;

@@ -34,10 +34,12 @@ int main(int argc, char** argv) {
   TORTURE_CHECK(role.empty() || role == "after", "usage: exec_after_work [after]");
   uint64_t chunks = 0;
   if (role == "after") {
-    TORTURE_CHECK(WorkAfterExec(&chunks) == torture::BurnExpected(chunks), "wrong value after exec");
+    TORTURE_CHECK(WorkAfterExec(&chunks) == torture::BurnExpected(chunks),
+                  "wrong value after exec");
     return 0;
   }
-  TORTURE_CHECK(WorkBeforeExec(&chunks) == torture::BurnExpected(chunks), "wrong value before exec");
+  TORTURE_CHECK(WorkBeforeExec(&chunks) == torture::BurnExpected(chunks),
+                "wrong value before exec");
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   TORTURE_CHECK(n > 0, "readlink: %s", std::strerror(errno));

@@ -33,7 +33,8 @@ int main() {
     TORTURE_CHECK(sigaction(signal, nullptr, &old) == 0, "sigaction: %s", std::strerror(errno));
     TORTURE_CHECK(!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL,
                   "%s reads as %s at start, not SIG_DFL (without a profiler it is SIG_DFL)",
-                  strsignal(signal), (old.sa_flags & SA_SIGINFO) ? "an SA_SIGINFO handler" : Describe(old));
+                  strsignal(signal),
+                  (old.sa_flags & SA_SIGINFO) ? "an SA_SIGINFO handler" : Describe(old));
   }
   struct sigaction mine {};
   mine.sa_handler = OnSigint;

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
       const int stopped = stop();
       TORTURE_CHECK(stopped == 0 || (i == 0 && stopped == -3), "cycle %d: inprof_stop: %d (%s)", i,
                     stopped, last_error ? last_error() : "");
-      TORTURE_CHECK(torture::BurnCpu(0.002, &chunks) == torture::BurnExpected(chunks), "wrong value");
+      TORTURE_CHECK(torture::BurnCpu(0.002, &chunks) == torture::BurnExpected(chunks),
+                    "wrong value");
       const int started = start(nullptr);
       TORTURE_CHECK(started == 0, "cycle %d: inprof_start: %d (%s)", i, started,
                     last_error ? last_error() : "");

@@ -149,10 +149,9 @@ TEST(ViewerHostileInput, TimelineOfAHugeTimeSpanIsRefusedWithAdvice) {
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   // The part the message asks for: around the second sample (99999998 s after the first).
-  const ProcessResult part =
-      RunProcess({INPROF_VIEWER, "timeline", "--from", "99999997", "--to", "99999999", script,
-                  "-o", dir + "/part.svg"},
-                 {});
+  const ProcessResult part = RunProcess({INPROF_VIEWER, "timeline", "--from", "99999997", "--to",
+                                         "99999999", script, "-o", dir + "/part.svg"},
+                                        {});
   EXPECT_EQ(part.exit_code, 0) << part.err;
   EXPECT_TRUE(Contains(ReadFile(dir + "/part.svg"), "samples over 2 s"))
       << ReadFile(dir + "/part.svg").substr(0, 2000);
@@ -166,12 +165,15 @@ TEST(ViewerHostileInput, RawProfileNamingAFifoDoesNotHangSymbolization) {
   mkdir((dir + "/debug").c_str(), 0700);
   ASSERT_EQ(mkfifo((dir + "/debug/libgone.so").c_str(), 0600), 0);
   const std::string raw = dir + "/p.inprofraw";
-  Write(raw, "inprof-raw 1\nmeta pid 77\nmeta comm prog\nevent cpu nanoseconds 10101010 99 8\n"
-             "module exe 555555554000 - " + dir + "/pipe\n"
-             "segment 555555555000 555555556000 1000 x\n"
-             "module so 7f0000000000 0102030405060708 /nonexistent-inprof/libgone.so\n"
-             "segment 7f0000001000 7f0000002000 1000 x\n"
-             "thread 77 prog\nstack 5 555555555123 t77\nstack 3 7f0000001123 t77\nend\n");
+  Write(raw,
+        "inprof-raw 1\nmeta pid 77\nmeta comm prog\nevent cpu nanoseconds 10101010 99 8\n"
+        "module exe 555555554000 - " +
+            dir +
+            "/pipe\n"
+            "segment 555555555000 555555556000 1000 x\n"
+            "module so 7f0000000000 0102030405060708 /nonexistent-inprof/libgone.so\n"
+            "segment 7f0000001000 7f0000002000 1000 x\n"
+            "thread 77 prog\nstack 5 555555555123 t77\nstack 3 7f0000001123 t77\nend\n");
   // timeout(1) turns a hang into exit status 124 instead of a stuck test (natively: under
   // the cross lane's emulator RunProcess would run the host's timeout as a guest program).
   std::vector<std::string> argv;

@@ -335,10 +335,11 @@ TEST(RecordPaths, WorkingDirectoryWithCommaSpaceAndNewline) {
     out << in.rdbuf();
   }
   ASSERT_EQ(chmod((cwd + "/busy-sh").c_str(), 0755), 0);
-  const ProcessResult r = RunProcess(
-      {"/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -q --keep-raw -o out -- ./busy-sh -c \"$2\"",
-       cwd, INPROF_VIEWER, kBusy},
-      Env());
+  const ProcessResult r =
+      RunProcess({"/bin/sh", "-c",
+                  "cd \"$0\" && exec \"$1\" record -q --keep-raw -o out -- ./busy-sh -c \"$2\"",
+                  cwd, INPROF_VIEWER, kBusy},
+                 Env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(FileExists(cwd + "/out/profile.json")) << r.err;
   ASSERT_TRUE(FileExists(cwd + "/out/profile.folded")) << r.err;

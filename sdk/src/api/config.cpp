@@ -566,8 +566,7 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
     // owner, not as the user who started it.
     if (check_writable && faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
       return Status::Error("cannot write output '" + Printable(path) + "': directory '" +
-                           Printable(dir) +
-                           "': " + std::strerror(errno));
+                           Printable(dir) + "': " + std::strerror(errno));
     }
     result.push_back(std::move(path));
   }
