@@ -1,4 +1,5 @@
 // Output format selection by file name, and writing a whole profile to a file.
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <sstream>
@@ -105,6 +106,75 @@ std::string InsertBeforeExtension(const std::string& path, const std::string& pa
     result.insert(dot, "." + part);
   }
   return result;
+}
+
+// The escapes of an output list (INPROF_OUTPUT, output=, inprof_dump): the one place that
+// knows them, so that the runtime reads exactly what inprof record writes.
+size_t FindOutputListSeparator(std::string_view text, size_t from) {
+  for (size_t i = from; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;  // the escaped character, whatever it is, is not a separator
+    } else if (text[i] == ',') {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+namespace {
+int OutputListHexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+bool UnescapeOutputListItem(std::string_view text, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c != '\\' || i + 1 == text.size()) {
+      *out += c;
+      continue;
+    }
+    const char next = text[i + 1];
+    if (next == ',' || next == '\\') {
+      *out += next;
+      ++i;
+    } else if (next == 'x' && i + 3 < text.size() && OutputListHexDigit(text[i + 2]) >= 0 &&
+               OutputListHexDigit(text[i + 3]) >= 0) {
+      const int byte = OutputListHexDigit(text[i + 2]) * 16 + OutputListHexDigit(text[i + 3]);
+      if (byte == 0) return false;
+      *out += static_cast<char>(byte);
+      i += 3;
+    } else {
+      // Any other backslash is itself, as it was before escapes existed (a path with a
+      // backslash in it keeps working unless it holds one of the three escapes).
+      *out += c;
+    }
+  }
+  return true;
+}
+
+std::string EscapeOutputListItem(std::string_view path) {
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    const char c = path[i];
+    // A space at either end would be trimmed away as the list is read.
+    const bool end_space = c == ' ' && (i == 0 || i + 1 == path.size());
+    if (c == ',' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || end_space) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace inprof

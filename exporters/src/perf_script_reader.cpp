@@ -390,13 +390,16 @@ class PerfScriptParser {
     token.remove_suffix(1);
     const size_t dot = token.find('.');
     int64_t seconds = 0, fraction = 0;
-    std::from_chars(token.data(), token.data() + dot, seconds);
+    // A time past what nanoseconds in 64 bits hold (292 years since boot) is no real time;
+    // it is kept at that limit so that the timeline stays in order. Digits past 2^63 (which
+    // from_chars leaves unparsed) are such a time too, not time 0.
+    constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1000000000 - 1;
+    if (std::from_chars(token.data(), token.data() + dot, seconds).ec != std::errc()) {
+      seconds = kMaxSeconds;
+    }
     std::string_view frac = token.substr(dot + 1, 9);
     std::from_chars(frac.data(), frac.data() + frac.size(), fraction);
     for (size_t i = frac.size(); i < 9; ++i) fraction *= 10;
-    // A time past what nanoseconds in 64 bits hold (292 years since boot) is no real time;
-    // it is kept at that limit so that the timeline stays in order.
-    constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1000000000 - 1;
     if (seconds > kMaxSeconds) seconds = kMaxSeconds;
     const int64_t ns = seconds * 1000000000 + fraction;
     if (!time_seen_ || ns < first_time_ns_) first_time_ns_ = ns;

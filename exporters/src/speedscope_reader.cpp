@@ -727,7 +727,10 @@ bool Reader::AddEvented(const RawProfile& p, int64_t tid) {
     if (timeline_ && __builtin_sub_overflow(from, base_ns_, &time)) {
       return Fail(pos, "expected times within 2^63 nanoseconds" + which);
     }
-    AddWeight(it->second, to - from, time, timeline_);
+    // Both ends are within 2^63 ns, their distance need not be: it saturates, as totals do.
+    int64_t weight = 0;
+    if (__builtin_sub_overflow(to, from, &weight)) weight = std::numeric_limits<int64_t>::max();
+    AddWeight(it->second, weight, time, timeline_);
     return true;
   };
   for (const OpenClose& e : p.events) {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "internal/regular_file.h"
+
 namespace inprof::internal {
 namespace {
 
@@ -150,7 +152,7 @@ int DwflSession::OpenFile(Module& module) {
       if (module.loaded && !module.segments.empty()) {
         fd = OpenMappedFile(module.segments.front().begin, &map_files_usable_);
       }
-      if (fd < 0) fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) fd = OpenRegularFile(module.path.c_str());
       break;
   }
   return fd;

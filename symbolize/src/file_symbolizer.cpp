@@ -28,6 +28,7 @@
 #include "internal/dwfl_session.h"
 #include "internal/function_symbols.h"
 #include "internal/inline_chain.h"
+#include "internal/regular_file.h"
 
 namespace inprof {
 
@@ -169,9 +170,10 @@ FileSymbolizer::FileSymbolizer(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 FileSymbolizer::~FileSymbolizer() = default;
 
 std::unique_ptr<FileSymbolizer> FileSymbolizer::Open(const std::string& path, std::string* error) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string problem;
+  const int fd = internal::OpenRegularFile(path.c_str(), &problem);
   if (fd < 0) {
-    *error = "'" + path + "': " + (errno == ENOENT ? "No such file" : std::strerror(errno));
+    *error = "'" + path + "': " + (errno == ENOENT ? "No such file" : problem);
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "internal/dwfl_session.h"
+#include "internal/regular_file.h"
 #include "internal/source_paths.h"
 #include "internal/symbol_cache.h"
 
@@ -103,9 +104,10 @@ RecordedFile OpenRecordedFile(const Module& module, const std::vector<std::strin
   const std::string expected = BuildIdHex(module.build_id);
   std::vector<uint8_t> id;
   std::string at_path;  // what is wrong with the file at the recorded path
-  int fd = open(module.path.c_str(), O_RDONLY | O_CLOEXEC);
+  // The path is the recording's: it may name a FIFO or a device here (OpenRegularFile).
+  int fd = OpenRegularFile(module.path.c_str(), &at_path);
   if (fd < 0) {
-    at_path = std::strerror(errno);
+    // at_path says why
   } else if (!ReadFileBuildId(fd, &id)) {
     at_path = "not an ELF file";
   } else if (module.build_id.empty()) {
@@ -141,7 +143,7 @@ RecordedFile OpenRecordedFile(const Module& module, const std::vector<std::strin
   for (const std::string& dir : dirs) {
     for (const std::string& candidate :
          {dir + id_path, JoinPath(dir, base), dir + id_path + ".debug"}) {
-      fd = open(candidate.c_str(), O_RDONLY | O_CLOEXEC);
+      fd = OpenRegularFile(candidate.c_str());
       if (fd < 0) continue;
       if (ReadFileBuildId(fd, &id) && id == module.build_id) {
         out.fd = fd;
@@ -190,7 +192,8 @@ int FindDebuginfoOffline(Dwfl_Module* mod, void** userdata, const char* modname,
         JoinPath("/usr/lib/debug" + (dir.front() == '/' ? dir : "/" + dir), debuglink_file),
     };
     for (const std::string& candidate : candidates) {
-      const int cfd = open(candidate.c_str(), O_RDONLY | O_CLOEXEC);
+      // The debuglink name is the object file's, which may be anyone's.
+      const int cfd = OpenRegularFile(candidate.c_str());
       if (cfd < 0) continue;
       struct stat st {};
       const bool is_main = have_main_stat && fstat(cfd, &st) == 0 &&

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -170,6 +171,24 @@ TEST(PerfScript, HandWrittenVariants) {
   EXPECT_EQ(FindSample(p, {"work"})->weights[0], 100);
   ASSERT_NE(FindSample(p, {"start", "work"}), nullptr);
   ASSERT_NE(FindSample(p, {"operator()(int) const"}), nullptr);
+}
+
+// A time with more digits than 64 bits of nanoseconds hold is the latest time there is, not
+// time 0: it stays after the samples before it.
+TEST(PerfScript, TimesPast2To63NanosecondsSaturate) {
+  const std::string text =
+      "prog 7 1.000000: 1 cpu-clock:\n\t7f00 early (/bin/x)\n\n"
+      "prog 7 99999999999999999999999.500000: 1 cpu-clock:\n\t7f00 late (/bin/x)\n\n"
+      "prog 7 99999999999.000000: 1 cpu-clock:\n\t7f00 later (/bin/x)\n";
+  Profile p;
+  const Status s = ReadPerfScript(text, "x", &p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(p.timeline.size(), 3u);
+  EXPECT_EQ(p.timeline[0].time_ns, 0);
+  const int64_t max_ns = (std::numeric_limits<int64_t>::max() / 1000000000 - 1) * 1000000000;
+  EXPECT_GT(p.timeline[1].time_ns, max_ns - 2000000000);
+  EXPECT_GT(p.timeline[2].time_ns, max_ns - 2000000000);
+  EXPECT_GT(p.meta.duration_ns, 0);
 }
 
 TEST(PerfScript, ErrorsNameTheLine) {

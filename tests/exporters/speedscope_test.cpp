@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -664,6 +665,22 @@ TEST(SpeedscopeReader, EventedProfilesBecomeSamplesOfTheOpenStack) {
   EXPECT_EQ(p.timeline.front().time_ns, 0);
   EXPECT_EQ(p.timeline.back().time_ns, 20000);
   EXPECT_EQ(p.meta.duration_ns, 30000);
+}
+
+// Two event times within 2^63 ns whose distance is not: the weight saturates, as totals do,
+// instead of wrapping to a negative weight (fuzz/corpus/speedscope/evented_span_overflow).
+TEST(SpeedscopeReader, AnIntervalPast2To63NanosecondsSaturates) {
+  const Profile p = Read(R"({"$schema": "https://www.speedscope.app/file-format-schema.json",
+    "shared": {"frames": [{"name": "a"}]},
+    "profiles": [{"type": "evented", "name": "t", "unit": "nanoseconds",
+      "startValue": -9000000000000000000, "endValue": 9000000000000000000, "events": [
+        {"type": "O", "frame": 0, "at": -9000000000000000000},
+        {"type": "C", "frame": 0, "at": 9000000000000000000}]}]})");
+  ASSERT_EQ(p.samples.size(), 1u);
+  EXPECT_EQ(p.samples[0].weights[0], std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(p.events.at(0).total_weight, std::numeric_limits<int64_t>::max());
+  ASSERT_EQ(p.timeline.size(), 1u);
+  EXPECT_EQ(p.timeline[0].weight, std::numeric_limits<int64_t>::max());
 }
 
 TEST(SpeedscopeReader, NonTimeUnitsHaveNoTimeline) {

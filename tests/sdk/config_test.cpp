@@ -9,6 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "inprof/exporters.h"
+#include "test_util.h"
+
 // The fuzz target's checks (fuzz/config_fuzz.cpp, compiled into this test).
 namespace inprof::fuzz {
 std::string CheckConfig(std::string_view input);
@@ -16,6 +19,13 @@ std::string CheckConfig(std::string_view input);
 
 namespace inprof::internal {
 namespace {
+
+bool HasControlForTest(const std::string& text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
 
 // ctest sets INPROF_SOURCE_DIR for the test binaries; configuration from the environment
 // must be tested without it.
@@ -245,6 +255,62 @@ TEST(ConfigTest, ListsAndPathsAreBounded) {
   EXPECT_FALSE(ParseConfig("http_token=" + std::string(4097, 'a'), &e).ok());
   EXPECT_FALSE(ParseConfig("tenant=" + std::string(257, 'a'), &e).ok());
   EXPECT_TRUE(ParseConfig("tenant=" + std::string(256, 'a'), &e).ok());
+}
+
+// A path with a comma is one output when the comma is escaped; backslashes and bytes by \xHH.
+TEST(ConfigTest, OutputPathsTakeEscapedCommasBackslashesAndBytes) {
+  Config c;  // the directories need not exist: check_outputs off
+  ASSERT_TRUE(
+      ParseConfig(R"(output=/tmp/a\,b c/x.folded,/tmp/d\\e/p.log,frequency=250)", &c, false).ok());
+  ASSERT_EQ(c.outputs.size(), 2u);
+  EXPECT_EQ(c.outputs[0], "/tmp/a,b c/x.folded");
+  EXPECT_EQ(c.outputs[1], "/tmp/d\\e/p.log");
+  EXPECT_EQ(c.frequency, 250);
+  // An escaped comma is no item separator either: "=" after it does not start a key.
+  ASSERT_TRUE(ParseConfig(R"(output=/tmp/k\,v=w/x.folded)", &c, false).ok());
+  ASSERT_EQ(c.outputs.size(), 1u);
+  EXPECT_EQ(c.outputs[0], "/tmp/k,v=w/x.folded");
+  // A newline only as \x0a: a raw one is still refused.
+  ASSERT_TRUE(ParseConfig(R"(output=/tmp/n\x0aL/x.folded)", &c, false).ok());
+  EXPECT_EQ(c.outputs.at(0), "/tmp/n\nL/x.folded");
+  EXPECT_FALSE(ParseConfig("output=/tmp/n\nL/x.folded", &c, false).ok());
+  EXPECT_FALSE(ParseConfig(R"(output=/tmp/z\x00/x.folded)", &c, false).ok());
+  // Any other backslash is itself, as before escapes existed.
+  ASSERT_TRUE(ParseConfig(R"(output=/tmp/q\w\x4/x.folded)", &c, false).ok());
+  EXPECT_EQ(c.outputs.at(0), R"(/tmp/q\w\x4/x.folded)");
+
+  // What the writer of a list escapes, the reader gives back.
+  for (const std::string path : {"/tmp/a,b c\nd/profile.inprofraw", "/tmp/\\,\\\\x41/o.folded",
+                                 " /leading space/x.folded", "/tmp/\x1b[31m/x.svg"}) {
+    const std::string item = EscapeOutputListItem(path);
+    EXPECT_FALSE(HasControlForTest(item)) << item;
+    std::vector<std::string> outputs;
+    ASSERT_TRUE(ParseOutputs(item + ",/tmp/second.folded", &outputs, false).ok()) << item;
+    ASSERT_EQ(outputs.size(), 2u) << item;
+    EXPECT_EQ(outputs[0], path);
+  }
+}
+
+// A user who sets INPROF_OUTPUT by hand: a preloaded program writes to a path with a comma,
+// a space and a newline in it, next to a plain output of the same list.
+TEST(ConfigTest, PreloadedProgramWritesToAnEscapedPath) {
+  const std::string dir = test::MakeTempDir();
+  const std::string odd = dir + "/a,b c\nd.folded";
+  const test::ProcessResult r =
+      test::RunProcess({INPROF_WORKLOAD, "shares", "0.4"},
+                       {{"LD_PRELOAD", test::PreloadValue()},
+                        {"INPROF_OUTPUT", dir + R"(/a\,b c\x0ad.folded,)" + dir + "/plain.folded"},
+                        {"INPROF_FREQUENCY", "499"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("invalid output"), std::string::npos) << r.err;
+  ASSERT_TRUE(test::FileExists(odd)) << r.err;
+  EXPECT_TRUE(test::FileExists(dir + "/plain.folded")) << r.err;
+  EXPECT_FALSE(test::FileExists(dir + "/a")) << "the comma split the path";
+  EXPECT_EQ(test::ReadFile(odd), test::ReadFile(dir + "/plain.folded"));
+  EXPECT_FALSE(test::ReadFolded(odd).empty());
+  // The summary names it the way INPROF_OUTPUT does: one item, one line.
+  EXPECT_NE(r.err.find(R"(outputs=)" + dir + R"(/a\,b c\x0ad.folded,)"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(ConfigEnvTest, EnvironmentUsesTheSameKeys) {

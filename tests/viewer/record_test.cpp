@@ -131,6 +131,15 @@ TEST(Record, ExitStatusAndSignalDeathPassThrough) {
   EXPECT_NE(r.err.find("killed by signal 9"), std::string::npos) << r.err;
 }
 
+// The process tree's root frames: the first frame of every folded line, with its weight.
+std::map<std::string, int64_t> RootWeightsOf(const std::string& folded) {
+  std::map<std::string, int64_t> roots;
+  for (const FoldedStack& stack : ReadFolded(folded)) {
+    if (!stack.frames.empty()) roots[stack.frames[0]] += stack.count;
+  }
+  return roots;
+}
+
 // A shell loop busy for a few tenths of a second: long enough to be sampled.
 constexpr const char* kBusy = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
 
@@ -293,6 +302,56 @@ TEST(Record, PerProcessLayoutHasOneSetOfFilesPerProcess) {
   EXPECT_TRUE(std::any_of(files.begin(), files.end(), [](const std::string& f) {
     return std::regex_match(f, std::regex(R"(profile\.\d+\.pb\.gz)"));
   })) << r.err;
+}
+
+// A directory named with a comma, a space and a newline: INPROF_OUTPUT is a comma-separated
+// list, and an unescaped comma there would leave every process unprofiled.
+TEST(RecordPaths, OutputDirectoryWithCommaSpaceAndNewline) {
+  const std::string dir = MakeTempDir() + "/a,b c\nd";
+  ProcessResult r = Record({"-q", "-o", dir, "--", "sh", "-c", kBusy});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("invalid output"), std::string::npos) << r.err;
+  for (const char* f : {"profile.json", "profile.folded", "profile.pb.gz"}) {
+    EXPECT_TRUE(FileExists(dir + "/" + f)) << f << "\n" << r.err;
+  }
+  ASSERT_TRUE(FileExists(dir + "/profile.folded")) << r.err;
+  EXPECT_GT(RootWeightsOf(dir + "/profile.folded")["sh"], 0) << r.err;
+  // --per-process hands the runtime a list of several outputs in that directory.
+  const std::string per = dir + "/per,process";
+  r = Record({"-q", "--per-process", "-o", per, "--", "sh", "-c", kBusy});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(FileExists(per + "/profile.json")) << r.err;
+  EXPECT_TRUE(FileExists(per + "/profile.pb.gz")) << r.err;
+}
+
+// The same characters in the working directory: a relative -o and a program started from
+// there (its path, with the newline, is in the module map the recorder symbolizes).
+TEST(RecordPaths, WorkingDirectoryWithCommaSpaceAndNewline) {
+  const std::string cwd = MakeTempDir() + "/w,x y\nz";
+  ASSERT_EQ(mkdir(cwd.c_str(), 0700), 0);
+  {
+    std::ifstream in("/bin/sh", std::ios::binary);
+    std::ofstream out(cwd + "/busy-sh", std::ios::binary);
+    out << in.rdbuf();
+  }
+  ASSERT_EQ(chmod((cwd + "/busy-sh").c_str(), 0755), 0);
+  const ProcessResult r =
+      RunProcess({"/bin/sh", "-c",
+                  "cd \"$0\" && exec \"$1\" record -q --keep-raw -o out -- ./busy-sh -c \"$2\"",
+                  cwd, INPROF_VIEWER, kBusy},
+                 Env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(FileExists(cwd + "/out/profile.json")) << r.err;
+  ASSERT_TRUE(FileExists(cwd + "/out/profile.folded")) << r.err;
+  EXPECT_GT(RootWeightsOf(cwd + "/out/profile.folded")["busy-sh"], 0) << r.err;
+  bool named = false;
+  for (const std::string& name : List(cwd + "/out/raw")) {
+    RawProfile raw;
+    std::ifstream in(cwd + "/out/raw/" + name);
+    ASSERT_TRUE(ReadRawProfile(in, name, &raw).ok()) << name;
+    for (const RawModule& m : raw.modules) named = named || m.path == cwd + "/busy-sh";
+  }
+  EXPECT_TRUE(named) << "the program's path with its comma and newline in the module map";
 }
 
 }  // namespace

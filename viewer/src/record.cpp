@@ -646,13 +646,15 @@ int RunRecord(const std::vector<std::string>& args) {
   bool created = false;
   if (!PrepareOutputDir(program, &dir, &created)) return 1;
   const std::string abs_dir = Absolute(dir);
+  // INPROF_OUTPUT is a comma-separated list: each path escaped, so that a directory (or a
+  // working directory) with a comma, a backslash or a newline in its name is one output.
   std::string outputs, spool;
   if (o.per_process) {
     for (const std::string& name : DefaultOutputNames())
-      outputs += (outputs.empty() ? "" : ",") + abs_dir + "/" + name;
+      outputs += (outputs.empty() ? "" : ",") + EscapeOutputListItem(abs_dir + "/" + name);
   } else {
     if (!MakeSpool(abs_dir, o.keep_raw, &spool)) return 1;
-    outputs = spool + "/profile.inprofraw";
+    outputs = EscapeOutputListItem(spool + "/profile.inprofraw");
   }
   int status = 0;
   if (!RunChild(program, o.command, ChildEnvironment(o, library, outputs), &status)) {

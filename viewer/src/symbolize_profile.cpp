@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <optional>
@@ -107,10 +108,17 @@ std::string ProcessName(const RawProfile& raw) {
   return "pid " + std::to_string(raw.meta.pid);
 }
 
+// Weights come from files: each fits in 64 bits, their sums need not, and saturate.
+void AddSaturating(int64_t& total, int64_t weight) {
+  if (__builtin_add_overflow(total, weight, &total)) {
+    total = weight > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+}
+
 int64_t FirstEventWeight(const RawProfile& raw) {
   int64_t sum = 0;
   for (const RawStack& stack : raw.stacks) {
-    if (!stack.weights.empty()) sum += stack.weights[0];
+    if (!stack.weights.empty()) AddSaturating(sum, stack.weights[0]);
   }
   return sum;
 }
@@ -305,9 +313,9 @@ void PrintProcessShares(const SymbolizeProfileReport& report, size_t limit, std:
     pids.insert(static_cast<int64_t>(p.pid));
     auto [it, added] = index.emplace(p.root, groups.size());
     if (added) groups.push_back({p.root, 0, 0});
-    groups[it->second].weight += p.weight;
+    AddSaturating(groups[it->second].weight, p.weight);
     groups[it->second].processes += 1;
-    total += p.weight;
+    AddSaturating(total, p.weight);
   }
   std::stable_sort(groups.begin(), groups.end(),
                    [](const Group& a, const Group& b) { return a.weight > b.weight; });
@@ -325,7 +333,7 @@ void PrintProcessShares(const SymbolizeProfileReport& report, size_t limit, std:
     int64_t rest = 0;
     size_t processes = 0;
     for (size_t i = limit; i < groups.size(); ++i) {
-      rest += groups[i].weight;
+      AddSaturating(rest, groups[i].weight);
       processes += groups[i].processes;
     }
     std::string share = Percent(rest, total);

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -82,6 +83,12 @@ examples:
 
 constexpr int64_t kSecond = 1000000000;
 
+// One column per second. The page's size follows the time its samples span, not the size of
+// the input: a file of two samples, one at second 0 and one at second 10^10 (a hostile file,
+// a clock that jumped), would ask for ten billion columns. Past this many (about 28 hours)
+// the user picks a range with --from/--to, as the message says.
+constexpr int64_t kMaxColumns = 100000;
+
 struct TimelineOptions {
   std::string profile;
   std::string output;
@@ -97,7 +104,7 @@ struct TimelineOptions {
 // The model: cells per map, and the stack tree the page draws flame graphs from.
 
 struct Cell {
-  uint32_t col = 0;
+  int64_t col = 0;  // seconds since the start: a hostile file's may pass 2^32
   uint32_t row = 0;
   uint64_t count = 0;  // timed samples
   int64_t weight = 0;
@@ -118,7 +125,7 @@ struct FlameSymbolInfo {
 
 struct Timeline {
   uint32_t rows = 50;
-  uint32_t first_col = 0;  // the second the first column shows (--from's)
+  int64_t first_col = 0;   // the second the first column shows (--from's)
   uint32_t cols = 1;       // columns drawn, from first_col on
   int64_t max_cell = 0;
   uint64_t samples = 0;
@@ -218,35 +225,57 @@ std::string ThreadName(const Profile& profile, int64_t tid) {
   return tid == 0 ? "no thread recorded" : "thread " + std::to_string(tid);
 }
 
+// Weights come from files: each fits in 64 bits, their sums need not.
+void AddSaturating(int64_t& total, int64_t weight) {
+  if (__builtin_add_overflow(total, weight, &total)) {
+    total = weight > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+}
+
+// The samples BuildTimeline draws: of `event`, with a weight, at or after second `first_col`.
+bool Drawn(const Profile& profile, const TimedSample& ts, size_t event, int64_t first_col) {
+  return ts.event == event && ts.weight > 0 && ts.sample < profile.samples.size() &&
+         ts.time_ns >= first_col * kSecond;
+}
+
+// The last second with a sample BuildTimeline draws; -1 when none.
+int64_t LastSecond(const Profile& profile, size_t event, int64_t first_col) {
+  int64_t last = -1;
+  for (const TimedSample& ts : profile.timeline) {
+    if (Drawn(profile, ts, event, first_col)) last = std::max(last, ts.time_ns / kSecond);
+  }
+  return last;
+}
+
 // `from_ns`: where the selection starts, so that a map of seconds 100-110 of a long profile
-// has ten columns, not 110; columns keep their seconds since the start.
+// has ten columns, not 110; columns keep their seconds since the start. The caller has
+// checked that the columns are at most kMaxColumns.
 Timeline BuildTimeline(const Profile& profile, size_t event, uint32_t rows, bool per_thread,
                        bool stacks, int64_t from_ns) {
   Timeline t;
   t.rows = rows;
-  t.first_col = static_cast<uint32_t>(std::max<int64_t>(from_ns, 0) / kSecond);
+  t.first_col = std::max<int64_t>(from_ns, 0) / kSecond;
   StackTree tree(profile, &t);
   std::map<int64_t, size_t> map_of;  // tid (0 when one map) -> index into maps
   std::vector<std::unordered_map<uint64_t, Cell>> cells;
   int64_t last = 0;
   for (const TimedSample& ts : profile.timeline) {
-    if (ts.event != event || ts.weight <= 0 || ts.sample >= profile.samples.size()) continue;
-    if (ts.time_ns < static_cast<int64_t>(t.first_col) * kSecond) continue;
+    if (!Drawn(profile, ts, event, t.first_col)) continue;
     const int64_t tid = per_thread ? profile.samples[ts.sample].tid : 0;
     auto [it, added] = map_of.try_emplace(tid, t.maps.size());
     if (added) {
       t.maps.push_back({per_thread ? ThreadName(profile, tid) : "all threads", tid, 0, {}});
       cells.emplace_back();
     }
-    const uint32_t col = static_cast<uint32_t>(ts.time_ns / kSecond);
+    const int64_t col = ts.time_ns / kSecond;
     const uint32_t row = RowOf(ts.time_ns % kSecond, rows);
-    Cell& cell = cells[it->second][static_cast<uint64_t>(col) * rows + row];
+    Cell& cell = cells[it->second][static_cast<uint64_t>(col - t.first_col) * rows + row];
     cell.col = col;
     cell.row = row;
     ++cell.count;
-    cell.weight += ts.weight;
-    if (stacks) cell.leaves[tree.Leaf(ts.sample)] += ts.weight;
-    t.maps[it->second].weight += ts.weight;
+    AddSaturating(cell.weight, ts.weight);
+    if (stacks) AddSaturating(cell.leaves[tree.Leaf(ts.sample)], ts.weight);
+    AddSaturating(t.maps[it->second].weight, ts.weight);
     ++t.samples;
     last = std::max(last, ts.time_ns);
   }
@@ -324,8 +353,14 @@ void WriteMap(const Timeline& t, const HeatMap& map, const Geometry& g, const st
          "\" width=\"" + std::to_string(gw) + "\" height=\"" + std::to_string(gh) + "\"/>\n";
   out += "<g class=\"cells\">\n";
   for (const Cell& cell : map.cells) {
-    const int64_t start = cell.col * kSecond + RowStart(cell.row, t.rows);
-    const int64_t end = cell.col * kSecond + RowStart(cell.row + 1, t.rows);
+    // A cell's end in the last second an int64_t of nanoseconds reaches lies past it.
+    int64_t start = 0, end = 0;
+    if (__builtin_add_overflow(cell.col * kSecond, RowStart(cell.row, t.rows), &start)) {
+      start = INT64_MAX;
+    }
+    if (__builtin_add_overflow(cell.col * kSecond, RowStart(cell.row + 1, t.rows), &end)) {
+      end = INT64_MAX;
+    }
     out += "<rect data-c=\"" + std::to_string(cell.col) + "\" data-r=\"" +
            std::to_string(cell.row) + "\" data-w=\"" + std::to_string(cell.weight) + "\" x=\"" +
            std::to_string(gx + static_cast<int>(cell.col - t.first_col) * g.cell_w) + "\" y=\"" +
@@ -609,6 +644,14 @@ int RunTimeline(const std::vector<std::string>& args) {
     std::cerr << "inprof: " << o.profile << ": " << error << '\n';
     return kExitBadInput;
   }
+  const int64_t first_col = std::max<int64_t>(o.filter.from_ns.value_or(0), 0) / kSecond;
+  if (const int64_t last = LastSecond(profile, event, first_col); last - first_col >= kMaxColumns) {
+    std::cerr << "inprof: " << o.profile << ": the samples span " << last - first_col + 1
+              << " seconds (second " << first_col << " to second " << last
+              << " since the start); a timeline draws one column per second, at most "
+              << kMaxColumns << ": choose a part with --from and --to (seconds since the start)\n";
+    return kExitBadInput;
+  }
   const Timeline t = BuildTimeline(profile, event, static_cast<uint32_t>(o.rows), o.per_thread,
                                    html, o.filter.from_ns.value_or(0));
   if (t.maps.empty()) {
@@ -628,8 +671,8 @@ int RunTimeline(const std::vector<std::string>& args) {
   // aggregate but has no time, so no cell shows it. Say how much that is.
   int64_t total = 0, timed = 0;
   for (const Sample& sample : profile.samples)
-    total += std::max<int64_t>(WeightAt(sample.weights, event), 0);
-  for (const HeatMap& map : t.maps) timed += map.weight;
+    AddSaturating(total, std::max<int64_t>(WeightAt(sample.weights, event), 0));
+  for (const HeatMap& map : t.maps) AddSaturating(timed, map.weight);
   if (timed < total) {
     char share[32];
     std::snprintf(share, sizeof share, "%.1f",

@@ -164,6 +164,19 @@ enum class Format {
 // The format a path asks for, from its name; nullopt when the name is not one we write.
 std::optional<Format> FormatFromPath(std::string_view path);
 
+// Output lists (INPROF_OUTPUT, `output=` of a configuration string, inprof_dump) separate
+// paths with ','. Within an item, `\,` is a comma, `\\` a backslash and `\xHH` the byte HH
+// (any but 00); any other backslash is itself (docs/record.md, "Paths with commas").
+//
+// The position of the first ',' at or after `from` that separates items (not escaped), or
+// npos.
+size_t FindOutputListSeparator(std::string_view text, size_t from);
+// One item (between separators) as the path it names; false for `\x00`.
+bool UnescapeOutputListItem(std::string_view item, std::string* path);
+// `path` as an item that UnescapeOutputListItem reads back as `path`: commas, backslashes,
+// control characters and spaces at either end (an item is trimmed) escaped.
+std::string EscapeOutputListItem(std::string_view path);
+
 // `path` with ".part" inserted before its extension, as per-event, per-process and window
 // files are named: out.folded -> out.cpu.folded; pprof's two-part extension stays whole
 // (profile.cpu.pb.gz); a name without extension gets ".part" at its end.

@@ -49,7 +49,8 @@ enum inprof_error {
 INPROF_EXPORT int inprof_start(const char* config);
 
 /* Writes the profile collected so far to `outputs` (comma-separated paths, formats by
- * name), or to the configured outputs when `outputs` is NULL. Profiling continues. After
+ * name; in a path, "\\," is a comma, "\\\\" a backslash and "\\xHH" the byte HH, as in
+ * INPROF_OUTPUT), or to the configured outputs when `outputs` is NULL. Profiling continues. After
  * inprof_stop it writes the profile that was stopped, until the next inprof_start. Each
  * output is written atomically; when one fails the others are still written and the call
  * returns INPROF_ERR_OUTPUT. */

@@ -536,14 +536,21 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
   std::vector<std::string> result;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t end = text.find(',', start);
+    size_t end = FindOutputListSeparator(text, start);
     if (end == std::string_view::npos) end = text.size();
-    std::string path = Trim(text.substr(start, end - start));
+    const std::string written = Trim(text.substr(start, end - start));
     start = end + 1;
-    if (path.empty()) continue;
-    if (!IsConfigPath(path)) {
-      return Status::Error("output '" + Printable(path) +
-                           "': expected a path of at most 4095 bytes without control characters");
+    if (written.empty()) continue;
+    // Control characters are refused as they are written: a stray newline or escape sequence
+    // in a variable is a mistake far more often than part of a name. A path that really holds
+    // one says so with \xHH (inprof record does, for a directory the user named).
+    std::string path;
+    if (HasControl(written) || !UnescapeOutputListItem(written, &path) || path.empty() ||
+        path.size() > kMaxConfigPath) {
+      return Status::Error("output '" + Printable(written) +
+                           "': expected a path of at most 4095 bytes without control characters "
+                           "(escapes: \\, for a comma, \\\\ for a backslash, \\xHH for any other "
+                           "byte but 00)");
     }
     for (const std::string& earlier : result) {
       if (earlier == path) return Status::Error("output '" + Printable(path) + "' is listed twice");
@@ -552,7 +559,7 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
       return Status::Error("more than 64 outputs in '" + Printable(text) + "'");
     }
     if (!FormatFromPath(path)) {
-      return Status::Error("unknown output format for '" + path +
+      return Status::Error("unknown output format for '" + Printable(path) +
                            "': use a name ending in .folded (folded stacks), .log / perf.log "
                            "(perfanno.nvim), .json (annotation JSON), .speedscope.json (speedscope: "
                            "every sample's time and thread), .svg (flame graph), .pb.gz (pprof) "
@@ -563,8 +570,8 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
     // The effective ids decide, as they will for the write: a setuid program writes as its
     // owner, not as the user who started it.
     if (check_writable && faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
-      return Status::Error("cannot write output '" + path + "': directory '" + dir +
-                           "': " + std::strerror(errno));
+      return Status::Error("cannot write output '" + Printable(path) + "': directory '" +
+                           Printable(dir) + "': " + std::strerror(errno));
     }
     result.push_back(std::move(path));
   }
@@ -577,7 +584,8 @@ Status ParseConfig(std::string_view text, Config* config, bool check_outputs) {
   std::vector<std::pair<std::string, std::string>> items;
   size_t start = 0;
   while (start <= text.size()) {
-    size_t end = text.find(',', start);
+    // An escaped comma (output=/tmp/a\,b/out.folded) separates nothing.
+    size_t end = FindOutputListSeparator(text, start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view item = text.substr(start, end - start);
     start = end + 1;

@@ -109,7 +109,9 @@ Status ConfigFromEnvironment(Config* config, bool secure);
 bool EnvironmentIgnored(bool secure);
 
 // Splits a comma-separated output list and checks each output: known format by name and,
-// with `check_writable`, a directory that exists and is writable.
+// with `check_writable`, a directory that exists and is writable. Items are unescaped as
+// UnescapeOutputListItem (inprof/exporters.h) says; control characters written as they are
+// are refused, escaped they are part of the path.
 Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs,
                     bool check_writable = true);
 

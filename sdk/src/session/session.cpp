@@ -363,7 +363,10 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   std::string line = buf;
   if (!written.empty()) {
     line += " outputs=";
-    for (size_t i = 0; i < written.size(); ++i) line += (i ? "," : "") + written[i];
+    // In INPROF_OUTPUT's own syntax: a comma or newline in a path stays one item of one line.
+    for (size_t i = 0; i < written.size(); ++i) {
+      line += (i ? "," : "") + EscapeOutputListItem(written[i]);
+    }
   }
   if (const int64_t symbolize_ns = dump_symbolize_ns_.load(std::memory_order_relaxed);
       symbolize_ns >= 0) {
