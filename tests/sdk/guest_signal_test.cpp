@@ -249,10 +249,11 @@ TEST(GuestSignal, PythonKeyboardInterruptRunsFinallyUnderRecord) {
 }
 
 // What a program reads of SIGINT/SIGTERM, what each of the C library's entry points returns,
-// and the mask of an SA_ONSTACK handler (to which the runtime adds the sampling signal) are
+// the sampling signal's action (which never reaches the kernel while the runtime's handler is
+// there), and the mask of an SA_ONSTACK handler (to which the runtime adds the sampling signal) are
 // what they are without the profiler.
 TEST(GuestSignal, DispositionsReadAsWithoutProfiler) {
-  for (const char* mode : {"read", "entry-points", "onstack"}) {
+  for (const char* mode : {"read", "entry-points", "sigprof", "onstack"}) {
     SCOPED_TRACE(mode);
     const std::string dir = MakeTempDir();
     const ProcessResult bare = RunProcess({INPROF_GUEST_SIGNAL, mode}, {});

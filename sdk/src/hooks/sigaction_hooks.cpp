@@ -144,6 +144,22 @@ bool Virtualised(int signal) {
   return signal > 0 && (signal == OwnedSignal() || TerminationSignalManaged(signal));
 }
 
+// `action` as the kernel would report it back had the program installed it itself: with what
+// the C library adds on the way (on x86-64, SA_RESTORER and its restorer), which our own
+// action, installed through the C library, shows. For the sampling signal, whose program
+// action never reaches the kernel while ours is there.
+struct sigaction AsTheKernelKeepsIt(int signal, const struct sigaction& action) {
+  struct sigaction kept = action;
+  struct sigaction ours;
+  if (RealSigaction(signal, nullptr, &ours) != 0) return kept;
+  constexpr int kOurFlags = SA_SIGINFO | SA_RESTART;  // InstallHandler's (signal_install.cpp)
+  kept.sa_flags |= ours.sa_flags & ~kOurFlags;
+#if defined(__x86_64__)
+  kept.sa_restorer = ours.sa_restorer;
+#endif
+  return kept;
+}
+
 // `action` as the program set it: without the sampling signal we added to its mask.
 void WithoutOurMask(struct sigaction* action) {
   if (const int owned = OwnedSignal(); owned > 0) sigdelset(&action->sa_mask, owned);
@@ -214,7 +230,7 @@ int VirtualSigaction(int signal, const struct sigaction* action, struct sigactio
       if (old != nullptr) *old = PreviousAction();
       return 0;
     }
-    const struct sigaction previous = ExchangePreviousAction(*action);
+    const struct sigaction previous = ExchangePreviousAction(AsTheKernelKeepsIt(signal, *action));
     if (old != nullptr) *old = previous;
     return 0;
   }
