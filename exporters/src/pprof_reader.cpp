@@ -333,10 +333,14 @@ class PprofDecoder {
       if (!Str(default_type_, &default_name)) return BadString("default_sample_type", default_type_);
     }
     std::vector<size_t> order;
+    bool named = false;  // two types of one name: the first is the default
     for (size_t i = 0; i < types_.size(); ++i) {
       std::string type;
       if (!Str(types_[i].type, &type)) return BadString("sample type " + std::to_string(i + 1), types_[i].type);
-      if (!default_name.empty() && type == default_name) first = i;
+      if (!named && !default_name.empty() && type == default_name) {
+        first = i;
+        named = true;
+      }
     }
     order.push_back(first);
     for (size_t i = 0; i < types_.size(); ++i) {

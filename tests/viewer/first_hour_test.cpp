@@ -358,6 +358,32 @@ TEST(FirstHour, Addr2lineErrorsAreBinutilsWords) {
   }
 }
 
+// perf script output without +srcline, over less than a second.
+constexpr const char* kShortScript =
+    "w 1  1.100000:    1 cpu-clock: \n\t    117c leaf+0x1c (/w)\n\n"
+    "w 1  1.200000:    1 cpu-clock: \n\t    117c leaf+0x1c (/w)\n\n";
+
+TEST(FirstHour, HintsFitTheInput) {
+  const std::string dir = MakeTempDir();
+  WriteText(dir + "/p.script", kShortScript);
+  ProcessResult r = Inprof({"top", dir + "/p.script"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("perf script -F +srcline --full-source-path"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("folded stacks need"), std::string::npos) << r.out;
+  r = Inprof({"annotate", kGoProfile + "x"});  // no such file: an error, not a hint
+  EXPECT_EQ(r.exit_code, 1);
+
+  // A profile of one second: its map is one column, and the axis label under it still fits.
+  r = Inprof({"timeline", dir + "/p.script", "-o", dir + "/t.html"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  const std::string html = ReadFile(dir + "/t.html");
+  ASSERT_TRUE(std::regex_search(html, m, std::regex(R"re(<svg class="map"[^>]* data-x0="(\d+)"[^>]* width="(\d+)")re")))
+      << html.substr(0, 2000);
+  // "seconds since the start": 23 characters of at least 6 px each after the grid's corner.
+  EXPECT_GE(std::stoi(m[2]), std::stoi(m[1]) + 23 * 6);
+}
+
 TEST(FirstHour, VersionHelpAndSwappedArguments) {
   ProcessResult r = Inprof({"--version"});
   EXPECT_EQ(r.exit_code, 0);

@@ -79,6 +79,24 @@ const char* InputKindName(InputKind kind) {
   }
 }
 
+const char* NoLinesHint(InputKind kind) {
+  switch (kind) {
+    case InputKind::kPerfScript:
+      return "perf script output has source lines with `perf script -F +srcline "
+             "--full-source-path`";
+    case InputKind::kPerfReport:
+      return "perf report output has source lines with `-g folded,0,caller,srcline,count`";
+    case InputKind::kPprof:
+      return "this pprof profile has no line numbers (it was not symbolized with them)";
+    case InputKind::kSpeedscope:
+      return "this speedscope profile's frames have no file and line";
+    case InputKind::kPerfLog:
+      return "perf.log frames need '/path:LINE'";
+    default:
+      return "folded stacks need frames written as 'function (file:line)'";
+  }
+}
+
 namespace {
 
 // Where a user gets what a filter needs (docs/viewer.md, "Time, threads and labels").

@@ -64,7 +64,9 @@ int RunTop(const TopOptions& o, const Annotations& a, size_t event, std::ostream
         << Printable(DisplayName(line.function, o.full_names)) << ResetColor(o.color) << '\n';
   }
   if (lines.empty())
-    out << "  (no source lines: folded stacks need 'function (file:line)' frames)\n";
+    out << "  (no source lines: " << (o.no_lines_hint.empty() ? NoLinesHint(InputKind::kFolded)
+                                                               : o.no_lines_hint.c_str())
+        << ")\n";
   out << "\nHottest functions\n";
   header("function");
   for (const FunctionStats* fn : functions) {

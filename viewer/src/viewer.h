@@ -26,6 +26,9 @@ struct ProfileOptions {
   bool color = false;     // ANSI colours (a terminal, and NO_COLOR unset)
   bool progress = true;   // --no-progress turns the load progress off
   ProfileFilter filter;   // --from, --to, --thread, --label: the samples looked at
+  // Set once the profile is loaded: how its kind of input gets source lines, for commands
+  // that find none ("folded stacks need frames written as 'function (file:line)'").
+  std::string no_lines_hint;
 };
 
 // How to recompute heat levels before showing them (heat, annotate); nothing set keeps the
@@ -105,6 +108,8 @@ enum class InputKind {
 InputKind DetectInput(const std::string& path, std::string_view text);
 // "folded stacks", "perf script output", ...: what a user calls the input.
 const char* InputKindName(InputKind kind);
+// How an input of `kind` gets file:line frames, for a profile that has none.
+const char* NoLinesHint(InputKind kind);
 
 // A loaded profile: always its annotations; its stacks too unless it was annotation JSON.
 struct Input {
