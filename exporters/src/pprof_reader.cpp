@@ -467,8 +467,10 @@ class PprofDecoder {
           tid = pl.num;
           continue;
         }
-        if (key == "thread name" && pl.str != 0) {
-          thread_name = value;
+        // The thread's name, as inprof writes it; a number under that key names nothing and
+        // would come back from the writer as a name (found by mutating the seeds).
+        if (key == "thread name") {
+          if (pl.str != 0) thread_name = value;
           continue;
         }
         if (pl.str == 0) value = std::to_string(pl.num) + (unit.empty() ? "" : " " + unit);

@@ -384,6 +384,96 @@ TEST(FirstHour, HintsFitTheInput) {
   EXPECT_GE(std::stoi(m[2]), std::stoi(m[1]) + 23 * 6);
 }
 
+// The options of a help text: every -x and --xx on its option lines (those that start with a
+// dash after a few spaces), by line, so "-e, --event NAME" is one option in two spellings.
+std::vector<std::vector<std::string>> HelpOptions(const std::string& help) {
+  std::vector<std::vector<std::string>> options;
+  std::istringstream lines(help);
+  const std::regex option_line(R"(^ {1,8}-)");
+  const std::regex spelling(R"((^|[ ,\[])(--?[a-zA-Z][a-zA-Z-]*))");
+  for (std::string line; std::getline(lines, line);) {
+    if (!std::regex_search(line, option_line)) continue;
+    // The spellings, before the description (two spaces after them).
+    std::string spec = line.substr(line.find('-'));
+    if (const size_t gap = spec.find("  "); gap != std::string::npos) spec.resize(gap);
+    std::vector<std::string> names;
+    for (std::sregex_iterator it(spec.begin(), spec.end(), spelling), end; it != end; ++it) {
+      const std::string name = (*it)[2];
+      if (name != "-h" && name != "--help") names.push_back(name);
+    }
+    // "--from T, --to T, --thread NAME": several options on one line, each its own.
+    if (names.size() > 2 || (names.size() == 2 && names[0].starts_with("--"))) {
+      for (const std::string& name : names) options.push_back({name});
+    } else if (!names.empty()) {
+      options.push_back(names);
+    }
+  }
+  return options;
+}
+
+bool Mentions(const std::string& text, const std::string& option) {
+  return std::regex_search(text, std::regex("(^|[^a-zA-Z0-9-])" + option + "([^a-zA-Z0-9-]|$)"));
+}
+
+// Every option a command's --help lists is in the docs, in one of its spellings; every option
+// the docs' synopsis of a command (`inprof COMMAND [-o DIR] ...` in a code block) shows is one
+// its --help lists.
+TEST(FirstHour, EveryOptionInHelpIsDocumentedAndTheOtherWayRound) {
+  const std::string docs = std::string(INPROF_TEST_SOURCE_DIR) + "/docs/";
+  const std::map<std::string, std::vector<std::string>> pages = {
+      {"top", {"viewer.md"}},
+      {"annotate", {"viewer.md"}},
+      {"heat", {"viewer.md", "heat.md"}},
+      {"callers", {"viewer.md"}},
+      {"callees", {"viewer.md"}},
+      {"diff", {"viewer.md"}},
+      {"convert", {"viewer.md"}},
+      {"flame", {"flame-graphs.md", "viewer.md"}},
+      {"timeline", {"timeline.md", "viewer.md"}},
+      {"record", {"record.md"}},
+      {"symbolize-profile", {"record.md", "raw-profile.md"}},
+      {"hot", {"code-search.md", "viewer.md"}},
+      {"grep", {"code-search.md", "viewer.md"}},
+      {"query", {"code-search.md", "viewer.md"}},
+      {"symbolize", {"symbolizer.md"}},
+      {"addr2line", {"symbolizer.md"}},
+  };
+  for (const auto& [command, files] : pages) {
+    std::string text;
+    for (const std::string& file : files) text += ReadFile(docs + file) + "\n";
+    const ProcessResult help = Inprof({command, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << command;
+    const auto options = HelpOptions(help.out);
+    EXPECT_GT(options.size(), 1u) << command << ": no options found in\n" << help.out;
+    std::vector<std::string> listed;
+    for (const auto& spellings : options) {
+      listed.insert(listed.end(), spellings.begin(), spellings.end());
+      const bool documented = std::any_of(spellings.begin(), spellings.end(),
+                                          [&](const std::string& s) { return Mentions(text, s); });
+      EXPECT_TRUE(documented) << command << " " << spellings[0] << " is in --help, not in docs/"
+                              << files[0];
+    }
+    // The synopsis lines of this command in its pages.
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::string start = "inprof " + command + " ";
+      const size_t at = line.find(start);
+      if (at == std::string::npos || line.substr(0, at).find_first_not_of(' ') != std::string::npos ||
+          line.find('[') == std::string::npos) {
+        continue;
+      }
+      const std::string rest = line.substr(at + start.size());
+      const std::regex spelling(R"((^|[ \[|])(--?[a-zA-Z][a-zA-Z-]*))");
+      for (std::sregex_iterator it(rest.begin(), rest.end(), spelling), end; it != end; ++it) {
+        const std::string name = (*it)[2];
+        if (name == "-h" || name == "--help" || name == "--") continue;
+        EXPECT_NE(std::find(listed.begin(), listed.end(), name), listed.end())
+            << "docs show `" << line << "` but " << command << " --help has no " << name;
+      }
+    }
+  }
+}
+
 TEST(FirstHour, VersionHelpAndSwappedArguments) {
   ProcessResult r = Inprof({"--version"});
   EXPECT_EQ(r.exit_code, 0);
