@@ -24,7 +24,8 @@
 namespace inprof::test {
 namespace {
 
-const std::string kGoProfile = std::string(INPROF_TEST_SOURCE_DIR) + "/tests/data/pprof/go_cpu.pb.gz";
+const std::string kGoProfile =
+    std::string(INPROF_TEST_SOURCE_DIR) + "/tests/data/pprof/go_cpu.pb.gz";
 
 std::map<std::string, std::string> RecordEnv() {
   std::map<std::string, std::string> env = {{"INPROF_LIBRARY", INPROF_LIB}};
@@ -90,7 +91,8 @@ TEST(FirstHour, RecordRefusesBadValuesBeforeRunningAnything) {
     const ProcessResult r = Inprof(args);
     EXPECT_EQ(r.exit_code, 2) << c.option[0] << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("INPROF_"), std::string::npos) << "names a variable the user never set: " << r.err;
+    EXPECT_EQ(r.err.find("INPROF_"), std::string::npos)
+        << "names a variable the user never set: " << r.err;
     EXPECT_NE(r.err.find("inprof record --help"), std::string::npos) << r.err;
     EXPECT_FALSE(FileExists(mark)) << c.option[0] << ": the command ran";
     EXPECT_FALSE(FileExists(dir + "/out")) << c.option[0] << ": the output directory was made";
@@ -135,8 +137,9 @@ void ExpectHintsWork(const std::string& cwd, const std::string& err) {
 
 TEST(FirstHour, TwoEventsCountEachProcessOnceAndHintsNameTheFilesWritten) {
   const std::string dir = MakeTempDir();
-  const ProcessResult r = Shell(dir, std::string("inprof record -o out --keep-raw --events cpu,wall -- sh -c '") +
-                                         kBusy + "'");
+  const ProcessResult r =
+      Shell(dir, std::string("inprof record -o out --keep-raw --events cpu,wall -- sh -c '") +
+                     kBusy + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // One process, one raw file (it holds both events), one process in the summary.
   std::vector<std::string> raw;
@@ -158,8 +161,9 @@ TEST(FirstHour, TwoEventsCountEachProcessOnceAndHintsNameTheFilesWritten) {
   ExpectHintsWork(dir, r.err);
 
   // The raw profile symbolized again, with the format symbolize-profile writes by default.
-  const ProcessResult s = Shell(dir, "inprof symbolize-profile --formats speedscope,pprof "
-                                     "out/raw/profile.inprofraw -o again");
+  const ProcessResult s = Shell(dir,
+                                "inprof symbolize-profile --formats speedscope,pprof "
+                                "out/raw/profile.inprofraw -o again");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_TRUE(FileExists(dir + "/again/profile.speedscope.json") ||
               FileExists(dir + "/again/profile.cpu.speedscope.json"))
@@ -185,7 +189,8 @@ TEST(FirstHour, PerProcessHintsNameTheProcessFiles) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   if (!FileExists(dir + "/out/profile.pb.gz")) {
     EXPECT_EQ(r.err.find("out/profile.pb.gz"), std::string::npos) << r.err;
-    EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(go tool pprof -http=: out/profile\.\d+\.pb\.gz)")))
+    EXPECT_TRUE(
+        std::regex_search(r.err, std::regex(R"(go tool pprof -http=: out/profile\.\d+\.pb\.gz)")))
         << r.err;
   }
   ExpectHintsWork(dir, r.err);
@@ -260,8 +265,7 @@ TEST(FirstHour, FilesTheViewerDoesNotReadAreNamedForWhatTheyAre) {
   WriteText(dir + "/data.bin", std::string("\x01\x02\0\0garbage", 11));
   r = Inprof({"flame", "-o", dir + "/x.svg", dir + "/data.bin"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("binary data, not a profile the viewer reads"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("binary data, not a profile the viewer reads"), std::string::npos) << r.err;
 
   // Text that is nothing else is read as folded stacks, and the error says so.
   WriteText(dir + "/notes.txt", "hello world\n");
@@ -319,10 +323,9 @@ TEST(FirstHour, ConvertWritesAndNamesEveryFormat) {
   EXPECT_NE(bad.err.find(".speedscope.json, .svg or .pb.gz"), std::string::npos) << bad.err;
 
   // The runtime's own refusal of an output name lists speedscope too.
-  const ProcessResult runtime =
-      RunProcess({"/bin/true"}, {{"LD_PRELOAD", PreloadValue()},
-                                 {"INPROF_OUTPUT", dir + "/out.bogus"},
-                                 {"ASAN_OPTIONS", "detect_leaks=0"}});
+  const ProcessResult runtime = RunProcess({"/bin/true"}, {{"LD_PRELOAD", PreloadValue()},
+                                                           {"INPROF_OUTPUT", dir + "/out.bogus"},
+                                                           {"ASAN_OPTIONS", "detect_leaks=0"}});
   EXPECT_NE(runtime.err.find(".speedscope.json (speedscope"), std::string::npos) << runtime.err;
 }
 
@@ -378,7 +381,8 @@ TEST(FirstHour, HintsFitTheInput) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::smatch m;
   const std::string html = ReadFile(dir + "/t.html");
-  ASSERT_TRUE(std::regex_search(html, m, std::regex(R"re(<svg class="map"[^>]* data-x0="(\d+)"[^>]* width="(\d+)")re")))
+  ASSERT_TRUE(std::regex_search(
+      html, m, std::regex(R"re(<svg class="map"[^>]* data-x0="(\d+)"[^>]* width="(\d+)")re")))
       << html.substr(0, 2000);
   // "seconds since the start": 23 characters of at least 6 px each after the grid's corner.
   EXPECT_GE(std::stoi(m[2]), std::stoi(m[1]) + 23 * 6);
@@ -458,7 +462,8 @@ TEST(FirstHour, EveryOptionInHelpIsDocumentedAndTheOtherWayRound) {
     for (std::string line; std::getline(lines, line);) {
       const std::string start = "inprof " + command + " ";
       const size_t at = line.find(start);
-      if (at == std::string::npos || line.substr(0, at).find_first_not_of(' ') != std::string::npos ||
+      if (at == std::string::npos ||
+          line.substr(0, at).find_first_not_of(' ') != std::string::npos ||
           line.find('[') == std::string::npos) {
         continue;
       }
