@@ -60,8 +60,8 @@ int RunHeat(const HeatOptions& o, Annotations& a, size_t event, std::ostream& ou
     }
   }
   if (!o.json && first_function) {
-    out << "no sampled source lines for event " << a.events[event].name
-        << " (" << (o.no_lines_hint.empty() ? NoLinesHint(InputKind::kFolded) : o.no_lines_hint.c_str())
+    out << "no sampled source lines for event " << a.events[event].name << " ("
+        << (o.no_lines_hint.empty() ? NoLinesHint(InputKind::kFolded) : o.no_lines_hint.c_str())
         << ")\n";
   }
   if (o.json) {

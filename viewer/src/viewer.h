@@ -100,8 +100,8 @@ enum class InputKind {
 };
 
 // What a file holds, from its content: an ELF file, a raw profile or pprof (by their magic
-// bytes; pprof also uncompressed, by its framing), a speedscope profile (JSON with speedscope's schema
-// URL), annotation JSON (other JSON: starts with '{'), perf report --stdio output (a
+// bytes; pprof also uncompressed, by its framing), a speedscope profile (JSON with speedscope's
+// schema URL), annotation JSON (other JSON: starts with '{'), perf report --stdio output (a
 // "# Samples: N of event 'E'" header), perf script output (the first line is a sample header
 // with a "TIME:" field), binary data (a NUL byte), perf.log (a name ending in .log) or
 // folded stacks.

@@ -548,11 +548,12 @@ Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs, bo
       return Status::Error("more than 64 outputs in '" + Printable(text) + "'");
     }
     if (!FormatFromPath(path)) {
-      return Status::Error("unknown output format for '" + path +
-                           "': use a name ending in .folded (folded stacks), .log / perf.log "
-                           "(perfanno.nvim), .json (annotation JSON), .speedscope.json (speedscope: "
-                           "every sample's time and thread), .svg (flame graph), .pb.gz (pprof) "
-                           "or .inprofraw (raw profile, symbolized later)");
+      return Status::Error(
+          "unknown output format for '" + path +
+          "': use a name ending in .folded (folded stacks), .log / perf.log "
+          "(perfanno.nvim), .json (annotation JSON), .speedscope.json (speedscope: "
+          "every sample's time and thread), .svg (flame graph), .pb.gz (pprof) "
+          "or .inprofraw (raw profile, symbolized later)");
     }
     size_t slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
