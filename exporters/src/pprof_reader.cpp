@@ -330,13 +330,19 @@ class PprofDecoder {
     size_t first = types_.size() - 1;
     std::string default_name;
     if (default_type_ != 0) {
-      if (!Str(default_type_, &default_name)) return BadString("default_sample_type", default_type_);
+      if (!Str(default_type_, &default_name))
+        return BadString("default_sample_type", default_type_);
     }
     std::vector<size_t> order;
+    bool named = false;  // two types of one name: the first is the default
     for (size_t i = 0; i < types_.size(); ++i) {
       std::string type;
-      if (!Str(types_[i].type, &type)) return BadString("sample type " + std::to_string(i + 1), types_[i].type);
-      if (!default_name.empty() && type == default_name) first = i;
+      if (!Str(types_[i].type, &type))
+        return BadString("sample type " + std::to_string(i + 1), types_[i].type);
+      if (!named && !default_name.empty() && type == default_name) {
+        first = i;
+        named = true;
+      }
     }
     order.push_back(first);
     for (size_t i = 0; i < types_.size(); ++i) {
@@ -345,7 +351,8 @@ class PprofDecoder {
     for (size_t i : order) {
       EventInfo e;
       Str(types_[i].type, &e.name);
-      if (!Str(types_[i].unit, &e.unit)) return BadString("sample type " + std::to_string(i + 1), types_[i].unit);
+      if (!Str(types_[i].unit, &e.unit))
+        return BadString("sample type " + std::to_string(i + 1), types_[i].unit);
       if (e.name.empty()) e.name = "sample type " + std::to_string(i + 1);
       if (e.unit.empty()) e.unit = "count";
       e.period = 1;
@@ -365,8 +372,10 @@ class PprofDecoder {
         return Bad("two mappings have id " + std::to_string(mappings_[i].id));
       }
       Module m;
-      if (!Str(mappings_[i].filename, &m.path)) return BadString("a mapping", mappings_[i].filename);
-      if (!Str(mappings_[i].build_id, &m.build_id)) return BadString("a mapping", mappings_[i].build_id);
+      if (!Str(mappings_[i].filename, &m.path))
+        return BadString("a mapping", mappings_[i].filename);
+      if (!Str(mappings_[i].build_id, &m.build_id))
+        return BadString("a mapping", mappings_[i].build_id);
       m.start = mappings_[i].start;
       m.limit = mappings_[i].limit;
       m.offset = mappings_[i].offset;
@@ -380,7 +389,8 @@ class PprofDecoder {
     for (size_t i = 0; i < locations_.size(); ++i) {
       const PLocation& l = locations_[i];
       if (l.id == 0) return Bad("location " + std::to_string(i + 1) + " has id 0");
-      if (!locations.emplace(l.id, i).second) return Bad("two locations have id " + std::to_string(l.id));
+      if (!locations.emplace(l.id, i).second)
+        return Bad("two locations have id " + std::to_string(l.id));
       const Module* module = nullptr;
       if (l.mapping_id != 0) {
         auto m = mappings.find(l.mapping_id);
@@ -415,12 +425,14 @@ class PprofDecoder {
         }
         const PFunction& pf = functions_[fn->second];
         Frame frame;
-        if (!Str(pf.name, &frame.function)) return BadString("function " + std::to_string(pf.id), pf.name);
+        if (!Str(pf.name, &frame.function))
+          return BadString("function " + std::to_string(pf.id), pf.name);
         if (frame.function.empty() && !Str(pf.system_name, &frame.function)) {
           return BadString("function " + std::to_string(pf.id), pf.system_name);
         }
         if (frame.function.empty()) frame.function = "[unknown]";
-        if (!Str(pf.filename, &frame.file)) return BadString("function " + std::to_string(pf.id), pf.filename);
+        if (!Str(pf.filename, &frame.file))
+          return BadString("function " + std::to_string(pf.id), pf.filename);
         frame.line = Clamp32(line.line);
         frame.column = Clamp32(line.column);
         frame.address = address;
@@ -463,8 +475,10 @@ class PprofDecoder {
           tid = pl.num;
           continue;
         }
-        if (key == "thread name" && pl.str != 0) {
-          thread_name = value;
+        // The thread's name, as inprof writes it; a number under that key names nothing and
+        // would come back from the writer as a name (found by mutating the seeds).
+        if (key == "thread name") {
+          if (pl.str != 0) thread_name = value;
           continue;
         }
         if (pl.str == 0) value = std::to_string(pl.num) + (unit.empty() ? "" : " " + unit);
@@ -478,7 +492,8 @@ class PprofDecoder {
       std::sort(labels.begin(), labels.end());
       uint32_t label_index = 0;
       if (!labels.empty()) {
-        auto [it, added] = label_sets.emplace(labels, static_cast<uint32_t>(p.label_sets.size() + 1));
+        auto [it, added] =
+            label_sets.emplace(labels, static_cast<uint32_t>(p.label_sets.size() + 1));
         if (added) p.label_sets.push_back(labels);
         label_index = it->second;
       }
@@ -495,13 +510,15 @@ class PprofDecoder {
       Sample& sample = p.samples[it->second];
       for (size_t e = 0; e < order.size(); ++e) {
         int64_t& w = sample.weights[e];
-        if (__builtin_add_overflow(w, s.values[order[e]], &w)) w = s.values[order[e]] < 0 ? INT64_MIN : INT64_MAX;
+        if (__builtin_add_overflow(w, s.values[order[e]], &w))
+          w = s.values[order[e]] < 0 ? INT64_MIN : INT64_MAX;
       }
     }
     for (const Sample& s : p.samples) {
       for (size_t e = 0; e < p.events.size(); ++e) {
         int64_t& t = p.events[e].total_weight;
-        if (__builtin_add_overflow(t, s.weights[e], &t)) t = s.weights[e] < 0 ? INT64_MIN : INT64_MAX;
+        if (__builtin_add_overflow(t, s.weights[e], &t))
+          t = s.weights[e] < 0 ? INT64_MIN : INT64_MAX;
       }
     }
     for (const auto& [tid, name] : thread_names) p.threads.push_back({tid, name});

@@ -24,7 +24,8 @@
 namespace inprof::test {
 namespace {
 
-const std::string kGoProfile = std::string(INPROF_TEST_SOURCE_DIR) + "/tests/data/pprof/go_cpu.pb.gz";
+const std::string kGoProfile =
+    std::string(INPROF_TEST_SOURCE_DIR) + "/tests/data/pprof/go_cpu.pb.gz";
 
 std::map<std::string, std::string> RecordEnv() {
   std::map<std::string, std::string> env = {{"INPROF_LIBRARY", INPROF_LIB}};
@@ -90,7 +91,8 @@ TEST(FirstHour, RecordRefusesBadValuesBeforeRunningAnything) {
     const ProcessResult r = Inprof(args);
     EXPECT_EQ(r.exit_code, 2) << c.option[0] << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("INPROF_"), std::string::npos) << "names a variable the user never set: " << r.err;
+    EXPECT_EQ(r.err.find("INPROF_"), std::string::npos)
+        << "names a variable the user never set: " << r.err;
     EXPECT_NE(r.err.find("inprof record --help"), std::string::npos) << r.err;
     EXPECT_FALSE(FileExists(mark)) << c.option[0] << ": the command ran";
     EXPECT_FALSE(FileExists(dir + "/out")) << c.option[0] << ": the output directory was made";
@@ -135,8 +137,9 @@ void ExpectHintsWork(const std::string& cwd, const std::string& err) {
 
 TEST(FirstHour, TwoEventsCountEachProcessOnceAndHintsNameTheFilesWritten) {
   const std::string dir = MakeTempDir();
-  const ProcessResult r = Shell(dir, std::string("inprof record -o out --keep-raw --events cpu,wall -- sh -c '") +
-                                         kBusy + "'");
+  const ProcessResult r =
+      Shell(dir, std::string("inprof record -o out --keep-raw --events cpu,wall -- sh -c '") +
+                     kBusy + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // One process, one raw file (it holds both events), one process in the summary.
   std::vector<std::string> raw;
@@ -158,8 +161,9 @@ TEST(FirstHour, TwoEventsCountEachProcessOnceAndHintsNameTheFilesWritten) {
   ExpectHintsWork(dir, r.err);
 
   // The raw profile symbolized again, with the format symbolize-profile writes by default.
-  const ProcessResult s = Shell(dir, "inprof symbolize-profile --formats speedscope,pprof "
-                                     "out/raw/profile.inprofraw -o again");
+  const ProcessResult s = Shell(dir,
+                                "inprof symbolize-profile --formats speedscope,pprof "
+                                "out/raw/profile.inprofraw -o again");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_TRUE(FileExists(dir + "/again/profile.speedscope.json") ||
               FileExists(dir + "/again/profile.cpu.speedscope.json"))
@@ -185,7 +189,8 @@ TEST(FirstHour, PerProcessHintsNameTheProcessFiles) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   if (!FileExists(dir + "/out/profile.pb.gz")) {
     EXPECT_EQ(r.err.find("out/profile.pb.gz"), std::string::npos) << r.err;
-    EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(go tool pprof -http=: out/profile\.\d+\.pb\.gz)")))
+    EXPECT_TRUE(
+        std::regex_search(r.err, std::regex(R"(go tool pprof -http=: out/profile\.\d+\.pb\.gz)")))
         << r.err;
   }
   ExpectHintsWork(dir, r.err);
@@ -260,8 +265,7 @@ TEST(FirstHour, FilesTheViewerDoesNotReadAreNamedForWhatTheyAre) {
   WriteText(dir + "/data.bin", std::string("\x01\x02\0\0garbage", 11));
   r = Inprof({"flame", "-o", dir + "/x.svg", dir + "/data.bin"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("binary data, not a profile the viewer reads"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("binary data, not a profile the viewer reads"), std::string::npos) << r.err;
 
   // Text that is nothing else is read as folded stacks, and the error says so.
   WriteText(dir + "/notes.txt", "hello world\n");
@@ -319,10 +323,9 @@ TEST(FirstHour, ConvertWritesAndNamesEveryFormat) {
   EXPECT_NE(bad.err.find(".speedscope.json, .svg or .pb.gz"), std::string::npos) << bad.err;
 
   // The runtime's own refusal of an output name lists speedscope too.
-  const ProcessResult runtime =
-      RunProcess({"/bin/true"}, {{"LD_PRELOAD", PreloadValue()},
-                                 {"INPROF_OUTPUT", dir + "/out.bogus"},
-                                 {"ASAN_OPTIONS", "detect_leaks=0"}});
+  const ProcessResult runtime = RunProcess({"/bin/true"}, {{"LD_PRELOAD", PreloadValue()},
+                                                           {"INPROF_OUTPUT", dir + "/out.bogus"},
+                                                           {"ASAN_OPTIONS", "detect_leaks=0"}});
   EXPECT_NE(runtime.err.find(".speedscope.json (speedscope"), std::string::npos) << runtime.err;
 }
 
@@ -355,6 +358,124 @@ TEST(FirstHour, Addr2lineErrorsAreBinutilsWords) {
     EXPECT_EQ(ours.exit_code, theirs.exit_code);
     const ProcessResult sub = Shell(dir, "inprof addr2line -e " + file + " 0x10");
     EXPECT_EQ(sub.err, theirs.err);
+  }
+}
+
+// perf script output without +srcline, over less than a second.
+constexpr const char* kShortScript =
+    "w 1  1.100000:    1 cpu-clock: \n\t    117c leaf+0x1c (/w)\n\n"
+    "w 1  1.200000:    1 cpu-clock: \n\t    117c leaf+0x1c (/w)\n\n";
+
+TEST(FirstHour, HintsFitTheInput) {
+  const std::string dir = MakeTempDir();
+  WriteText(dir + "/p.script", kShortScript);
+  ProcessResult r = Inprof({"top", dir + "/p.script"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("perf script -F +srcline --full-source-path"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("folded stacks need"), std::string::npos) << r.out;
+  r = Inprof({"annotate", kGoProfile + "x"});  // no such file: an error, not a hint
+  EXPECT_EQ(r.exit_code, 1);
+
+  // A profile of one second: its map is one column, and the axis label under it still fits.
+  r = Inprof({"timeline", dir + "/p.script", "-o", dir + "/t.html"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  const std::string html = ReadFile(dir + "/t.html");
+  ASSERT_TRUE(std::regex_search(
+      html, m, std::regex(R"re(<svg class="map"[^>]* data-x0="(\d+)"[^>]* width="(\d+)")re")))
+      << html.substr(0, 2000);
+  // "seconds since the start": 23 characters of at least 6 px each after the grid's corner.
+  EXPECT_GE(std::stoi(m[2]), std::stoi(m[1]) + 23 * 6);
+}
+
+// The options of a help text: every -x and --xx on its option lines (those that start with a
+// dash after a few spaces), by line, so "-e, --event NAME" is one option in two spellings.
+std::vector<std::vector<std::string>> HelpOptions(const std::string& help) {
+  std::vector<std::vector<std::string>> options;
+  std::istringstream lines(help);
+  const std::regex option_line(R"(^ {1,8}-)");
+  const std::regex spelling(R"((^|[ ,\[])(--?[a-zA-Z][a-zA-Z-]*))");
+  for (std::string line; std::getline(lines, line);) {
+    if (!std::regex_search(line, option_line)) continue;
+    // The spellings, before the description (two spaces after them).
+    std::string spec = line.substr(line.find('-'));
+    if (const size_t gap = spec.find("  "); gap != std::string::npos) spec.resize(gap);
+    std::vector<std::string> names;
+    for (std::sregex_iterator it(spec.begin(), spec.end(), spelling), end; it != end; ++it) {
+      const std::string name = (*it)[2];
+      if (name != "-h" && name != "--help") names.push_back(name);
+    }
+    // "--from T, --to T, --thread NAME": several options on one line, each its own.
+    if (names.size() > 2 || (names.size() == 2 && names[0].starts_with("--"))) {
+      for (const std::string& name : names) options.push_back({name});
+    } else if (!names.empty()) {
+      options.push_back(names);
+    }
+  }
+  return options;
+}
+
+bool Mentions(const std::string& text, const std::string& option) {
+  return std::regex_search(text, std::regex("(^|[^a-zA-Z0-9-])" + option + "([^a-zA-Z0-9-]|$)"));
+}
+
+// Every option a command's --help lists is in the docs, in one of its spellings; every option
+// the docs' synopsis of a command (`inprof COMMAND [-o DIR] ...` in a code block) shows is one
+// its --help lists.
+TEST(FirstHour, EveryOptionInHelpIsDocumentedAndTheOtherWayRound) {
+  const std::string docs = std::string(INPROF_TEST_SOURCE_DIR) + "/docs/";
+  const std::map<std::string, std::vector<std::string>> pages = {
+      {"top", {"viewer.md"}},
+      {"annotate", {"viewer.md"}},
+      {"heat", {"viewer.md", "heat.md"}},
+      {"callers", {"viewer.md"}},
+      {"callees", {"viewer.md"}},
+      {"diff", {"viewer.md"}},
+      {"convert", {"viewer.md"}},
+      {"flame", {"flame-graphs.md", "viewer.md"}},
+      {"timeline", {"timeline.md", "viewer.md"}},
+      {"record", {"record.md"}},
+      {"symbolize-profile", {"record.md", "raw-profile.md"}},
+      {"hot", {"code-search.md", "viewer.md"}},
+      {"grep", {"code-search.md", "viewer.md"}},
+      {"query", {"code-search.md", "viewer.md"}},
+      {"symbolize", {"symbolizer.md"}},
+      {"addr2line", {"symbolizer.md"}},
+  };
+  for (const auto& [command, files] : pages) {
+    std::string text;
+    for (const std::string& file : files) text += ReadFile(docs + file) + "\n";
+    const ProcessResult help = Inprof({command, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << command;
+    const auto options = HelpOptions(help.out);
+    EXPECT_GT(options.size(), 1u) << command << ": no options found in\n" << help.out;
+    std::vector<std::string> listed;
+    for (const auto& spellings : options) {
+      listed.insert(listed.end(), spellings.begin(), spellings.end());
+      const bool documented = std::any_of(spellings.begin(), spellings.end(),
+                                          [&](const std::string& s) { return Mentions(text, s); });
+      EXPECT_TRUE(documented) << command << " " << spellings[0] << " is in --help, not in docs/"
+                              << files[0];
+    }
+    // The synopsis lines of this command in its pages.
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::string start = "inprof " + command + " ";
+      const size_t at = line.find(start);
+      if (at == std::string::npos ||
+          line.substr(0, at).find_first_not_of(' ') != std::string::npos ||
+          line.find('[') == std::string::npos) {
+        continue;
+      }
+      const std::string rest = line.substr(at + start.size());
+      const std::regex spelling(R"((^|[ \[|])(--?[a-zA-Z][a-zA-Z-]*))");
+      for (std::sregex_iterator it(rest.begin(), rest.end(), spelling), end; it != end; ++it) {
+        const std::string name = (*it)[2];
+        if (name == "-h" || name == "--help" || name == "--") continue;
+        EXPECT_NE(std::find(listed.begin(), listed.end(), name), listed.end())
+            << "docs show `" << line << "` but " << command << " --help has no " << name;
+      }
+    }
   }
 }
 

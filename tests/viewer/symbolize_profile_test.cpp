@@ -137,7 +137,8 @@ TEST(SymbolizeProfile, OneProcessHasNoRootFrame) {
   // The recorder's numbers, in the health every reader shows.
   EXPECT_TRUE(std::regex_search(
       ReadFile(dir + "/out/profile.json"),
-      std::regex(R"(symbolized by inprof symbolize-profile: 1 process, \d+ binar(y|ies), 2 distinct)")))
+      std::regex(
+          R"(symbolized by inprof symbolize-profile: 1 process, \d+ binar(y|ies), 2 distinct)")))
       << ReadFile(dir + "/out/profile.json").substr(0, 2000);
 
   const ProcessResult roots =

@@ -185,8 +185,7 @@ int Addr2lineMain(int argc, char** argv) {
         std::puts("inprof addr2line (compatible with GNU addr2line 2.40)");
         return 0;
       default:
-        std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], argv[optind - 1],
-                     kHelp);
+        std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], argv[optind - 1], kHelp);
         return 1;
     }
   }

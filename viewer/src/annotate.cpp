@@ -301,8 +301,9 @@ int RunAnnotate(const AnnotateOptions& o, const Annotations& a, size_t event, st
     return 1;
   }
   if (files.empty() && o.sources.empty() && !o.json) {
-    out << "no sampled source lines for event " << a.events[event].name
-        << " (folded stacks need frames written as 'function (file:line)')\n";
+    out << "no sampled source lines for event " << a.events[event].name << " ("
+        << (o.no_lines_hint.empty() ? NoLinesHint(InputKind::kFolded) : o.no_lines_hint.c_str())
+        << ")\n";
     return status;
   }
   const int64_t total = EventTotal(a, event);

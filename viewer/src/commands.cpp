@@ -279,11 +279,12 @@ int Flushed(int rc) {
 }
 
 // Loads o.profile, maps its paths and finds the event. Returns -1 to go on, else 1.
-int Load(const ProfileOptions& o, Input* input, size_t* event) {
+int Load(ProfileOptions& o, Input* input, size_t* event) {
   if (Status s = LoadInput(o.profile, o.progress, input, true, o.filter); !s.ok()) {
     std::cerr << "inprof: " << s.message() << '\n';
     return kExitBadInput;
   }
+  o.no_lines_hint = NoLinesHint(input->kind);
   RemapPaths(o.maps, input->annotations);
   std::string error;
   if (!FindEvent(input->annotations, o.event, event, &error)) {

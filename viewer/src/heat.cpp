@@ -60,8 +60,9 @@ int RunHeat(const HeatOptions& o, Annotations& a, size_t event, std::ostream& ou
     }
   }
   if (!o.json && first_function) {
-    out << "no sampled source lines for event " << a.events[event].name
-        << " (folded stacks need frames written as 'function (file:line)')\n";
+    out << "no sampled source lines for event " << a.events[event].name << " ("
+        << (o.no_lines_hint.empty() ? NoLinesHint(InputKind::kFolded) : o.no_lines_hint.c_str())
+        << ")\n";
   }
   if (o.json) {
     out << "],\n\"method\":\"" << HeatMethodName(a.heat_method) << '"';

@@ -38,7 +38,9 @@ class FileText {
 
 InputKind DetectInput(const std::string& path, std::string_view text) {
   // Binary files first, by their magic: none of them is text a reader below could take.
-  if (text.starts_with("\x7f" "ELF")) return InputKind::kElf;
+  if (text.starts_with("\x7f"
+                       "ELF"))
+    return InputKind::kElf;
   if (text.starts_with("inprof-raw")) return InputKind::kRaw;
   if (LooksLikePprof(text)) return InputKind::kPprof;
   const size_t first = text.find_first_not_of(" \t\r\n");
@@ -76,6 +78,24 @@ const char* InputKindName(InputKind kind) {
       return "binary data";
     default:
       return "folded stacks";
+  }
+}
+
+const char* NoLinesHint(InputKind kind) {
+  switch (kind) {
+    case InputKind::kPerfScript:
+      return "perf script output has source lines with `perf script -F +srcline "
+             "--full-source-path`";
+    case InputKind::kPerfReport:
+      return "perf report output has source lines with `-g folded,0,caller,srcline,count`";
+    case InputKind::kPprof:
+      return "this pprof profile has no line numbers (it was not symbolized with them)";
+    case InputKind::kSpeedscope:
+      return "this speedscope profile's frames have no file and line";
+    case InputKind::kPerfLog:
+      return "perf.log frames need '/path:LINE'";
+    default:
+      return "folded stacks need frames written as 'function (file:line)'";
   }
 }
 
@@ -146,17 +166,23 @@ Status Refuse(const std::string& path, InputKind kind) {
   switch (kind) {
     case InputKind::kRaw:
       return Status::InvalidArgument(
-          path + ": a raw profile (addresses not yet turned into functions and lines); "
-                 "`inprof symbolize-profile " + ShellQuote(path) +
-          " -o DIR` writes the profiles the viewer reads (DIR/profile.json, DIR/profile.pb.gz, ...)");
+          path +
+          ": a raw profile (addresses not yet turned into functions and lines); "
+          "`inprof symbolize-profile " +
+          ShellQuote(path) +
+          " -o DIR` writes the profiles the viewer reads (DIR/profile.json, DIR/profile.pb.gz, "
+          "...)");
     case InputKind::kElf:
       return Status::InvalidArgument(
-          path + ": an ELF file (a program or library), not a profile; profile it with "
-                 "`inprof record -- " + ShellQuote(path) + "` and read the files that writes");
+          path +
+          ": an ELF file (a program or library), not a profile; profile it with "
+          "`inprof record -- " +
+          ShellQuote(path) + "` and read the files that writes");
     default:
       return Status::InvalidArgument(
-          path + ": binary data, not a profile the viewer reads (annotation JSON, pprof, "
-                 "folded stacks, perf.log, perf script or perf report output, speedscope)");
+          path +
+          ": binary data, not a profile the viewer reads (annotation JSON, pprof, "
+          "folded stacks, perf.log, perf script or perf report output, speedscope)");
   }
 }
 
@@ -189,11 +215,12 @@ Status ParseStacks(const std::string& path, InputKind kind, std::string_view tex
   // Every refusal says what the file was read as: a file taken for folded stacks was
   // recognised as nothing else.
   if (!s.ok()) {
-    return Status::Error(s.message() + (kind == InputKind::kFolded
-                                            ? " (read as folded stacks: nothing in it looked "
-                                              "like another format the viewer reads)"
-                                            : " (read as " + std::string(InputKindName(kind)) + ")"),
-                         s.code());
+    return Status::Error(
+        s.message() + (kind == InputKind::kFolded
+                           ? " (read as folded stacks: nothing in it looked "
+                             "like another format the viewer reads)"
+                           : " (read as " + std::string(InputKindName(kind)) + ")"),
+        s.code());
   }
   if (out->samples.empty()) {
     return Status::Error(path + (kind == InputKind::kPprof

@@ -52,8 +52,10 @@ std::string EventHeading(const EventInfo& e, int64_t total) {
   }
   text += "), total " + std::to_string(total);
   if (time) {
-    text += " (" + FormatDuration(static_cast<double>(total) *
-                                  static_cast<double>(e.period > 1 ? e.period : 1)) + ")";
+    text += " (" +
+            FormatDuration(static_cast<double>(total) *
+                           static_cast<double>(e.period > 1 ? e.period : 1)) +
+            ")";
   } else if (e.period > 1) {
     text += " (" + std::to_string(total * static_cast<int64_t>(e.period)) + " " + e.unit + ")";
   }

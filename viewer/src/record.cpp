@@ -397,8 +397,8 @@ void PrintMore(const std::string& dir, const std::vector<std::string>& names,
       !pprof.empty()) {
     lines.push_back("go tool pprof -http=: " + path(pprof));
   }
-  if (const std::string timed = FindWritten(names, "profile.speedscope.json", "profile.",
-                                            ".speedscope.json", infix);
+  if (const std::string timed =
+          FindWritten(names, "profile.speedscope.json", "profile.", ".speedscope.json", infix);
       !timed.empty()) {
     lines.push_back("inprof timeline " + path(timed) + " -o timeline.html");
   }
@@ -517,8 +517,8 @@ bool FinishTree(const RecordOptions& o, const std::string& dir, const std::strin
   for (const std::string& name : names) std::cerr << "  " << name << '\n';
   if (o.keep_raw) std::cerr << "  raw/ (the processes' raw profiles)\n";
   if (o.quiet) return true;
-  std::cerr << "symbolized " << report.binaries << (report.binaries == 1 ? " binary, " : " binaries, ")
-            << report.addresses
+  std::cerr << "symbolized " << report.binaries
+            << (report.binaries == 1 ? " binary, " : " binaries, ") << report.addresses
             << " distinct addresses in " << std::fixed << std::setprecision(2) << report.seconds
             << std::defaultfloat << " s (" << report.cache_hits << " from the symbol cache)\n\n";
   PrintProcessShares(report, o.limit, std::cerr);

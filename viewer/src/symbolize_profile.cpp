@@ -65,8 +65,9 @@ examples:
 // The file names of the formats, by the names --formats takes.
 const std::vector<std::pair<std::string, std::string>>& FormatNames() {
   static const std::vector<std::pair<std::string, std::string>> names = {
-      {"json", "profile.json"}, {"log", "perf.log"},        {"folded", "profile.folded"},
-      {"svg", "flame.svg"},     {"pprof", "profile.pb.gz"}, {"speedscope", "profile.speedscope.json"},
+      {"json", "profile.json"},     {"log", "perf.log"},
+      {"folded", "profile.folded"}, {"svg", "flame.svg"},
+      {"pprof", "profile.pb.gz"},   {"speedscope", "profile.speedscope.json"},
   };
   return names;
 }
@@ -280,13 +281,12 @@ Status SymbolizeProfiles(const SymbolizeProfileOptions& o, SymbolizeProfileRepor
   profile.health.symbol_cache_hits = stats.cache_hits;
   profile.health.symbol_cache_misses = stats.cache_misses;
   std::vector<std::string>& warnings = profile.health.warnings;
-  warnings.push_back("symbolized by inprof symbolize-profile: " + std::to_string(raws.size()) +
-                     (raws.size() == 1 ? " process, " : " processes, ") +
-                     std::to_string(report->binaries) +
-                     (report->binaries == 1 ? " binary, " : " binaries, ") +
-                     std::to_string(report->addresses) + " distinct addresses in " +
-                     Seconds(report->seconds) + " s (" + std::to_string(report->cache_hits) +
-                     " from the symbol cache)");
+  warnings.push_back(
+      "symbolized by inprof symbolize-profile: " + std::to_string(raws.size()) +
+      (raws.size() == 1 ? " process, " : " processes, ") + std::to_string(report->binaries) +
+      (report->binaries == 1 ? " binary, " : " binaries, ") + std::to_string(report->addresses) +
+      " distinct addresses in " + Seconds(report->seconds) + " s (" +
+      std::to_string(report->cache_hits) + " from the symbol cache)");
   for (const std::string& note : report->notes) warnings.push_back(note);
   for (const std::string& warning : report->warnings) warnings.push_back(warning);
 
@@ -382,9 +382,9 @@ int RunSymbolizeProfile(const std::vector<std::string>& args) {
       auto it = std::find_if(known.begin(), known.end(),
                              [&](const auto& entry) { return entry.first == name; });
       if (it == known.end()) {
-        return UsageError(args[0],
-                          "--formats takes json, log, folded, svg, pprof and speedscope, not '" + name +
-                              "'");
+        return UsageError(
+            args[0],
+            "--formats takes json, log, folded, svg, pprof and speedscope, not '" + name + "'");
       }
       o.outputs.push_back(it->second);
     }
@@ -400,8 +400,8 @@ int RunSymbolizeProfile(const std::vector<std::string>& args) {
   if (quiet) return 0;
   std::cerr << "inprof: " << report.processes.size()
             << (report.processes.size() == 1 ? " process" : " processes") << ", " << report.binaries
-            << (report.binaries == 1 ? " binary, " : " binaries, ") << report.addresses << " distinct addresses in "
-            << Seconds(report.seconds) << " s (" << report.cache_hits
+            << (report.binaries == 1 ? " binary, " : " binaries, ") << report.addresses
+            << " distinct addresses in " << Seconds(report.seconds) << " s (" << report.cache_hits
             << " from the symbol cache)\n";
   std::vector<std::string> written = report.written;
   std::sort(written.begin(), written.end());

@@ -310,7 +310,9 @@ Geometry MapGeometry(const Timeline& t) {
   Geometry g;
   g.cell_w = std::clamp(1100 / static_cast<int>(t.cols), 3, 40);
   g.cell_h = std::clamp(500 / static_cast<int>(t.rows), 2, 20);
-  g.width = g.left + g.cell_w * static_cast<int>(t.cols) + 16;
+  // At least as wide as the axis label under the grid ("seconds since the start", ~140 px
+  // at its font size): a profile of one second has a grid of one 40 px column.
+  g.width = g.left + std::max(g.cell_w * static_cast<int>(t.cols), 150) + 16;
   g.height = g.top + g.cell_h * static_cast<int>(t.rows) + 34;
   return g;
 }

@@ -64,7 +64,9 @@ int RunTop(const TopOptions& o, const Annotations& a, size_t event, std::ostream
         << Printable(DisplayName(line.function, o.full_names)) << ResetColor(o.color) << '\n';
   }
   if (lines.empty())
-    out << "  (no source lines: folded stacks need 'function (file:line)' frames)\n";
+    out << "  (no source lines: "
+        << (o.no_lines_hint.empty() ? NoLinesHint(InputKind::kFolded) : o.no_lines_hint.c_str())
+        << ")\n";
   out << "\nHottest functions\n";
   header("function");
   for (const FunctionStats* fn : functions) {
@@ -183,8 +185,8 @@ int RunTopByLabel(const TopOptions& o, const Annotations& a, const Profile* stac
     out << "]}\n";
     return 0;
   }
-  out << EventHeading(info, total) << "; by label "
-      << Printable(key) << "\n\n   share          weight  " << Printable(key) << '\n';
+  out << EventHeading(info, total) << "; by label " << Printable(key)
+      << "\n\n   share          weight  " << Printable(key) << '\n';
   char line[96];
   for (size_t i = 0; i < shown; ++i) {
     std::snprintf(line, sizeof line, "%7s%% %15lld  ", Share(rows[i].weight, total).c_str(),

@@ -26,6 +26,9 @@ struct ProfileOptions {
   bool color = false;     // ANSI colours (a terminal, and NO_COLOR unset)
   bool progress = true;   // --no-progress turns the load progress off
   ProfileFilter filter;   // --from, --to, --thread, --label: the samples looked at
+  // Set once the profile is loaded: how its kind of input gets source lines, for commands
+  // that find none ("folded stacks need frames written as 'function (file:line)'").
+  std::string no_lines_hint;
 };
 
 // How to recompute heat levels before showing them (heat, annotate); nothing set keeps the
@@ -97,14 +100,16 @@ enum class InputKind {
 };
 
 // What a file holds, from its content: an ELF file, a raw profile or pprof (by their magic
-// bytes; pprof also uncompressed, by its framing), a speedscope profile (JSON with speedscope's schema
-// URL), annotation JSON (other JSON: starts with '{'), perf report --stdio output (a
+// bytes; pprof also uncompressed, by its framing), a speedscope profile (JSON with speedscope's
+// schema URL), annotation JSON (other JSON: starts with '{'), perf report --stdio output (a
 // "# Samples: N of event 'E'" header), perf script output (the first line is a sample header
 // with a "TIME:" field), binary data (a NUL byte), perf.log (a name ending in .log) or
 // folded stacks.
 InputKind DetectInput(const std::string& path, std::string_view text);
 // "folded stacks", "perf script output", ...: what a user calls the input.
 const char* InputKindName(InputKind kind);
+// How an input of `kind` gets file:line frames, for a profile that has none.
+const char* NoLinesHint(InputKind kind);
 
 // A loaded profile: always its annotations; its stacks too unless it was annotation JSON.
 struct Input {
