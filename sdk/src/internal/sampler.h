@@ -61,6 +61,12 @@ struct ThreadSlot {
   // itimer engine: the thread CPU time its samples have accounted for so far (set at
   // registration and when the timer is re-armed, advanced by the handler).
   std::atomic<int64_t> itimer_cpu_base{0};
+  // Per event, set by the registry before the thread's sources start (Engine::FirstPeriod):
+  // timer engine, periods the thread's first sample stands for besides its own (taken by the
+  // handler with that sample); perf engine, bit e of perf_first_pending: the event's first
+  // period was drawn short and the handler restores the event's own period after it.
+  std::atomic<uint32_t> owed_periods[TimerToken::kMaxEvents] = {};
+  std::atomic<uint32_t> perf_first_pending{0};
   SampleRing* ring = nullptr;
   CopyRing* copies = nullptr;  // stack copies for DWARF unwinding (unwind=dwarf or auto)
   // Control path only:
@@ -128,6 +134,9 @@ struct Sampler {
   // with a loop whose own period is close to a multiple of the sampling period
   // (docs/engines.md "Dithered periods"). 0: the event keeps its fixed period.
   uint64_t event_dither_ns[TimerToken::kMaxEvents] = {};
+  // perf engine: the event's own period (ns or a count), which the handler restores after a
+  // thread's first, shorter period when the event is not dithered. 0 for other engines.
+  uint64_t event_perf_period[TimerToken::kMaxEvents] = {};
   uint32_t event_count = 1;
   // itimer engine: the table above (mask + 1 entries) and 1 + the index of the event it
   // samples while ITIMER_PROF is ours (0: SIGPROF from a kernel timer is not ours).

@@ -92,6 +92,33 @@ void RedrawPeriod(const ThreadSlot& slot, int fd, uint64_t mean_ns) {
               reinterpret_cast<long>(&period));
 }
 
+// After the first overflow of a thread's perf event whose first period was drawn short
+// (Engine::DrawFirstPeriod) and whose periods are not redrawn: the event's own period from
+// here on. Same conditions as RedrawPeriod.
+void RestorePeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t period) {
+  const uint32_t bit = 1u << event;
+  if (period == 0 || (slot.perf_first_pending.load(std::memory_order_relaxed) & bit) == 0) return;
+  slot.perf_first_pending.fetch_and(~bit, std::memory_order_relaxed);
+  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive) return;
+  RawSyscall4(kSysIoctl, fd, static_cast<long>(PERF_EVENT_IOC_PERIOD),
+              reinterpret_cast<long>(&period));
+}
+
+// Timer engine: the periods a thread's first sample stands for besides its own, drawn when
+// its timer was armed (Engine::DrawFirstPeriod), for the slot's current thread only.
+uint32_t TakeOwedPeriods(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation) {
+  if (sampler == nullptr || index >= sampler->slot_count || event >= TimerToken::kMaxEvents) {
+    return 0;
+  }
+  ThreadSlot& slot = sampler->slots[index];
+  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
+      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation ||
+      slot.owed_periods[event].load(std::memory_order_relaxed) == 0) {
+    return 0;
+  }
+  return slot.owed_periods[event].exchange(0, std::memory_order_acquire);
+}
+
 // Records one sample for slot `index`. False when the signal is stale (the slot is no longer
 // the thread the signal was meant for): then its source (a perf fd) may be closed already.
 bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
@@ -271,7 +298,8 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     // Timer engine: the kernel counts the expirations it could not deliver (it checks CPU
     // timers on the tick), so the sample stands for 1 + overrun periods.
     ours = true;  // ours even when stale: a late signal of a stopped session is swallowed
-    weight = 1u + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0);
+    weight = 1u + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0) +
+             TakeOwedPeriods(sampler, event, index, generation);
   } else if (info != nullptr && (info->si_code == POLL_IN || info->si_code == POLL_HUP) &&
              sampler != nullptr && info->si_fd >= 0 &&
              static_cast<uint32_t>(info->si_fd) < sampler->fd_token_count &&
@@ -305,6 +333,8 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
                                  static_cast<const ucontext_t*>(context));
     if (live && info->si_code == POLL_IN && sampler->event_dither_ns[event] != 0) {
       RedrawPeriod(sampler->slots[index], info->si_fd, sampler->event_dither_ns[event]);
+    } else if (live && info->si_code == POLL_IN) {
+      RestorePeriod(sampler->slots[index], event, info->si_fd, sampler->event_perf_period[event]);
     }
   }
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);

@@ -187,11 +187,21 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   // start so that the first signal is never dropped as stale.
   slot.state.store(SlotState::kActive, std::memory_order_release);
 
-  // Random first expiry: a thread that lives for less than one period is still sampled in
-  // proportion to its CPU time instead of never.
-  std::uniform_int_distribution<long> first(1, period_ns_);
+  // Random first period, drawn by each engine (Engine::DrawFirstPeriod): a thread that lives
+  // for less than one period is still sampled in proportion to its CPU time instead of never,
+  // and none loses its last partial period in expectation.
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  uint32_t perf_first = 0;
   for (size_t e = 0; e < engines_.size(); ++e) {
-    if (const int started = engines_[e]->Start(&slot.sources[e], first(random_)); started != 0) {
+    if (engines_[e]->kind() == EngineKind::kPerf) perf_first |= 1u << e;
+  }
+  slot.perf_first_pending.store(perf_first, std::memory_order_relaxed);
+  for (size_t e = 0; e < engines_.size(); ++e) {
+    const double u1 = uniform(random_), u2 = uniform(random_);
+    const Engine::FirstPeriod draw = engines_[e]->DrawFirstPeriod(u1, u2);
+    // Before the source starts: its first signal takes it.
+    slot.owed_periods[e].store(draw.owed, std::memory_order_release);
+    if (const int started = engines_[e]->Start(&slot.sources[e], draw.first_ns); started != 0) {
       // Half a thread's events would make a profile whose events disagree: none at all. The
       // slot is retired like any other (its ring may already hold samples).
       RetireLocked(index);
