@@ -95,9 +95,10 @@ class PerfEngine final : public Engine {
     // The first period (DrawFirstPeriod) is the event's period until its first overflow;
     // the handler then redraws it (dithered) or restores the event's own
     // (ThreadSlot::perf_first_pending). On a disabled event PERF_EVENT_IOC_PERIOD only sets
-    // the period the event starts with.
+    // the period the event starts with. Should it fail, the thread starts with a whole period,
+    // as it did before: sampled, only less fairly if it is short.
     uint64_t first = first_ns > 0 ? static_cast<uint64_t>(first_ns) : period_;
-    if (ioctl(source->fd, PERF_EVENT_IOC_PERIOD, &first) != 0) return errno;
+    ioctl(source->fd, PERF_EVENT_IOC_PERIOD, &first);
     if (ioctl(source->fd, PERF_EVENT_IOC_RESET, 0) != 0) return errno;
     return ioctl(source->fd, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : errno;
   }

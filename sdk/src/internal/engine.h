@@ -2,7 +2,8 @@
 //
 //   timer  one POSIX timer per thread on its CPU-time clock (SIGEV_THREAD_ID). Works
 //          everywhere, charges syscall time to the calling code, capped by the kernel tick;
-//          samples carry 1 + overrun as weight so totals stay exact above the tick.
+//          samples carry 1 + overrun as weight so totals stay exact above the tick. Its
+//          signals come on the tick, so loops near a multiple of it alias: `auto` prefers perf.
 //   perf   one perf_event (software task-clock, user space only) per thread, its overflow
 //          signal routed to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX/F_OWNER_TID).
 //          hrtimer based: accurate at 1-4 kHz. Needs perf_event_paranoid <= 2 (or
