@@ -6,6 +6,9 @@
 //   threads N MS [PAR]      N threads, each spending MS ms of CPU in work_alpha, at most PAR
 //                           (default 2) at a time; prints the CPU seconds spent there and the
 //                           threads' whole CPU seconds
+//   blocking SECONDS        rounds of 1 ms of CPU in work_alpha, then a 1 ms nanosleep(2)
+//                           (not restarted after a signal); prints the calls and how many
+//                           returned EINTR
 //   syscalls SECONDS        rounds of 2 ms: 1 ms of user-space work in work_user, 1 ms of
 //                           read(2) from /dev/zero (time inside the kernel) in work_kernel
 #include <fcntl.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -108,9 +112,23 @@ void Syscalls(double seconds) {
   close(fd);
 }
 
+void Blocking(double seconds) {
+  long calls = 0, interrupted = 0;
+  const long long start = CpuNs();
+  const long long rounds = static_cast<long long>(seconds * 1e3);
+  for (long long r = 0; r < rounds; ++r) {
+    work_alpha(start + (r + 1) * 1000000LL);
+    const timespec pause = {0, 1000000};
+    ++calls;
+    if (nanosleep(&pause, nullptr) != 0 && errno == EINTR) ++interrupted;
+  }
+  std::printf("sleeps %ld eintr %ld\n", calls, interrupted);
+}
+
 int Usage() {
   std::fprintf(stderr,
-               "usage: alias_loop loop ROUND_US SECONDS | threads N MS [PAR] | syscalls SECONDS\n");
+               "usage: alias_loop loop ROUND_US SECONDS | threads N MS [PAR] | blocking SECONDS | "
+               "syscalls SECONDS\n");
   return 2;
 }
 
@@ -130,6 +148,10 @@ int main(int argc, char** argv) {
     const int parallel = argc == 5 ? std::atoi(argv[4]) : 2;
     if (count < 1 || ms <= 0 || parallel < 1) return Usage();
     Threads(count, ms, parallel);
+  } else if (std::strcmp(mode, "blocking") == 0 && argc == 3) {
+    const double seconds = std::atof(argv[2]);
+    if (seconds <= 0) return Usage();
+    Blocking(seconds);
   } else if (std::strcmp(mode, "syscalls") == 0 && argc == 3) {
     const double seconds = std::atof(argv[2]);
     if (seconds <= 0) return Usage();

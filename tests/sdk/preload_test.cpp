@@ -212,6 +212,39 @@ TEST(PreloadTest, TheDefaultEngineDoesNotAliasWithTheTick) {
   }
 }
 
+// INPROF_TIMER_JITTER=1 (the timer engine where perf_event is refused): each sample is taken
+// by a one-shot CLOCK_MONOTONIC timer a random fraction of a tick after the CPU timer's
+// signal, off the tick's grid. The loop of the test above, under CPU timers: shares within
+// 5 standard errors, and the weight still CPU time x rate (deferred samples keep theirs).
+TEST(PreloadTest, TimerJitterSamplesLoopsNearTheTickWithTheirWeight) {
+  ProfiledRun run = Profile({"rounds", "4000", "1"}, {{"INPROF_FREQUENCY", "250"},
+                                                      {"INPROF_ENGINE", "timer"},
+                                                      {"INPROF_TIMER_JITTER", "1"}});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  std::map<std::string, double> weight;
+  double total = 0;
+  for (const auto& stack : ReadFolded(run.folded)) {
+    for (const char* name : {"round_alpha", "round_beta", "round_gamma"}) {
+      if (Contains(stack, name)) {
+        weight[name] += static_cast<double>(stack.count);
+        total += static_cast<double>(stack.count);
+      }
+    }
+  }
+  ASSERT_GT(total, 125) << run.process.err;
+  for (const auto& [name, truth] : std::map<std::string, double>{
+           {"round_alpha", 0.5}, {"round_beta", 0.3}, {"round_gamma", 0.2}}) {
+    EXPECT_NEAR(weight[name] / total, truth, 5 * std::sqrt(truth * (1 - truth) / total))
+        << name << ", " << total << " samples\n" << run.process.err;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.process.err, m,
+                                std::regex(R"(expected (\d+) samples at [0-9.]+ Hz, got (\d+))")))
+      << run.process.err;
+  EXPECT_GT(std::stod(m[2]), 0.9 * std::stod(m[1])) << run.process.err;
+  EXPECT_LT(std::stod(m[2]), 1.1 * std::stod(m[1])) << run.process.err;
+}
+
 // Threads shorter than a sampling period are sampled in proportion to their CPU time: the
 // first period is drawn at random (a whole one would see none of them) and no thread's last
 // partial period is lost in expectation. 300 threads of 1.5 ms at 999 Hz: ~450 samples

@@ -55,7 +55,12 @@ Probe ProbeCpu(EngineKind kind, PolicyContext& ctx, uint32_t event) {
     }
     case EngineKind::kTimer:
       if (const int error = ProbeThreadTimer()) return {nullptr, TimerErrorAdvice(error)};
-      return {MakeTimerEngine(ctx.config.signal, ctx.cpu_period_ns), {}};
+      if (ctx.config.timer_jitter) {
+        ctx.sampler->timer_jitter_ns = static_cast<int64_t>(1e9 / ctx.tick_hz);
+      }
+      return {MakeTimerEngine(ctx.config.signal, ctx.cpu_period_ns, false,
+                              ctx.config.timer_jitter),
+              {}};
     case EngineKind::kItimer:
       if (ctx.config.signal != SIGPROF) {
         return {nullptr, "the itimer engine can only signal with SIGPROF, not signal " +
@@ -96,7 +101,8 @@ std::string CpuReason(EngineKind kind, const PolicyContext& ctx,
       if (!refused.empty()) {
         return Join(refused, "; ") +
                ": using per-thread CPU timers (they fire on the kernel tick: a loop whose round "
-               "is near a multiple or divisor of it can be misread, docs/platform-facts.md)";
+               "is near a multiple or divisor of it can be misread unless INPROF_TIMER_JITTER=1, "
+               "docs/platform-facts.md)";
       }
       return "per-thread CPU-time timers";
     case EngineKind::kItimer:

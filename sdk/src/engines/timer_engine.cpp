@@ -16,8 +16,8 @@ namespace {
 
 class TimerEngine final : public Engine {
  public:
-  TimerEngine(int signal, long period_ns, bool wall)
-      : signal_(signal), period_ns_(period_ns), wall_(wall),
+  TimerEngine(int signal, long period_ns, bool wall, bool jitter)
+      : signal_(signal), period_ns_(period_ns), wall_(wall), jitter_(jitter && !wall),
         lag_ns_(wall ? 0 : static_cast<long>(0.5e9 / KernelTickHz())) {}
   EngineKind kind() const override { return EngineKind::kTimer; }
 
@@ -51,6 +51,17 @@ class TimerEngine final : public Engine {
     const clockid_t clock = wall_ ? CLOCK_MONOTONIC : ThreadCpuClock(tid);
     if (timer_create(clock, &event, &source->timer) != 0) return errno;
     source->has_timer = true;
+    if (jitter_) {
+      // The one-shot timer whose signal takes the sample (Sampler::timer_jitter_ns); armed
+      // by the handler.
+      event.sigev_value.sival_ptr = reinterpret_cast<void*>(TimerToken::AsJitter(token));
+      if (timer_create(CLOCK_MONOTONIC, &event, &source->jitter_timer) != 0) {
+        const int error = errno;
+        Destroy(source);
+        return error;
+      }
+      source->has_jitter_timer = true;
+    }
     return 0;
   }
 
@@ -66,6 +77,8 @@ class TimerEngine final : public Engine {
   void Destroy(ThreadSource* source) override {
     if (source->has_timer) timer_delete(source->timer);
     source->has_timer = false;
+    if (source->has_jitter_timer) timer_delete(source->jitter_timer);
+    source->has_jitter_timer = false;
   }
 
   // POSIX timers are not inherited by fork: nothing to release.
@@ -76,6 +89,7 @@ class TimerEngine final : public Engine {
   int signal_;
   long period_ns_;
   bool wall_;
+  bool jitter_;
   long lag_ns_;  // the mean delay of a CPU timer's signal after its expiry: half a tick
 };
 
@@ -149,8 +163,8 @@ std::string TimerErrorAdvice(int error) {
   return text;
 }
 
-std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall) {
-  return std::make_unique<TimerEngine>(signal, period_ns, wall);
+std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall, bool jitter) {
+  return std::make_unique<TimerEngine>(signal, period_ns, wall, jitter);
 }
 
 double KernelTickHz() {

@@ -70,7 +70,10 @@ class Engine {
 
 // `period_ns` is the sampling period in the thread's CPU time, or with `wall` in real time
 // (CLOCK_MONOTONIC: the thread is sampled whether it runs or not).
-std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall = false);
+// `jitter` (CPU clock only): each thread also gets a one-shot CLOCK_MONOTONIC timer, whose
+// signal takes the sample the CPU timer's signal deferred (Sampler::timer_jitter_ns).
+std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall = false,
+                                        bool jitter = false);
 
 // The process-wide ITIMER_PROF engine sampling event `event` (SIGPROF only), with a tid ->
 // slot table in `sampler` sized for `max_threads`.

@@ -26,9 +26,11 @@ void SetMonotonicClock(int (*clock_gettime_fn)(clockid_t, struct timespec*));
 #if defined(__x86_64__)
 inline constexpr long kSysWrite = 1;
 inline constexpr long kSysIoctl = 16;
+inline constexpr long kSysTimerSettime = 223;
 #elif defined(__aarch64__)
 inline constexpr long kSysWrite = 64;
 inline constexpr long kSysIoctl = 29;
+inline constexpr long kSysTimerSettime = 110;
 #endif
 
 // A system call with up to four arguments: the result, or -errno. Async-signal-safe.

@@ -196,6 +196,15 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
     if (engines_[e]->kind() == EngineKind::kPerf) perf_first |= 1u << e;
   }
   slot.perf_first_pending.store(perf_first, std::memory_order_relaxed);
+  int32_t jitter_timer = -1;
+  for (size_t e = 0; e < engines_.size(); ++e) {
+    // glibc's timer_t of a SIGEV_THREAD_ID timer is the kernel's timer id.
+    if (slot.sources[e].has_jitter_timer) {
+      jitter_timer = static_cast<int32_t>(reinterpret_cast<intptr_t>(slot.sources[e].jitter_timer));
+    }
+  }
+  slot.jitter_weight.store(0, std::memory_order_relaxed);
+  slot.jitter_timer.store(jitter_timer, std::memory_order_release);
   for (size_t e = 0; e < engines_.size(); ++e) {
     const double u1 = uniform(random_), u2 = uniform(random_);
     const Engine::FirstPeriod draw = engines_[e]->DrawFirstPeriod(u1, u2);
@@ -365,6 +374,7 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
   // the timer so no new one is queued.
   slot.state.store(SlotState::kRetiring, std::memory_order_release);
+  slot.jitter_timer.store(-1, std::memory_order_release);
   for (size_t e = 0; e < engines_.size(); ++e) engines_[e]->Destroy(&slot.sources[e]);
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
   by_tid_.erase(tid);
