@@ -13,8 +13,9 @@ under LD_PRELOAD=libinprof.so and compares what the profile says with what the p
 
 Configurations are ENGINE[:lazy] words: auto, auto:eager, timer, perf, itimer, and
 auto-noperf (auto where perf_event_open is refused, as under perf_event_paranoid 3; uses the
-INPROF_TEST_PERF_ERRNO seam). Prints one markdown row per configuration and exits 1 when a
-run broke the rule (--ci: the loop check only, with its own fixed settings).
+INPROF_TEST_PERF_ERRNO seam). Other INPROF_ variables in the environment (INPROF_TIMER_JITTER)
+pass through. Prints one markdown row per configuration and exits 1 when a run broke the
+rule. The short version CI runs is PreloadTest.TheDefaultEngineDoesNotAliasWithTheTick.
 
   bench/alias.py --build build loop --configs auto,timer --hz 99,250 --rounds-us 3900,4000 --runs 10
 """
