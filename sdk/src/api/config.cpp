@@ -136,7 +136,7 @@ bool ValidFoldedRoot(std::string_view text) {
 
 constexpr const char* kKnownKeys =
     "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
-    "signal, dither, quiet, "
+    "signal, dither, timer_jitter, quiet, "
     "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_copy_memory, "
     "max_threads, path_map, "
     "window, keep, http, http_token, http_hosts, "
@@ -254,6 +254,10 @@ Status SetKey(const std::string& key, const std::string& value, Config* config,
   }
   if (key == "follow_fork") {
     if (!ParseBool(value, &config->follow_fork)) return BadValue(key, value, "1 or 0");
+    return Status::Ok();
+  }
+  if (key == "timer_jitter") {
+    if (!ParseBool(value, &config->timer_jitter)) return BadValue(key, value, "1 or 0");
     return Status::Ok();
   }
   if (key == "dither") {

@@ -52,12 +52,18 @@ Probe ProbeCpu(EngineKind kind, PolicyContext& ctx, uint32_t event) {
       }
       EnsureFdTable(ctx);
       return {MakePerfEngine(ctx.sampler, ctx.config.signal, PERF_TYPE_SOFTWARE,
-                             PERF_COUNT_SW_TASK_CLOCK, static_cast<uint64_t>(ctx.cpu_period_ns)),
+                             PERF_COUNT_SW_TASK_CLOCK, static_cast<uint64_t>(ctx.cpu_period_ns),
+                             false, ctx.config.dither),
               {}};
     }
     case EngineKind::kTimer:
       if (const int error = ProbeThreadTimer()) return {nullptr, TimerErrorAdvice(error)};
-      return {MakeTimerEngine(ctx.config.signal, ctx.cpu_period_ns), {}};
+      if (ctx.config.timer_jitter) {
+        ctx.sampler->timer_jitter_ns = static_cast<int64_t>(1e9 / ctx.tick_hz);
+      }
+      return {MakeTimerEngine(ctx.config.signal, ctx.cpu_period_ns, false,
+                              ctx.config.timer_jitter),
+              {}};
     case EngineKind::kItimer:
       if (ctx.config.signal != SIGPROF) {
         return {nullptr, "the itimer engine can only signal with SIGPROF, not signal " +
@@ -88,13 +94,20 @@ std::string CpuReason(EngineKind kind, const PolicyContext& ctx,
     case EngineKind::kPerf:
       return choice == EngineChoice::kPerf
                  ? "perf_event task-clock per thread, as asked (engine=perf)"
-                 : "requested rate is above the kernel tick (" + ctx.tick_text +
-                       "): perf_event task-clock per thread, accurate at that rate";
+                 : std::string("perf_event task-clock per thread: samples at dithered instants "
+                               "of each thread's CPU time, so loops cannot alias with the "
+                               "kernel tick (") +
+                       ctx.tick_text + ") that CPU timers fire on; time inside system calls is "
+                       "not sampled";
     case EngineKind::kTimer:
       if (choice == EngineChoice::kTimer) return "per-thread CPU-time timers, as asked (engine=timer)";
-      if (!refused.empty()) return Join(refused, "; ") + ": using per-thread CPU timers";
-      return "per-thread CPU-time timers: they charge time in syscalls to the code that made "
-             "them (unprivileged perf_event would drop those samples)";
+      if (!refused.empty()) {
+        return Join(refused, "; ") +
+               ": using per-thread CPU timers (they fire on the kernel tick: a loop whose round "
+               "is near a multiple or divisor of it can be misread unless INPROF_TIMER_JITTER=1, "
+               "docs/platform-facts.md)";
+      }
+      return "per-thread CPU-time timers";
     case EngineKind::kItimer:
       if (choice == EngineChoice::kItimer) return "process-wide ITIMER_PROF, as asked (engine=itimer)";
       // The perf reason (if any) stays: it says why perf was not used either.
@@ -139,8 +152,13 @@ Status ChooseCpu(PolicyContext& ctx, uint32_t event, Probe* chosen) {
   std::vector<EngineKind> order;
   switch (ctx.config.engine) {
     case EngineChoice::kAuto:
-      if (ctx.above_tick) order.push_back(EngineKind::kPerf);
-      order.insert(order.end(), {EngineKind::kTimer, EngineKind::kItimer});
+      // perf first at every rate: CPU-time timers only fire on the kernel tick, so their
+      // samples sit on the tick's grid and a loop whose round is near a multiple or divisor
+      // of the tick is seen at the same few points of its round (measured: 77/18/4 for
+      // 50/30/20); perf's hrtimer samples at dithered instants of the thread's CPU time.
+      // What timers do better (time inside system calls charged to the caller) is the
+      // smaller error: docs/platform-facts.md, "Sampling bias".
+      order = {EngineKind::kPerf, EngineKind::kTimer, EngineKind::kItimer};
       break;
     case EngineChoice::kPerf: order = {EngineKind::kPerf}; break;
     case EngineChoice::kTimer: order = {EngineKind::kTimer}; break;
@@ -197,7 +215,7 @@ Status ChooseOther(const EventSpec& spec, PolicyContext& ctx, int lua_interval_m
   const uint64_t period =
       spec.time_based ? static_cast<uint64_t>(ctx.cpu_period_ns) : spec.count_period;
   *chosen = {MakePerfEngine(ctx.sampler, ctx.config.signal, spec.perf_type, spec.perf_config,
-                            period, spec.kernel_side),
+                            period, spec.kernel_side, spec.time_based && ctx.config.dither),
              std::string(spec.name) + ": perf_event per thread, one sample every " +
                  std::to_string(period) + (spec.time_based ? " ns" : " events")};
   *weight = spec.time_based ? 1u : static_cast<uint32_t>(period);
@@ -233,6 +251,12 @@ Status ChooseEngines(const Config& config, int lua_interval_ms, Sampler* sampler
                            (spec->source == EventSource::kCpuTime || spec->time_based);
     sampler->event_dither_ns[e] =
         perf_time && config.dither ? static_cast<uint64_t>(ctx.cpu_period_ns) : 0;
+    // The period a thread's perf event returns to after its first, shorter one.
+    sampler->event_perf_period[e] = 0;
+    if (chosen.engine && chosen.engine->kind() == EngineKind::kPerf) {
+      sampler->event_perf_period[e] =
+          perf_time ? static_cast<uint64_t>(ctx.cpu_period_ns) : spec->count_period;
+    }
     if (config.events.size() > 1 && spec->source == EventSource::kCpuTime) {
       chosen.why = "cpu: " + chosen.why;
     }

@@ -14,7 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,12 +74,34 @@ bool Owns(const ThreadSource& source) {
 class PerfEngine final : public Engine {
  public:
   PerfEngine(Sampler* sampler, int signal, uint32_t type, uint64_t config, uint64_t period,
-             bool include_kernel)
+             bool include_kernel, bool dithered)
       : signal_(signal), type_(type), config_(config), period_(period),
-        include_kernel_(include_kernel),
+        include_kernel_(include_kernel), dithered_(dithered),
         tokens_(sampler->fd_tokens), ids_(sampler->fd_ids),
         token_count_(sampler->fd_token_count) {}
   EngineKind kind() const override { return EngineKind::kPerf; }
+
+  // The event's overflows are exact (an hrtimer on the thread's CPU time for time events), so
+  // a first period drawn from where a thread started within a stream of periods makes every
+  // thread's expected sample count its CPU time (or count) x rate: the distance from a
+  // random point to the next sample. Fixed periods: uniform in (0, P]. Dithered periods
+  // (uniform in [P/2, 3P/2)): that distance has density (1 - F(x)) / P, uniform 1/P below
+  // P/2 (half the mass), then falling linearly to 0 at 3P/2; drawn from (0, P] instead its
+  // mean would be P/24 short, and a thread of one period would get 4 % too many samples.
+  FirstPeriod DrawFirstPeriod(double u1, double u2) const override {
+    const double period = static_cast<double>(period_ > 0 ? period_ : 1);
+    double first;
+    if (!dithered_) {
+      first = 1 + u1 * period;
+    } else if (u1 < 0.5) {
+      first = 1 + u2 * period / 2;
+    } else {
+      first = 1.5 * period - period * std::sqrt(u2);
+    }
+    FirstPeriod draw;
+    draw.first_ns = static_cast<long>(std::min(std::max(first, 1.0), 1.5 * period));
+    return draw;
+  }
 
   int Create(pid_t tid, uint64_t token, ThreadSource* source) override {
     perf_event_attr attr = EventAttr(type_, config_, period_, include_kernel_);
@@ -112,10 +136,15 @@ class PerfEngine final : public Engine {
     return 0;
   }
 
-  int Start(ThreadSource* source, long) override {
+  int Start(ThreadSource* source, long first_ns) override {
     if (!Owns(*source)) return EBADF;  // the program closed it already
-    // perf_event has no "first expiry": the counter starts at zero. Its period is CPU time
-    // like the timer engine's, so short threads are under-sampled only by < 1 period.
+    // The first period (DrawFirstPeriod) is the event's period until its first overflow;
+    // the handler then redraws it (dithered) or restores the event's own
+    // (ThreadSlot::perf_first_pending). On a disabled event PERF_EVENT_IOC_PERIOD only sets
+    // the period the event starts with. Should it fail, the thread starts with a whole period,
+    // as it did before: sampled, only less fairly if it is short.
+    uint64_t first = first_ns > 0 ? static_cast<uint64_t>(first_ns) : period_;
+    ioctl(source->fd, PERF_EVENT_IOC_PERIOD, &first);
     if (ioctl(source->fd, PERF_EVENT_IOC_RESET, 0) != 0) return errno;
     return ioctl(source->fd, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : errno;
   }
@@ -160,6 +189,7 @@ class PerfEngine final : public Engine {
   uint64_t config_;
   uint64_t period_;
   bool include_kernel_;
+  bool dithered_;
   std::atomic<uint64_t>* tokens_;  // owned by the session, shared by its perf engines
   std::atomic<uint64_t>* ids_;     // the same, for the events' ids (Sampler::fd_ids)
   uint32_t token_count_;
@@ -168,8 +198,10 @@ class PerfEngine final : public Engine {
 }  // namespace
 
 std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, uint32_t type,
-                                       uint64_t config, uint64_t period, bool include_kernel) {
-  return std::make_unique<PerfEngine>(sampler, signal, type, config, period, include_kernel);
+                                       uint64_t config, uint64_t period, bool include_kernel,
+                                       bool dithered) {
+  return std::make_unique<PerfEngine>(sampler, signal, type, config, period, include_kernel,
+                                      dithered);
 }
 
 int ProbePerfEvent(uint32_t type, uint64_t config, bool include_kernel) {

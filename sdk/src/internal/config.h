@@ -33,6 +33,9 @@ struct Config {
   // perf_event time events draw each period at random around the mean, so sampling cannot
   // lock step with periodic work (Sampler::event_dither_ns); 0 keeps periods fixed.
   bool dither = true;
+  // Timer engine, `cpu`: take each sample at a random point within one kernel tick after the
+  // CPU timer's signal, off the tick's grid (Sampler::timer_jitter_ns). Experimental.
+  bool timer_jitter = false;
   bool quiet = false;
   bool follow_fork = true;  // a fork()ed child profiles into its own files
   // Autostart defers the session (collector thread, module map, engines for every thread)

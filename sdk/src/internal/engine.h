@@ -2,7 +2,8 @@
 //
 //   timer  one POSIX timer per thread on its CPU-time clock (SIGEV_THREAD_ID). Works
 //          everywhere, charges syscall time to the calling code, capped by the kernel tick;
-//          samples carry 1 + overrun as weight so totals stay exact above the tick.
+//          samples carry 1 + overrun as weight so totals stay exact above the tick. Its
+//          signals come on the tick, so loops near a multiple of it alias: `auto` prefers perf.
 //   perf   one perf_event (software task-clock, user space only) per thread, its overflow
 //          signal routed to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX/F_OWNER_TID).
 //          hrtimer based: accurate at 1-4 kHz. Needs perf_event_paranoid <= 2 (or
@@ -39,6 +40,17 @@ class Engine {
   // Creates the (not yet running) source that will sample thread `tid`, tagged with
   // `token` (see TimerToken). Returns 0 or an errno value. Not async-signal-safe.
   virtual int Create(pid_t tid, uint64_t token, ThreadSource* source) = 0;
+  // Where a new thread's first sample falls, drawn by the engine from `u1`, `u2` (uniform in
+  // [0, 1)): `first_ns` for Start, and `owed`, periods the first sample stands for besides
+  // its own (ThreadSlot::owed_periods). Drawn so that a thread's expected number of samples
+  // is its CPU time x rate whatever its length: a whole first period would never see a
+  // thread shorter than one, and each thread would lose its last partial period
+  // (docs/platform-facts.md, "Sampling bias"). Not async-signal-safe.
+  struct FirstPeriod {
+    long first_ns = 1;
+    uint32_t owed = 0;
+  };
+  virtual FirstPeriod DrawFirstPeriod(double /*u1*/, double /*u2*/) const { return {}; }
   // Starts delivering signals; the first after about `first_ns` of the thread's CPU time.
   // Returns 0 or an errno value. Not async-signal-safe.
   virtual int Start(ThreadSource* source, long first_ns) = 0;
@@ -63,7 +75,10 @@ class Engine {
 
 // `period_ns` is the sampling period in the thread's CPU time, or with `wall` in real time
 // (CLOCK_MONOTONIC: the thread is sampled whether it runs or not).
-std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall = false);
+// `jitter` (CPU clock only): each thread also gets a one-shot CLOCK_MONOTONIC timer, whose
+// signal takes the sample the CPU timer's signal deferred (Sampler::timer_jitter_ns).
+std::unique_ptr<Engine> MakeTimerEngine(int signal, long period_ns, bool wall = false,
+                                        bool jitter = false);
 
 // The process-wide ITIMER_PROF engine sampling event `event` (SIGPROF only), with a tid ->
 // slot table in `sampler` sized for `max_threads`.
@@ -79,9 +94,11 @@ inline constexpr uint32_t kMaxPerfFds = 1u << 16;
 // A per-thread perf event of `type`/`config` overflowing every `period` (ns for clocks,
 // a count otherwise). Publishes fd -> token entries in sampler->fd_tokens, which the caller
 // allocates (kMaxPerfFds entries) before any perf engine exists.
+// `dithered`: the handler redraws each period of this (time) event around `period`
+// (Sampler::event_dither_ns), which changes where a thread's first sample is drawn.
 std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, uint32_t type,
                                        uint64_t config, uint64_t period,
-                                       bool include_kernel = false);
+                                       bool include_kernel = false, bool dithered = false);
 
 // Whether per-thread sampling of that perf event works here: 0, or the errno of
 // perf_event_open.

@@ -27,10 +27,12 @@ void SetMonotonicClock(int (*clock_gettime_fn)(clockid_t, struct timespec*));
 inline constexpr long kSysWrite = 1;
 inline constexpr long kSysIoctl = 16;
 inline constexpr long kSysFutex = 202;
+inline constexpr long kSysTimerSettime = 223;
 #elif defined(__aarch64__)
 inline constexpr long kSysWrite = 64;
 inline constexpr long kSysIoctl = 29;
 inline constexpr long kSysFutex = 98;
+inline constexpr long kSysTimerSettime = 110;
 #endif
 
 // futex(2) operations on a word of this process (FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE).

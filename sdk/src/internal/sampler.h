@@ -26,6 +26,12 @@ namespace inprof::internal {
 // the registration of that slot.
 struct TimerToken {
   static constexpr uint64_t kTag = 0x1F9;  // 12 bits
+  // The same fields under another tag: the one-shot CLOCK_MONOTONIC timer of Config::
+  // timer_jitter, whose signal takes the sample a CPU timer's signal deferred.
+  static constexpr uint64_t kJitterTag = 0x1FC;  // 0x1FA, 0x1FB: bootstrap.h
+  static uint64_t AsJitter(uint64_t token) {
+    return (token & ~(uint64_t{0xFFF} << 52)) | kJitterTag << 52;
+  }
   static constexpr uint32_t kMaxEvents = 16;
   static uint64_t Encode(uint32_t event, uint32_t index, uint32_t generation) {
     return kTag << 52 | (uint64_t{event} & 0xF) << 48 | (uint64_t{generation} & 0xFFFFFF) << 24 |
@@ -54,6 +60,8 @@ struct ThreadSource {
   uint64_t perf_dev = 0;
   uint64_t perf_ino = 0;
   int32_t itimer_tid = 0;  // itimer engine: the tid entered in the tid table
+  timer_t jitter_timer{};   // timer engine with Config::timer_jitter: the one-shot timer
+  bool has_jitter_timer = false;
 };
 
 struct ThreadSlot {
@@ -67,6 +75,19 @@ struct ThreadSlot {
   // itimer engine: the thread CPU time its samples have accounted for so far (set at
   // registration and when the timer is re-armed, advanced by the handler).
   std::atomic<int64_t> itimer_cpu_base{0};
+  // Per event, set by the registry before the thread's sources start (Engine::FirstPeriod):
+  // timer engine, periods the thread's first sample stands for besides its own (taken by the
+  // handler with that sample); perf engine, bit e of perf_first_pending: the event's first
+  // period was drawn short and the handler restores the event's own period after it.
+  std::atomic<uint32_t> owed_periods[TimerToken::kMaxEvents] = {};
+  std::atomic<uint32_t> perf_first_pending{0};
+  // Config::timer_jitter: the kernel id of the thread's one-shot CLOCK_MONOTONIC timer (-1:
+  // none), and the weight of the CPU-timer signals whose sample it will take.
+  std::atomic<int32_t> jitter_timer{-1};
+  std::atomic<uint32_t> jitter_weight{0};
+  // ... and when it was armed: the thread's CPU clock and CLOCK_MONOTONIC then (ns).
+  std::atomic<int64_t> jitter_armed_cpu{0};
+  std::atomic<int64_t> jitter_armed_wall{0};
   SampleRing* ring = nullptr;
   CopyRing* copies = nullptr;  // stack copies for DWARF unwinding (unwind=dwarf or auto)
   // Control path only:
@@ -138,6 +159,13 @@ struct Sampler {
   // with a loop whose own period is close to a multiple of the sampling period
   // (docs/engines.md "Dithered periods"). 0: the event keeps its fixed period.
   uint64_t event_dither_ns[TimerToken::kMaxEvents] = {};
+  // perf engine: the event's own period (ns or a count), which the handler restores after a
+  // thread's first, shorter period when the event is not dithered. 0 for other engines.
+  uint64_t event_perf_period[TimerToken::kMaxEvents] = {};
+  // Config::timer_jitter: a CPU timer's signal takes no sample but arms the thread's one-shot
+  // CLOCK_MONOTONIC timer a random delay in [0, timer_jitter_ns) later (one kernel tick), so
+  // samples leave the tick's grid. 0: off.
+  int64_t timer_jitter_ns = 0;
   uint32_t event_count = 1;
   // itimer engine: the table above (mask + 1 entries) and 1 + the index of the event it
   // samples while ITIMER_PROF is ours (0: SIGPROF from a kernel timer is not ours).

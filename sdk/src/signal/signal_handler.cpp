@@ -64,6 +64,13 @@ uint64_t DrawPeriod(uint64_t mean_ns) {
   return half + (mean_ns > 0 ? (r >> 11) % mean_ns : 0);
 }
 
+// The id of the perf event the runtime opened at `fd` (Sampler::fd_ids), 0 for none.
+uint64_t ExpectedFdId(const Sampler* sampler, int fd) {
+  return sampler->fd_ids != nullptr && fd >= 0 && static_cast<uint32_t>(fd) < sampler->fd_token_count
+             ? sampler->fd_ids[fd].load(std::memory_order_acquire)
+             : 0;
+}
+
 // Gives the perf event behind `fd` (this thread's, running now) a new period. The kernel
 // restarts the event's timer from now, so the CPU time since its overflow (the signal's
 // delivery and this handler: ~30 us here) would be lost from every period and the sample rate
@@ -79,15 +86,17 @@ uint64_t DrawPeriod(uint64_t mean_ns) {
 // perf event answers with its own id. One system call per sample, 0.4 us measured here.
 // What is left is the program replacing the number on another thread between this check and
 // the ioctl below: a window of one system call.
+bool FdHoldsOurEvent(int fd, uint64_t expected_id) {
+  uint64_t id = 0;
+  return expected_id != 0 &&
+         RawSyscall4(kSysIoctl, fd, static_cast<long>(PERF_EVENT_IOC_ID),
+                     reinterpret_cast<long>(&id)) == 0 &&
+         id == expected_id;
+}
+
 void RedrawPeriod(const ThreadSlot& slot, int fd, uint64_t expected_id, uint64_t mean_ns) {
   if (slot.state.load(std::memory_order_acquire) != SlotState::kActive) return;
-  uint64_t id = 0;
-  if (expected_id == 0 ||
-      RawSyscall4(kSysIoctl, fd, static_cast<long>(PERF_EVENT_IOC_ID),
-                  reinterpret_cast<long>(&id)) != 0 ||
-      id != expected_id) {
-    return;
-  }
+  if (!FdHoldsOurEvent(fd, expected_id)) return;
   const int64_t now = ThreadCpuNsRaw();
   int64_t next = static_cast<int64_t>(DrawPeriod(mean_ns));
   const int64_t late = now - t_dither_due;
@@ -99,6 +108,83 @@ void RedrawPeriod(const ThreadSlot& slot, int fd, uint64_t expected_id, uint64_t
   uint64_t period = static_cast<uint64_t>(next);
   RawSyscall4(kSysIoctl, fd, static_cast<long>(PERF_EVENT_IOC_PERIOD),
               reinterpret_cast<long>(&period));
+}
+
+// After the first overflow of a thread's perf event whose first period was drawn short
+// (Engine::DrawFirstPeriod) and whose periods are not redrawn: the event's own period from
+// here on. Same conditions as RedrawPeriod.
+void RestorePeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t expected_id,
+                   uint64_t period) {
+  const uint32_t bit = 1u << event;
+  if (period == 0 || (slot.perf_first_pending.load(std::memory_order_relaxed) & bit) == 0) return;
+  slot.perf_first_pending.fetch_and(~bit, std::memory_order_relaxed);
+  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive) return;
+  if (!FdHoldsOurEvent(fd, expected_id)) return;
+  RawSyscall4(kSysIoctl, fd, static_cast<long>(PERF_EVENT_IOC_PERIOD),
+              reinterpret_cast<long>(&period));
+}
+
+// Timer engine: the periods a thread's first sample stands for besides its own, drawn when
+// its timer was armed (Engine::DrawFirstPeriod), for the slot's current thread only.
+uint32_t TakeOwedPeriods(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation) {
+  if (sampler == nullptr || index >= sampler->slot_count || event >= TimerToken::kMaxEvents) {
+    return 0;
+  }
+  ThreadSlot& slot = sampler->slots[index];
+  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
+      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation ||
+      slot.owed_periods[event].load(std::memory_order_relaxed) == 0) {
+    return 0;
+  }
+  return slot.owed_periods[event].exchange(0, std::memory_order_acquire);
+}
+
+// Config::timer_jitter: a CPU timer's signal on the tick takes no sample; it adds its weight
+// to the slot and arms the thread's one-shot CLOCK_MONOTONIC timer a random delay within one
+// tick later, whose signal (JitterWeight) takes the sample off the tick's grid. True when it
+// was armed; false leaves the sample to be taken now. Same conditions as RedrawPeriod: only
+// while the slot is active (a retired slot's timer id may be reused by the program).
+bool DeferToJitterTimer(Sampler* sampler, uint32_t index, uint32_t generation, uint32_t weight) {
+  if (sampler == nullptr || sampler->timer_jitter_ns <= 0 || index >= sampler->slot_count) {
+    return false;
+  }
+  ThreadSlot& slot = sampler->slots[index];
+  const int32_t timer = slot.jitter_timer.load(std::memory_order_acquire);
+  if (timer < 0 || slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
+      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
+    return false;
+  }
+  slot.jitter_weight.fetch_add(weight, std::memory_order_relaxed);
+  const uint64_t tick = static_cast<uint64_t>(sampler->timer_jitter_ns);
+  const int64_t delay = 1000 + static_cast<int64_t>(DrawPeriod(tick) - tick / 2);  // [0, tick)
+  slot.jitter_armed_cpu.store(ThreadCpuNsRaw(), std::memory_order_relaxed);
+  slot.jitter_armed_wall.store(MonotonicNsRaw(), std::memory_order_relaxed);
+  struct {
+    struct timespec interval, value;
+  } spec = {{0, 0}, {0, static_cast<long>(delay)}};
+  if (RawSyscall4(kSysTimerSettime, timer, 0, reinterpret_cast<long>(&spec), 0) != 0) {
+    slot.jitter_weight.fetch_sub(weight, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+// The one-shot timer's signal: the weight of the CPU-timer signals it stands for, if the
+// thread kept running since it was armed (its CPU clock advanced by at least 90 % of the
+// real time since). If it did not (it blocked, or waited for a CPU), the signal may find it
+// where it spends no CPU time, inside a blocking call: no sample, and the weight stays for
+// the next one (measured: a loop of 1 ms of work and 1 ms of nanosleep put 66 % of its
+// samples in nanosleep with no check, 42-54 % with "half the delay";
+// docs/platform-facts.md, "Sampling bias").
+uint32_t JitterWeight(Sampler* sampler, uint32_t index, uint32_t generation) {
+  if (sampler == nullptr || index >= sampler->slot_count) return 0;
+  ThreadSlot& slot = sampler->slots[index];
+  if ((slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) return 0;
+  const int64_t now = ThreadCpuNsRaw();
+  const int64_t ran = now - slot.jitter_armed_cpu.load(std::memory_order_relaxed);
+  const int64_t elapsed = MonotonicNsRaw() - slot.jitter_armed_wall.load(std::memory_order_relaxed);
+  if (now >= 0 && ran * 10 < elapsed * 9) return 0;
+  return slot.jitter_weight.exchange(0, std::memory_order_acquire);
 }
 
 // Records one sample for slot `index`. False when the signal is stale (the slot is no longer
@@ -247,7 +333,8 @@ bool IsProfilerSignal(const siginfo_t* info) {
   if (info == nullptr) return false;
   if (info->si_code == SI_TIMER) {
     const uint64_t token = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
-    return token >> 52 == TimerToken::kTag || token == kBootstrapTimerToken ||
+    return token >> 52 == TimerToken::kTag || token >> 52 == TimerToken::kJitterTag ||
+           token == kBootstrapTimerToken ||
            token == kExitWatchdogToken;
   }
   const Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
@@ -280,7 +367,17 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     // Timer engine: the kernel counts the expirations it could not deliver (it checks CPU
     // timers on the tick), so the sample stands for 1 + overrun periods.
     ours = true;  // ours even when stale: a late signal of a stopped session is swallowed
-    weight = 1u + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0);
+    weight = 1u + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0) +
+             TakeOwedPeriods(sampler, event, index, generation);
+    if (DeferToJitterTimer(sampler, index, generation, weight)) weight = 0;
+  } else if (info != nullptr && info->si_code == SI_TIMER &&
+             reinterpret_cast<uint64_t>(info->si_value.sival_ptr) >> 52 == TimerToken::kJitterTag) {
+    // The one-shot timer of timer_jitter: the sample its CPU timer deferred.
+    ours = true;
+    const uint64_t token = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
+    TimerToken::Decode((token & ~(uint64_t{0xFFF} << 52)) | TimerToken::kTag << 52, &event, &index,
+                       &generation);
+    weight = JitterWeight(sampler, index, generation);
   } else if (info != nullptr && (info->si_code == POLL_IN || info->si_code == POLL_HUP) &&
              sampler != nullptr && info->si_fd >= 0 &&
              static_cast<uint32_t>(info->si_fd) < sampler->fd_token_count &&
@@ -313,11 +410,11 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     const bool live = TakeSample(sampler, event, index, generation, weight,
                                  static_cast<const ucontext_t*>(context));
     if (live && info->si_code == POLL_IN && sampler->event_dither_ns[event] != 0) {
-      RedrawPeriod(sampler->slots[index], info->si_fd,
-                   sampler->fd_ids != nullptr
-                       ? sampler->fd_ids[info->si_fd].load(std::memory_order_acquire)
-                       : 0,
+      RedrawPeriod(sampler->slots[index], info->si_fd, ExpectedFdId(sampler, info->si_fd),
                    sampler->event_dither_ns[event]);
+    } else if (live && info->si_code == POLL_IN) {
+      RestorePeriod(sampler->slots[index], event, info->si_fd, ExpectedFdId(sampler, info->si_fd),
+                    sampler->event_perf_period[event]);
     }
   }
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);

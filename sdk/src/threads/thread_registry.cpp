@@ -187,11 +187,30 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   // start so that the first signal is never dropped as stale.
   slot.state.store(SlotState::kActive, std::memory_order_release);
 
-  // Random first expiry: a thread that lives for less than one period is still sampled in
-  // proportion to its CPU time instead of never.
-  std::uniform_int_distribution<long> first(1, period_ns_);
+  // Random first period, drawn by each engine (Engine::DrawFirstPeriod): a thread that lives
+  // for less than one period is still sampled in proportion to its CPU time instead of never,
+  // and none loses its last partial period in expectation.
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  uint32_t perf_first = 0;
   for (size_t e = 0; e < engines_.size(); ++e) {
-    if (const int started = engines_[e]->Start(&slot.sources[e], first(random_)); started != 0) {
+    if (engines_[e]->kind() == EngineKind::kPerf) perf_first |= 1u << e;
+  }
+  slot.perf_first_pending.store(perf_first, std::memory_order_relaxed);
+  int32_t jitter_timer = -1;
+  for (size_t e = 0; e < engines_.size(); ++e) {
+    // glibc's timer_t of a SIGEV_THREAD_ID timer is the kernel's timer id.
+    if (slot.sources[e].has_jitter_timer) {
+      jitter_timer = static_cast<int32_t>(reinterpret_cast<intptr_t>(slot.sources[e].jitter_timer));
+    }
+  }
+  slot.jitter_weight.store(0, std::memory_order_relaxed);
+  slot.jitter_timer.store(jitter_timer, std::memory_order_release);
+  for (size_t e = 0; e < engines_.size(); ++e) {
+    const double u1 = uniform(random_), u2 = uniform(random_);
+    const Engine::FirstPeriod draw = engines_[e]->DrawFirstPeriod(u1, u2);
+    // Before the source starts: its first signal takes it.
+    slot.owed_periods[e].store(draw.owed, std::memory_order_release);
+    if (const int started = engines_[e]->Start(&slot.sources[e], draw.first_ns); started != 0) {
       // Half a thread's events would make a profile whose events disagree: none at all. The
       // slot is retired like any other (its ring may already hold samples).
       RetireLocked(index);
@@ -355,6 +374,7 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
   // the timer so no new one is queued.
   slot.state.store(SlotState::kRetiring, std::memory_order_release);
+  slot.jitter_timer.store(-1, std::memory_order_release);
   for (size_t e = 0; e < engines_.size(); ++e) {
     // Counted like the scan's finds; Destroy then leaves the number alone.
     if (engines_[e]->Lost(&slot.sources[e])) ++sources_lost_;
