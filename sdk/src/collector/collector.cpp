@@ -102,6 +102,7 @@ struct Module {
   uintptr_t base = 0;
   std::string name;
   std::vector<std::pair<uintptr_t, uintptr_t>> exec;  // executable PT_LOAD ranges
+  std::vector<std::pair<uintptr_t, uintptr_t>> readable;  // readable PT_LOAD ranges
   // Only read for a dlclose (ReadModules(true)):
   std::vector<std::pair<uintptr_t, uintptr_t>> loads;  // every PT_LOAD range
   std::string soname;
@@ -198,6 +199,7 @@ std::vector<Module> ReadModules(bool with_dynamic) {
           const uintptr_t b = info->dlpi_addr + ph.p_vaddr;
           const uintptr_t e = b + ph.p_memsz;
           if ((ph.p_flags & PF_X) != 0) m.exec.emplace_back(b, e);
+          if ((ph.p_flags & PF_R) != 0) m.readable.emplace_back(b, e);
           m.loads.emplace_back(b, e);
         }
         if (a->with_dynamic) ReadDynamic(info, &m);
@@ -309,20 +311,29 @@ struct CodeGateAccess {
   // closed. Caller holds the code lock.
   static void PublishLocked(Collector* c, const std::vector<Module>& modules) {
     auto table = std::make_unique<Collector::CodeTable>();
-    std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
+    std::vector<std::pair<uintptr_t, uintptr_t>> pairs, readable;
     for (const Module& m : modules) {
       if (Closing(m)) continue;
       pairs.insert(pairs.end(), m.exec.begin(), m.exec.end());
+      readable.insert(readable.end(), m.readable.begin(), m.readable.end());
     }
-    std::sort(pairs.begin(), pairs.end());
-    std::vector<uintptr_t>& bounds = table->bounds;
-    bounds.reserve(2 * pairs.size());
-    for (const auto& [b, e] : pairs) {
-      bounds.push_back(b);
-      bounds.push_back(e);
-    }
-    table->view.ranges = reinterpret_cast<const uintptr_t(*)[2]>(bounds.data());
+    const auto flatten = [](std::vector<std::pair<uintptr_t, uintptr_t>>& from,
+                            std::vector<uintptr_t>* to) {
+      std::sort(from.begin(), from.end());
+      to->reserve(2 * from.size());
+      for (const auto& [b, e] : from) {
+        to->push_back(b);
+        to->push_back(e);
+      }
+    };
+    flatten(pairs, &table->bounds);
+    flatten(readable, &table->readable_bounds);
+    table->view.ranges = reinterpret_cast<const uintptr_t(*)[2]>(table->bounds.data());
     table->view.count = pairs.size();
+    // The segments a PLT step may read a GOT slot from (fp_walk_x86_64.cpp): the same modules,
+    // withdrawn for a dlclose with their code.
+    table->view.readable = reinterpret_cast<const uintptr_t(*)[2]>(table->readable_bounds.data());
+    table->view.readable_count = readable.size();
     c->PublishCodeTableLocked(std::move(table));
   }
   static void ReclaimLocked(Collector* c) { c->ReclaimCodeRanges(); }

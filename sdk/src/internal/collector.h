@@ -102,6 +102,7 @@ class Collector {
   // handler is in flight, so dlopen/dlclose churn does not grow them.
   struct CodeTable {
     std::vector<uintptr_t> bounds;
+    std::vector<uintptr_t> readable_bounds;
     CodeRanges view;
   };
   friend struct CodeGateAccess;
