@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "internal/contained.h"
 #include "internal/runtime.h"
 #include "internal/session.h"
 #include "internal/signal_handler.h"
@@ -74,6 +75,9 @@ struct CodeGate {
   pid_t collector_pid = 0;         // a forked child's copy of its parent's is not used
   std::vector<ClosingModule> closing;
   uint64_t next_ticket = 1;
+  // dlcloses in progress that could not record their modules (no memory): while any runs,
+  // every table published is empty (CodeGateAccess::PublishLocked).
+  uint32_t withdrawn = 0;
 };
 
 // Never destroyed: a dlclose may run during exit, after static destructors.
@@ -310,6 +314,10 @@ struct CodeGateAccess {
   // Publishes a table of every executable range of `modules` except those of modules being
   // closed. Caller holds the code lock.
   static void PublishLocked(Collector* c, const std::vector<Module>& modules) {
+    if (Gate().withdrawn != 0) {
+      WithdrawLocked(c);
+      return;
+    }
     auto table = std::make_unique<Collector::CodeTable>();
     std::vector<std::pair<uintptr_t, uintptr_t>> pairs, readable;
     for (const Module& m : modules) {
@@ -337,6 +345,12 @@ struct CodeGateAccess {
     c->PublishCodeTableLocked(std::move(table));
   }
   static void ReclaimLocked(Collector* c) { c->ReclaimCodeRanges(); }
+  // Publishes no code ranges at all (the handler then recovers no frameless leaf's caller
+  // and reads no code bytes); the current table stays owned, freed like any replaced one.
+  // Allocates nothing.
+  static void WithdrawLocked(Collector* c) noexcept {
+    c->sampler_->code.store(nullptr, std::memory_order_seq_cst);
+  }
 };
 
 Collector::Collector(Sampler* sampler, std::mutex* mu, SampleSink* sink,
@@ -606,7 +620,7 @@ bool Collector::RefreshCodeRanges(bool force) {
   return true;
 }
 
-DlcloseTicket BeforeDlcloseUnmap(void* handle) {
+DlcloseTicket BeforeDlcloseUnmap(void* handle) noexcept {
   DlcloseTicket ticket;
   // RTLD_DEFAULT / RTLD_NEXT and null are no libraries: the real dlclose only reports the
   // error. A handle that does not resolve is treated as "anything may go" (MayUnload).
@@ -615,18 +629,33 @@ DlcloseTicket BeforeDlcloseUnmap(void* handle) {
       dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0) {
     map = nullptr;
   }
-  {
+  try {
     CodeGuard guard;
     Collector* collector = CurrentCollectorLocked();
     if (collector == nullptr) return ticket;  // no handler reads a table
     CodeGate& gate = Gate();
     ticket.id = gate.next_ticket++;
-    const std::vector<Module> modules = ReadModules(true);
-    const std::vector<bool> unload = MayUnload(modules, map);
-    for (size_t i = 0; i < modules.size(); ++i) {
-      if (unload[i]) gate.closing.push_back({ticket.id, getpid(), modules[i].base, modules[i].name});
+    try {
+      const std::vector<Module> modules = ReadModules(true);
+      const std::vector<bool> unload = MayUnload(modules, map);
+      for (size_t i = 0; i < modules.size(); ++i) {
+        if (unload[i]) gate.closing.push_back({ticket.id, getpid(), modules[i].base, modules[i].name});
+      }
+      CodeGateAccess::PublishLocked(collector, modules);
+    } catch (...) {
+      // No memory to build a table without the closing modules, or to remember them: no
+      // table at all until AfterDlcloseUnmap, which keeps the invariant at the cost of leaf
+      // recovery meanwhile. Entries this ticket recorded are erased after the call.
+      CountContained(ContainedAt::kHook);
+      ++gate.withdrawn;
+      ticket.withdrew = true;
+      CodeGateAccess::WithdrawLocked(collector);
     }
-    CodeGateAccess::PublishLocked(collector, modules);
+  } catch (...) {
+    // The code lock's gate could not be made: then no collector was ever registered with
+    // it, and no handler reads a table.
+    CountContained(ContainedAt::kHook);
+    return ticket;
   }
   // Outside the lock: the collector's refresh and other dlcloses go on meanwhile, and every
   // table they publish leaves our modules out.
@@ -634,15 +663,22 @@ DlcloseTicket BeforeDlcloseUnmap(void* handle) {
   return ticket;
 }
 
-void AfterDlcloseUnmap(const DlcloseTicket& ticket) {
+void AfterDlcloseUnmap(const DlcloseTicket& ticket) noexcept {
   if (ticket.id == 0) return;
-  CodeGuard guard;
-  CodeGate& gate = Gate();
-  std::erase_if(gate.closing, [&](const ClosingModule& c) { return c.ticket == ticket.id; });
-  Collector* collector = CurrentCollectorLocked();
-  if (collector == nullptr) return;
-  CodeGateAccess::PublishLocked(collector, ReadModules(false));
-  CodeGateAccess::ReclaimLocked(collector);
+  try {
+    CodeGuard guard;
+    CodeGate& gate = Gate();
+    if (ticket.withdrew) --gate.withdrawn;
+    std::erase_if(gate.closing, [&](const ClosingModule& c) { return c.ticket == ticket.id; });
+    Collector* collector = CurrentCollectorLocked();
+    if (collector == nullptr) return;
+    CodeGateAccess::PublishLocked(collector, ReadModules(false));
+    CodeGateAccess::ReclaimLocked(collector);
+  } catch (...) {
+    // The table published before the call stays (it lacks only modules that may be gone)
+    // until the collector's next refresh.
+    CountContained(ContainedAt::kHook);
+  }
 }
 
 }  // namespace inprof::internal

@@ -642,7 +642,8 @@ std::vector<std::string> ThreadRegistry::TakeWarnings() {
                   (first_failure_.empty() ? std::string("out of memory") : first_failure_));
   }
   static constexpr const char* kPlaces[] = {"a new thread's setup", "the thread registry",
-                                            "the window exporter", "the network threads"};
+                                            "the window exporter", "the network threads",
+                                            "the dlclose hook or a fork handler"};
   static_assert(std::size(kPlaces) == static_cast<size_t>(ContainedAt::kCount));
   for (size_t i = 0; i < std::size(kPlaces); ++i) {
     if (const uint64_t n = g_contained[i].load(std::memory_order_relaxed)) {
