@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,6 +254,36 @@ TEST(PreloadedProgram, AHungPushBackendDelaysTheExitByAtMostTheFlushTime) {
   EXPECT_LT(exit_seconds, 3.0 + 2.5) << r.err;
   EXPECT_EQ(r.term_signal, SIGTERM) << r.err;
   EXPECT_NE(r.err.find("dropped"), std::string::npos) << r.err;
+}
+
+// A push whose host name needs a DNS server that never answers (fixtures/dns_hang.sh: a
+// resolv.conf naming a local UDP port that takes queries and never replies, inside a user,
+// network and mount namespace): the resolution is abandoned at the flush time like a request
+// in flight, so the exit waits 3 s at most, not the resolver's 60 s (30 s x 2 attempts).
+TEST(PreloadedProgram, AHangingNameResolutionDelaysTheExitByAtMostTheFlushTime) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "namespaces of an emulated child";
+  const char* unshare = "/usr/bin/unshare";  // util-linux
+  if (!FileExists(unshare)) GTEST_SKIP() << "no " << unshare;
+  const std::string dir = MakeTempDir();
+  const auto start = Clock::now();
+  ProcessResult r = RunProcess(
+      {unshare, "-Urnm", INPROF_DNS_HANG_SCRIPT, dir, "env", "LD_PRELOAD=" + PreloadValue(),
+       "INPROF_PUSH_URL=http://push.inprof-test.example:4040", "INPROF_WINDOW=0.5",
+       INPROF_WORKLOAD, "sleeper"},
+      {});
+  const double wall = SecondsSince(start);
+  if (r.exit_code != 0 && r.err.find("inprof:") == std::string::npos) {
+    GTEST_SKIP() << "no unprivileged user/network/mount namespace here (exit " << r.exit_code
+                 << "): " << r.err;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(duration=([0-9.]+)s)"))) << r.err;
+  const double profiled = std::stod(m[1]);
+  RecordProperty("exit_ms", static_cast<int>((wall - profiled) * 1000));
+  // Everything but the profiled run: start-up, the namespace, the exit with its flush (3 s).
+  EXPECT_LT(wall - profiled, 3.0 + 2.5) << r.err;
+  EXPECT_NE(r.err.find("cannot resolve push.inprof-test.example"), std::string::npos) << r.err;
 }
 
 TEST(PreloadedProgram, AnEndpointOffLoopbackWithoutATokenWarnsOnce) {
