@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -296,6 +297,17 @@ int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string*
 }
 
 }  // namespace
+
+FdIdentity IdentityOf(int fd) {
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) return {};
+  return FdIdentity{st.st_dev, st.st_ino, true};
+}
+
+bool StillOurs(int fd, const FdIdentity& identity) {
+  const FdIdentity now = IdentityOf(fd);
+  return identity.known && now.known && now.dev == identity.dev && now.ino == identity.ino;
+}
 
 const std::string* HttpRequest::Query(std::string_view name) const {
   for (const auto& [key, value] : query) {
