@@ -1,6 +1,9 @@
 // The public API used in process, as a program that links libinprof does.
 #include <inprof/inprof.h>
 #include <signal.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 #include <inprof/inprof.hpp>
 
@@ -9,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -355,6 +359,49 @@ TEST(Labels, PastSixteenLabelsTheThreadIsInOverflowUntilItClearsThem) {
   EXPECT_EQ(inprof_labels_save(), 0u);
   EXPECT_EQ(inprof_label_set("k0", "v"), INPROF_OK);
   inprof_label_clear(nullptr);
+}
+
+// A program's signal handler that forks (and the child exits at once), interrupting a thread
+// that is setting labels: the fork must not wait for the label table's lock that the
+// interrupted thread holds (docs/labels.md). Run in a child of the test, under a deadline.
+extern "C" void ForkFromHandler(int) {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  if (child > 0) waitpid(child, nullptr, 0);
+}
+
+TEST(LabelForkTest, AForkFromASignalHandlerDuringALabelChangeDoesNotHang) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGALRM, ForkFromHandler);
+    // Every 70 ms (more than the fork's bounded wait for the lock, so the thread gets to run
+    // between two): this thread only sets labels, so a good part of the signals land inside
+    // the table's lock (16 cached moves, 64 values: most calls intern).
+    const struct itimerval every{{0, 70000}, {0, 70000}};
+    setitimer(ITIMER_REAL, &every, nullptr);
+    static char values[64][8];
+    for (int i = 0; i < 64; ++i) std::snprintf(values[i], sizeof values[i], "v%d", i);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+    for (int i = 0; std::chrono::steady_clock::now() < end; ++i) {
+      if (inprof_label_set("fork_test", values[i % 64]) != INPROF_OK) _exit(3);
+    }
+    const struct itimerval off{};
+    setitimer(ITIMER_REAL, &off, nullptr);
+    _exit(0);
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      FAIL() << "the child hung: a fork from its signal handler waited for a lock it held";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Known-stack tests of the frame-pointer walker: a chain of noinline functions records its
 // own return addresses, takes a context with getcontext(), and the walk must reproduce them.
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <link.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "inprof/unwind.h"
@@ -149,6 +151,31 @@ std::vector<uintptr_t> ExecutableRanges() {
   return flat;
 }
 
+// Every readable PT_LOAD segment, sorted: what the runtime lists as CodeRanges::readable.
+std::vector<uintptr_t> ReadableRanges() {
+  std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto* out = static_cast<std::vector<std::pair<uintptr_t, uintptr_t>>*>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R)) {
+            out->emplace_back(info->dlpi_addr + ph.p_vaddr,
+                              info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+          }
+        }
+        return 0;
+      },
+      &pairs);
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<uintptr_t> flat;
+  for (auto& p : pairs) {
+    flat.push_back(p.first);
+    flat.push_back(p.second);
+  }
+  return flat;
+}
+
 #if defined(__x86_64__)
 uintptr_t g_leaf_return = 0;
 extern "C" {
@@ -213,7 +240,9 @@ TEST(FpWalkTest, RecoversTheCallerOfALibraryLeafCalledThroughThePlt) {
   const uintptr_t getpid_address = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "getpid"));
   ASSERT_NE(getpid_address, 0u);
   std::vector<uintptr_t> flat = ExecutableRanges();
-  CodeRanges code{reinterpret_cast<const uintptr_t(*)[2]>(flat.data()), flat.size() / 2};
+  std::vector<uintptr_t> readable = ReadableRanges();
+  CodeRanges code{reinterpret_cast<const uintptr_t(*)[2]>(flat.data()), flat.size() / 2,
+                  reinterpret_cast<const uintptr_t(*)[2]>(readable.data()), readable.size() / 2};
 
   alignas(16) uintptr_t stack[64] = {};
   stack[0] = return_address;
@@ -230,6 +259,59 @@ TEST(FpWalkTest, RecoversTheCallerOfALibraryLeafCalledThroughThePlt) {
   ASSERT_GE(r.depth, 2u);
   EXPECT_TRUE(r.recovered_leaf_caller);
   EXPECT_EQ(out[1], return_address);
+}
+
+// The PLT step reads a GOT slot whose address comes from code bytes (`jmp *rel32(%rip)`):
+// bytes that only look like a stub can point anywhere. The slot is read only inside a
+// readable segment the table lists; a slot on an unmapped page is never touched (before the
+// check, this walk died of SIGSEGV).
+TEST(FpWalkTest, ThePltStepReadsOnlyAGotSlotInsideAListedSegment) {
+  const long page = sysconf(_SC_PAGESIZE);
+  auto* mem = static_cast<uint8_t*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(munmap(mem + page, page), 0);  // the page after `mem` is unmapped
+  const uintptr_t base = reinterpret_cast<uintptr_t>(mem);
+  // base+0: `call base+32` (the candidate return address is base+5); base+8: the "function"
+  // the pc is in; base+32: `jmp *slot(%rip)`, its slot at base+56 or on the unmapped page.
+  auto put32 = [](uint8_t* at, int32_t v) { std::memcpy(at, &v, 4); };
+  mem[0] = 0xE8;
+  put32(mem + 1, 27);
+  mem[32] = 0xFF;
+  mem[33] = 0x25;
+  const uintptr_t function = base + 8;
+  std::memcpy(mem + 56, &function, sizeof function);
+  const uintptr_t ranges[1][2] = {{base, base + 64}};
+
+  alignas(16) uintptr_t stack[64] = {};
+  stack[0] = base + 5;
+  stack[16] = 0;
+  stack[17] = 0x7777;
+  ucontext_t uc = {};
+  uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(function + 2);  // before the stub
+  uc.uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(reinterpret_cast<uintptr_t>(stack));
+  uc.uc_mcontext.gregs[REG_RBP] = static_cast<greg_t>(reinterpret_cast<uintptr_t>(&stack[16]));
+  const StackBounds bounds{reinterpret_cast<uintptr_t>(stack),
+                           reinterpret_cast<uintptr_t>(stack + 64)};
+  uintptr_t out[8];
+
+  // The slot inside a listed segment: read, and the leaf's caller is recovered through it.
+  put32(mem + 34, 56 - 38);
+  const CodeRanges listed{ranges, 1, ranges, 1};
+  WalkResult r = FpWalk(&uc, bounds, &listed, out, 8);
+  EXPECT_TRUE(r.recovered_leaf_caller);
+  EXPECT_EQ(out[1], base + 5);
+  // The same slot with no readable segment listed: not read (the stub itself, after the pc,
+  // is then the call's target, so nothing is recovered).
+  const CodeRanges unlisted{ranges, 1, nullptr, 0};
+  r = FpWalk(&uc, bounds, &unlisted, out, 8);
+  EXPECT_FALSE(r.recovered_leaf_caller);
+  // A slot on the unmapped page, aligned, which only the listed ranges tell apart: not read.
+  put32(mem + 34, static_cast<int32_t>(page - 38));
+  r = FpWalk(&uc, bounds, &listed, out, 8);
+  EXPECT_FALSE(r.recovered_leaf_caller);
+  EXPECT_EQ(out[1], 0x7777u);
+  munmap(mem, page);
 }
 #endif
 

@@ -1,7 +1,8 @@
 // The handler never allocates, locks or enters the loader.
 //
 // This program defines malloc & co., pthread_mutex_lock/trylock, pthread_rwlock_*lock,
-// dl_iterate_phdr and dladdr itself, so every call in the process — ours included — goes
+// dl_iterate_phdr, dladdr and clock_gettime (as a clock interposer such as libfaketime does)
+// itself, so every call in the process — ours included — goes
 // through them. Each checks whether the calling thread is inside inprof's sampling handler
 // and records a violation if it is. First a canary proves the detector works (a foreign
 // handler chained from ours allocates on purpose); then the program runs a load that
@@ -12,6 +13,8 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -61,7 +64,9 @@ using MutexFn = int (*)(pthread_mutex_t*);
 using RwFn = int (*)(pthread_rwlock_t*);
 using PhdrFn = int (*)(int (*)(dl_phdr_info*, size_t, void*), void*);
 using DladdrFn = int (*)(const void*, Dl_info*);
+using ClockFn = int (*)(clockid_t, struct timespec*);
 MutexFn g_mutex_lock, g_mutex_trylock;
+ClockFn g_clock_gettime;
 RwFn g_rdlock, g_wrlock;
 PhdrFn g_iterate_phdr;
 DladdrFn g_dladdr;
@@ -73,10 +78,16 @@ __attribute__((constructor(101))) void ResolveNext() {
   g_wrlock = Next<RwFn>("pthread_rwlock_wrlock");
   g_iterate_phdr = Next<PhdrFn>("dl_iterate_phdr");
   g_dladdr = Next<DladdrFn>("dladdr");
+  g_clock_gettime = Next<ClockFn>("clock_gettime");
 }
 
 }  // namespace
 
+// Default visibility: the build hides every symbol it does not mark (-fvisibility=hidden),
+// and a hidden definition interposes nothing (malloc & co. escaped that only through their
+// declarations in <stdlib.h>; pthread_mutex_lock, dladdr and the rest did not, and checked
+// nothing).
+#pragma GCC visibility push(default)
 extern "C" {
 void* malloc(size_t n) {
   Check("malloc");
@@ -131,7 +142,13 @@ int dladdr(const void* addr, Dl_info* info) {
   Check("dladdr");
   return g_dladdr(addr, info);
 }
+int clock_gettime(clockid_t clock, struct timespec* ts) {
+  Check("clock_gettime");
+  if (g_clock_gettime == nullptr) return static_cast<int>(syscall(SYS_clock_gettime, clock, ts));
+  return g_clock_gettime(clock, ts);
 }
+}
+#pragma GCC visibility pop
 
 namespace {
 

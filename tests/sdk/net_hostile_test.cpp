@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,6 +255,75 @@ TEST(PreloadedProgram, AHungPushBackendDelaysTheExitByAtMostTheFlushTime) {
   EXPECT_LT(exit_seconds, 3.0 + 2.5) << r.err;
   EXPECT_EQ(r.term_signal, SIGTERM) << r.err;
   EXPECT_NE(r.err.find("dropped"), std::string::npos) << r.err;
+}
+
+// A push whose host name needs a DNS server that never answers (fixtures/dns_hang.sh: a
+// resolv.conf naming a local UDP port that takes queries and never replies, inside a user,
+// network and mount namespace): the resolution is abandoned at the flush time like a request
+// in flight, so the exit waits 3 s at most, not the resolver's 60 s (30 s x 2 attempts).
+TEST(PreloadedProgram, AHangingNameResolutionDelaysTheExitByAtMostTheFlushTime) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "namespaces of an emulated child";
+  const char* unshare = "/usr/bin/unshare";  // util-linux
+  if (!FileExists(unshare)) GTEST_SKIP() << "no " << unshare;
+  const std::string dir = MakeTempDir();
+  const auto start = Clock::now();
+  ProcessResult r = RunProcess(
+      {unshare, "-Urnm", INPROF_DNS_HANG_SCRIPT, dir, "env", "LD_PRELOAD=" + PreloadValue(),
+       "INPROF_PUSH_URL=http://push.inprof-test.example:4040", "INPROF_WINDOW=0.5",
+       INPROF_WORKLOAD, "sleeper"},
+      {});
+  const double wall = SecondsSince(start);
+  if (r.exit_code != 0 && r.err.find("inprof:") == std::string::npos) {
+    GTEST_SKIP() << "no unprivileged user/network/mount namespace here (exit " << r.exit_code
+                 << "): " << r.err;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"(duration=([0-9.]+)s)"))) << r.err;
+  const double profiled = std::stod(m[1]);
+  RecordProperty("exit_ms", static_cast<int>((wall - profiled) * 1000));
+  // Everything but the profiled run: start-up, the namespace, the exit with its flush (3 s).
+  EXPECT_LT(wall - profiled, 3.0 + 2.5) << r.err;
+  EXPECT_NE(r.err.find("cannot resolve push.inprof-test.example"), std::string::npos) << r.err;
+}
+
+// A program that closes every fd above 2 (closefrom(3), as daemons do at start-up) and opens
+// its own files, which take the numbers of the endpoint's listening socket and eventfd and of
+// the push client's eventfd: the runtime notices its fds are gone (fstat identity), stops the
+// endpoint with a message, never writes into or closes the program's files, and the exit is
+// not held.
+TEST(PreloadedProgram, FdsTheProgramClosedAreNeverUsedForItsNewFiles) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "loopback sockets of an emulated child";
+  const std::string dir = MakeTempDir();
+  {
+    std::ofstream program(dir + "/closefrom.py");
+    program << "import os, sys, time\n"
+               "time.sleep(0.3)\n"
+               "os.closerange(3, 4096)  # closefrom(3)\n"
+               "files = [open(os.path.join(sys.argv[1], 'f%d' % i), 'w') for i in range(8)]\n"
+               "time.sleep(1.5)\n"
+               "for i, f in enumerate(files):\n"
+               "    f.write('program data %d\\n' % i)\n"
+               "    f.close()\n";
+  }
+  // The push goes to a port that refuses at once: with its eventfd gone, a request still
+  // waiting for a backend's answer at exit would end only at its own timeout (10 s), not at
+  // the 3 s flush (docs/network.md).
+  const auto start = Clock::now();
+  ProcessResult r = RunProcess(
+      {"/usr/bin/python3", dir + "/closefrom.py", dir},
+      {{"LD_PRELOAD", PreloadValue()},
+       {"INPROF_HTTP", "127.0.0.1:0"},
+       {"INPROF_PUSH_URL", "http://127.0.0.1:9"},
+       {"INPROF_WINDOW", "0.5"}});
+  const double wall = SecondsSince(start);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(ReadFile(dir + "/f" + std::to_string(i)), "program data " + std::to_string(i) + "\n")
+        << "file " << i << "\n" << r.err;
+  }
+  EXPECT_NE(r.err.find("the pull endpoint's listening socket"), std::string::npos) << r.err;
+  EXPECT_LT(wall, 1.8 + 3.0 + 3.0) << r.err;
 }
 
 TEST(PreloadedProgram, AnEndpointOffLoopbackWithoutATokenWarnsOnce) {

@@ -4,6 +4,8 @@
 // program (fixtures/signal_safety_program.cpp) under LD_PRELOAD as a user would.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/auxv.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "internal/raw_syscall.h"
 #include "internal/signal_handler.h"
 #include "test_util.h"
 
@@ -155,6 +158,44 @@ TEST(SignalSafetyBoundTest, StopGivesUpAfterTheBoundAndKeepsTheMemory) {
   g_handlers_in_flight.fetch_sub(1);
   EXPECT_TRUE(UninstallSamplingHandler(&sampler));
   EXPECT_EQ(StuckHandlers(), 0);
+}
+
+// The handler's clock is the vDSO's own function, found in the vDSO image by our parser
+// (never libc's clock_gettime, which another library may interpose): it is found where the
+// kernel maps a vDSO, agrees with the system call, and a non-image is refused.
+TEST(SignalSafetyClockTest, TheVdsoClockIsFoundAndAgreesWithTheSystemCall) {
+  using namespace inprof::internal;
+  const uintptr_t image = static_cast<uintptr_t>(getauxval(AT_SYSINFO_EHDR));
+  if (image == 0) GTEST_SKIP() << "no vDSO here (emulator): the handler uses the system call";
+#if defined(__aarch64__)
+  const char* name = "__kernel_clock_gettime";
+#else
+  const char* name = "__vdso_clock_gettime";
+#endif
+  const uintptr_t fn = FindVdsoSymbol(image, name);
+  ASSERT_NE(fn, 0u);
+  EXPECT_EQ(FindVdsoSymbol(image, "no_such_function"), 0u);
+  ASSERT_TRUE(InitVdsoClock(image));
+  EXPECT_TRUE(HaveVdsoClock());
+  // The function itself answers.
+  struct timespec ts = {0, 0};
+  ASSERT_EQ(reinterpret_cast<int (*)(clockid_t, struct timespec*)>(fn)(CLOCK_MONOTONIC, &ts), 0);
+  for (clockid_t clock : {CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_THREAD_CPUTIME_ID}) {
+    const int64_t before = ClockNsSyscall(clock);
+    const int64_t read = ClockNsRaw(clock);
+    const int64_t after = ClockNsSyscall(clock);
+    EXPECT_LE(before, read) << clock;
+    EXPECT_LE(read, after) << clock;
+  }
+  EXPECT_GT(MonotonicNsRaw(), 0);
+  // Not an ELF image: nothing found, and the clock falls back to the system call.
+  alignas(64) static unsigned char zeros[4096] = {};
+  EXPECT_EQ(FindVdsoSymbol(reinterpret_cast<uintptr_t>(zeros), name), 0u);
+  EXPECT_EQ(FindVdsoSymbol(0, name), 0u);
+  EXPECT_FALSE(InitVdsoClock(0));
+  EXPECT_FALSE(HaveVdsoClock());
+  EXPECT_GT(ClockNsRaw(CLOCK_MONOTONIC), 0);
+  InitVdsoClock(image);
 }
 
 }  // namespace

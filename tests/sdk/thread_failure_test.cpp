@@ -318,5 +318,32 @@ TEST(ThreadFailureTest, StartStopDumpStormsFromManyThreads) {
       << run.process.out;
 }
 
+// A stop storm: sessions started and stopped as fast as eight threads can call the C API
+// while eight more threads compute, at 4999 Hz (the perf engine where permitted, else timers
+// capped by the tick). Every stop retires slots whose threads may be inside the handler on
+// another CPU at that moment, copying a stack into their rings; the rings must outlive those
+// handlers (docs/signals.md "Stopping"). Under AddressSanitizer a ring freed or given back
+// too early is a use after free or a null dereference, so the sanitizer lane is where this
+// test bites.
+class StopStormTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(StopStormTest, StopsWhileBusyThreadsAreSampledFreeNothingInUse) {
+  const std::string dir = MakeTempDir();
+  const std::string iterations = EmulatorPrefix().empty() ? "60" : "10";
+  WatchedRun run = RunWatched(
+      {INPROF_THREAD_FAILURE_STORM, dir, "8", iterations, GetParam(), "4999", "8"}, {},
+      std::chrono::seconds(180));
+  ASSERT_FALSE(run.hung) << Describe(run);
+  ASSERT_EQ(run.process.term_signal, 0) << Describe(run);
+  ASSERT_EQ(run.process.exit_code, 0) << Describe(run);
+  EXPECT_NE(run.process.out.find("unexpected=0"), std::string::npos) << Describe(run);
+  EXPECT_EQ(run.process.err.find("runtime error"), std::string::npos) << Describe(run);
+  EXPECT_EQ(run.process.err.find("AddressSanitizer"), std::string::npos) << Describe(run);
+  EXPECT_TRUE(std::regex_search(run.process.out, std::regex(R"(stop: 0=[1-9])")))
+      << run.process.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Unwinders, StopStormTest, ::testing::Values("fp", "dwarf"));
+
 }  // namespace
 }  // namespace inprof::test

@@ -3,9 +3,11 @@
 // its range holds it; labels set per request on a thread pool split the profile by the
 // requests' known costs in every output that holds labels (pprof and `go tool pprof -tags`,
 // annotation JSON, folded roots, speedscope, the viewer, the Pyroscope push).
+#include <time.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -142,6 +144,65 @@ TEST_F(TimeContext, ABurstIsAtItsTimeAndItsRangeIsTheBurst) {
   EXPECT_NE(html.find("burst_work"), std::string::npos);
   EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)=\\?["']https?:)")))
       << "nothing loaded from the network";
+}
+
+// libfaketime (Debian's `faketime`), where it is installed: the first one found.
+std::string FaketimeLibrary() {
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"}) {
+    const std::string path = std::string(dir) + "/faketime/libfaketime.so.1";
+    if (FileExists(path)) return path;
+  }
+  return {};
+}
+
+// A clock interposer preloaded before the runtime (libfaketime, one day back) shifts the
+// program's clocks, thread CPU clocks included, and would run inside the handler if the
+// handler read its clock through libc. The runtime reads the kernel's clocks (the vDSO):
+// samples still land at their time, each thread gets the samples its CPU time promises, and
+// the profile starts today.
+TEST_F(TimeContext, AClockInterposerChangesNeitherTimesNorRates) {
+  if (!EmulatorPrefix().empty()) GTEST_SKIP() << "libfaketime of the host under qemu-user";
+  const std::string faketime = FaketimeLibrary();
+  if (faketime.empty()) GTEST_SKIP() << "libfaketime is not installed (scripts/install-deps)";
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  ProcessResult r = RunProcess(
+      {INPROF_TIME_CONTEXT, "burst", "3"},
+      {{"LD_PRELOAD", faketime},
+       {"FAKETIME", "-1d"},
+       {"INPROF_OUTPUT", dir_ + "/burst.speedscope.json," + dir_ + "/burst.json"},
+       {"INPROF_FREQUENCY", "999"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Annotations a;
+  const Status read = ReadAnnotationJson(Slurp(dir_ + "/burst.json"), "burst.json", &a);
+  ASSERT_TRUE(read.ok()) << read.message();
+  // The profile started now, not a day ago.
+  const int64_t real_ns = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+  EXPECT_LT(std::llabs(a.meta.start_time_ns - real_ns), 600'000'000'000LL)
+      << a.meta.start_time_ns << " vs " << real_ns;
+  // Expected vs got: the thread's CPU time (read through the interposer it was a day off,
+  // or 0) promises the samples it got. Under load the thread may run for less than a second
+  // of its three: the bounds allow for the count's own noise at a hundred samples.
+  ASSERT_FALSE(a.health.threads.empty());
+  const ThreadHealth& main_thread = a.health.threads.front();
+  ASSERT_GE(main_thread.expected, 100) << main_thread.cpu_seconds << " CPU s";
+  const double got = static_cast<double>(main_thread.weight) / main_thread.expected;
+  EXPECT_GT(got, 0.75) << main_thread.weight << " of " << main_thread.expected;
+  EXPECT_LT(got, 1.25) << main_thread.weight << " of " << main_thread.expected;
+  // The burst's samples are at the burst's time (1.35 to 1.65 s of the program's own clock,
+  // which runs at the real rate).
+  const Profile p = ReadSpeedscopeFile(dir_ + "/burst.speedscope.json");
+  int64_t burst = 0, burst_in_place = 0;
+  for (const TimedSample& t : p.timeline) {
+    ASSERT_GE(t.time_ns, 0);
+    ASSERT_LT(t.time_ns, 10'000'000'000LL);
+    if (Leaf(p, p.samples[t.sample]) != "burst_work") continue;
+    burst += t.weight;
+    if (t.time_ns >= 1'300'000'000 && t.time_ns < 1'700'000'000) burst_in_place += t.weight;
+  }
+  ASSERT_GT(burst, 0);
+  EXPECT_GE(static_cast<double>(burst_in_place), 0.9 * static_cast<double>(burst))
+      << burst_in_place << " of " << burst << " burst samples between 1.3 and 1.7 s";
 }
 
 TEST_F(TimeContext, LabelSharesFollowTheRequestsCostsInEveryOutput) {

@@ -137,26 +137,32 @@ struct Chain {
 // (sdk/src/collector.cpp, Session::RefreshCodeRanges) for its frameless-leaf recovery, which
 // code built with frame pointers needs (GCC sets up no frame in leaves that need no stack).
 const CodeRanges& LoadedCode() {
-  static std::vector<std::pair<uintptr_t, uintptr_t>> ranges = [] {
-    std::vector<std::pair<uintptr_t, uintptr_t>> out;
+  using Ranges = std::vector<std::pair<uintptr_t, uintptr_t>>;
+  // Executable segments, and readable ones (a PLT stub's GOT slot is read only there).
+  static std::pair<Ranges, Ranges> ranges = [] {
+    std::pair<Ranges, Ranges> out;
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) -> int {
-          auto* out = static_cast<std::vector<std::pair<uintptr_t, uintptr_t>>*>(data);
+          auto* out = static_cast<std::pair<Ranges, Ranges>*>(data);
           for (int i = 0; i < info->dlpi_phnum; ++i) {
             const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-            if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-            out->emplace_back(info->dlpi_addr + ph.p_vaddr,
-                              info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+            if (ph.p_type != PT_LOAD) continue;
+            const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+            if ((ph.p_flags & PF_X) != 0) out->first.emplace_back(lo, hi);
+            if ((ph.p_flags & PF_R) != 0) out->second.emplace_back(lo, hi);
           }
           return 0;
         },
         &out);
-    std::sort(out.begin(), out.end());
+    std::sort(out.first.begin(), out.first.end());
+    std::sort(out.second.begin(), out.second.end());
     return out;
   }();
-  static_assert(sizeof(ranges[0]) == sizeof(uintptr_t[2]));
-  static const CodeRanges code{reinterpret_cast<const uintptr_t(*)[2]>(ranges.data()),
-                               ranges.size()};
+  static_assert(sizeof(ranges.first[0]) == sizeof(uintptr_t[2]));
+  static const CodeRanges code{reinterpret_cast<const uintptr_t(*)[2]>(ranges.first.data()),
+                               ranges.first.size(),
+                               reinterpret_cast<const uintptr_t(*)[2]>(ranges.second.data()),
+                               ranges.second.size()};
   return code;
 }
 

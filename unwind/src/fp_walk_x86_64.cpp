@@ -35,8 +35,10 @@ bool DirectCallTarget(uintptr_t return_address, const CodeRanges& code, uintptr_
 
 // A call through the PLT lands on `jmp *GOT(%rip)` (FF 25 rel32): the function is the
 // address in that GOT slot (once the loader has bound it). Returns `target` unchanged when
-// it is not such a stub. The GOT slot belongs to the same loaded module as the stub, so it
-// is mapped. Async-signal-safe.
+// it is not such a stub. The slot's address is computed from code bytes, which only look
+// like a stub: it is read only when it lies inside a readable segment of a module the table
+// lists (`code.readable`), which the same rule as the code ranges keeps mapped
+// (docs/signals.md "The code-range invariant"). Async-signal-safe.
 uintptr_t ThroughPlt(uintptr_t target, const CodeRanges& code) {
   if (!code.Contains(target) || !code.Contains(target + 5)) return target;
   const auto* bytes = reinterpret_cast<const uint8_t*>(target);
@@ -46,7 +48,7 @@ uintptr_t ThroughPlt(uintptr_t target, const CodeRanges& code) {
                                            static_cast<uint32_t>(bytes[4]) << 16 |
                                            static_cast<uint32_t>(bytes[5]) << 24);
   const uintptr_t slot = target + 6 + static_cast<intptr_t>(rel);
-  if ((slot & (kWord - 1)) != 0) return target;
+  if ((slot & (kWord - 1)) != 0 || !code.ContainsReadable(slot, kWord)) return target;
   const uintptr_t resolved = *reinterpret_cast<const uintptr_t*>(slot);
   return code.Contains(resolved) ? resolved : target;
 }

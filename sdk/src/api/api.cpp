@@ -34,18 +34,30 @@ int Report(const RuntimeResult& result) {
   return INPROF_ERR_INTERNAL;
 }
 
+// Sets the message inprof_last_error returns. Throws nothing: with no memory for the
+// message, the message is empty (clear() frees nothing and cannot fail).
+void SetLastError(const char* a, const char* b = "", const char* c = "") noexcept {
+  try {
+    t_last_error = std::string(a) + b + c;
+  } catch (...) {
+    t_last_error.clear();
+  }
+}
+
+// Runs a C entry point's body: no exception leaves it (a C caller cannot handle one, and
+// std::terminate would end the host), including one thrown while reporting another.
 template <typename F>
-int Guarded(const char* what, F&& f) {
+int Guarded(const char* what, F&& f) noexcept {
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    t_last_error = std::string(what) + ": out of memory";
+    SetLastError(what, ": out of memory");
     return INPROF_ERR_SYSTEM;
   } catch (const std::exception& e) {
-    t_last_error = std::string(what) + ": internal error: " + e.what();
+    SetLastError(what, ": internal error: ", e.what());
     return INPROF_ERR_INTERNAL;
   } catch (...) {
-    t_last_error = std::string(what) + ": internal error";
+    SetLastError(what, ": internal error");
     return INPROF_ERR_INTERNAL;
   }
 }
@@ -138,7 +150,7 @@ const char* inprof_last_error(void) { return t_last_error.c_str(); }
 // nothing; messages are built only on failure.
 int inprof_label_set(const char* key, const char* value) {
   if (value == nullptr) {
-    t_last_error = "inprof_label_set: the value must not be NULL (inprof_label_clear removes a label)";
+    SetLastError("inprof_label_set: the value must not be NULL (inprof_label_clear removes a label)");
     return INPROF_ERR_CONFIG;
   }
   return Guarded("inprof_label_set", [&] { return LabelCall(key, value); });
@@ -155,10 +167,12 @@ int inprof_label_clear(const char* key) {
 inprof_labels_t inprof_labels_save(void) { return inprof::internal::CurrentThreadLabels(); }
 
 int inprof_labels_restore(inprof_labels_t saved) {
-  if (inprof::internal::RestoreThreadLabels(saved)) return INPROF_OK;
-  t_last_error = "inprof_labels_restore: " + std::to_string(saved) +
-                 " is not a value inprof_labels_save returned";
-  return INPROF_ERR_CONFIG;
+  return Guarded("inprof_labels_restore", [&] {
+    if (inprof::internal::RestoreThreadLabels(saved)) return INPROF_OK;
+    t_last_error = "inprof_labels_restore: " + std::to_string(saved) +
+                   " is not a value inprof_labels_save returned";
+    return INPROF_ERR_CONFIG;
+  });
 }
 
 }  // extern "C"

@@ -62,15 +62,14 @@ void FutexWake(std::atomic<int>* word) {
 // Waits until the write is done (`started`: until it is no longer running), at most
 // `seconds`; true when it is. Async-signal-safe.
 bool WaitForWriter(double seconds, bool started = true) {
-  struct timespec start;
-  clock_gettime(CLOCK_MONOTONIC, &start);
+  // The kernel's clock (raw_syscall.h): this may run inside a signal handler, where libc's
+  // clock_gettime may be another library's (libfaketime).
+  const int64_t start = ClockNsRaw(CLOCK_MONOTONIC);
   for (;;) {
     const int state = g_exit_state.load(std::memory_order_acquire);
     if (state == kDone || (started && state == kIdle)) return true;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const double left = seconds - (static_cast<double>(now.tv_sec - start.tv_sec) +
-                                   static_cast<double>(now.tv_nsec - start.tv_nsec) / 1e9);
+    const double left =
+        seconds - static_cast<double>(ClockNsRaw(CLOCK_MONOTONIC) - start) / 1e9;
     if (left <= 0) return false;
     struct timespec wait = {static_cast<time_t>(left),
                             static_cast<long>((left - static_cast<double>(static_cast<time_t>(left))) * 1e9)};

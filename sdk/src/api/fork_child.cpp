@@ -1,5 +1,6 @@
 // A forked child's bootstrap sampler, control side (internal/fork_child.h). BootstrapArm runs
 // inside fork() in the child: system calls and stores only.
+#include "internal/raw_syscall.h"
 #include "internal/fork_child.h"
 
 #include <pthread.h>
@@ -49,11 +50,7 @@ void FindBounds(const Sampler& parent) {
   b.code.store(parent.code.load(std::memory_order_acquire), std::memory_order_seq_cst);
 }
 
-int64_t NowNs(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+int64_t NowNs(clockid_t clock) { return ClockNsRaw(clock); }
 
 // Maps the table and arms the calling thread's CPU-time timer; b.bounds and b.code are set.
 // System calls and stores only.

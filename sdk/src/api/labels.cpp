@@ -3,15 +3,18 @@
 #include "internal/labels.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <string_view>
 #include <unordered_map>
 
+#include "internal/raw_syscall.h"
 #include "internal/signal_handler.h"
 
 namespace inprof::internal {
@@ -26,7 +29,51 @@ struct LabelTable {
   size_t bytes = 0;
   uint64_t overflows = 0;
   std::atomic<uint32_t> count{0};  // sets.size(), readable without the lock
+  // In a forked child whose fork could not take the lock (see ForkPrepare): the table may
+  // have been mid-update, so it is read no more and nothing is added (new sets overflow).
+  bool torn = false;
 };
+
+LabelTable& Table();
+
+// A fork while another thread interns a set would leave the child's copy of the lock held
+// forever, so fork takes the table's lock first (it is held for microseconds). Not with a
+// blocking lock(): a fork from a signal handler that interrupted this very thread inside
+// Intern would wait for itself for ever. So the prepare handler tries for at most
+// kForkLockWaitNs; when it gives up, the child re-creates the lock and marks its copy of the
+// table torn (its labels go to [overflow], counted), and the parent carries on untouched.
+// The thread that took the lock is remembered by pthread_self(), which is the same in the
+// child, so the parent and child handlers release only a lock their own prepare took.
+constexpr int64_t kForkLockWaitNs = 50'000'000;
+std::atomic<pthread_t> g_fork_lock_holder{0};
+static_assert(std::atomic<pthread_t>::is_always_lock_free);
+
+void ForkPrepare() {
+  LabelTable& t = Table();
+  const int64_t deadline = ClockNsRaw(CLOCK_MONOTONIC) + kForkLockWaitNs;
+  while (!t.mu.try_lock()) {
+    if (ClockNsRaw(CLOCK_MONOTONIC) >= deadline) return;
+    sched_yield();
+  }
+  g_fork_lock_holder.store(pthread_self(), std::memory_order_relaxed);
+}
+
+void ForkParent() {
+  if (g_fork_lock_holder.load(std::memory_order_relaxed) != pthread_self()) return;
+  g_fork_lock_holder.store(0, std::memory_order_relaxed);
+  Table().mu.unlock();
+}
+
+void ForkChild() {
+  LabelTable& t = Table();
+  if (g_fork_lock_holder.load(std::memory_order_relaxed) == pthread_self()) {
+    g_fork_lock_holder.store(0, std::memory_order_relaxed);
+    t.mu.unlock();
+    return;
+  }
+  new (&t.mu) std::mutex();  // the holder does not exist here, or is this thread, interrupted
+  t.torn = true;
+}
 
 LabelTable& Table() {
   // Never destroyed: threads may set labels while the process exits.
@@ -34,10 +81,7 @@ LabelTable& Table() {
     auto* t = new LabelTable;
     t->sets.push_back({Label{"[overflow]", "label sets"}});  // kOverflowLabelSet
     t->count.store(1, std::memory_order_release);
-    // A fork while another thread interns a set would leave the child's copy of the lock
-    // held forever: fork waits for the table instead (it is held for microseconds).
-    pthread_atfork([] { Table().mu.lock(); }, [] { Table().mu.unlock(); },
-                   [] { Table().mu.unlock(); });
+    pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
     return t;
   }();
   return *table;
@@ -105,7 +149,7 @@ uint32_t Intern(uint32_t from, std::string_view key, const char* value) {
   std::lock_guard<std::mutex> lock(t.mu);
   // A thread in the overflow set no longer knows its labels: it stays there until it clears
   // them all or restores a saved set.
-  if (from == kOverflowLabelSet) {
+  if (from == kOverflowLabelSet || t.torn) {
     ++t.overflows;
     return kOverflowLabelSet;
   }
@@ -155,6 +199,7 @@ void StoredStrings(uint32_t id, std::string_view key, const char** stored_key,
   if (id == 0) return;
   LabelTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
+  if (t.torn) return;
   for (const Label& l : t.sets[id - 1]) {
     if (l.key == key) {
       *stored_key = l.key.c_str();
@@ -220,13 +265,14 @@ std::vector<Label> LabelSetOf(uint32_t id) {
   if (id == 0) return {};
   LabelTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
-  if (id > t.sets.size()) return {};
+  if (t.torn || id > t.sets.size()) return {};
   return t.sets[id - 1];
 }
 
 LabelStats LabelStatsNow() {
   LabelTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
+  if (t.torn) return LabelStats{t.count.load(std::memory_order_relaxed) - 1, t.overflows};
   return LabelStats{t.sets.size() - 1, t.overflows};
 }
 

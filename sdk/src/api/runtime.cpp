@@ -52,13 +52,17 @@ struct Runtime {
 std::atomic<int> g_exit_signal{0};
 std::atomic<double> g_exit_timeout{0};
 
-Runtime* g_runtime = nullptr;  // set once GetRuntime has built it
+// Set by GetRuntime as soon as the Runtime exists, before the fork handler that reads it is
+// registered: a fork on another thread during the first GetRuntime runs ChildAfterFork,
+// which then finds either nothing registered or the Runtime.
+std::atomic<Runtime*> g_runtime{nullptr};
 
 void ChildAfterFork();
 
 Runtime& GetRuntime() {
   static Runtime* runtime = [] {
     auto* r = new Runtime;
+    g_runtime.store(r, std::memory_order_release);  // before pthread_atfork below
     // The key's destructor runs on each exiting thread that registered itself.
     r->has_exit_key = pthread_key_create(&r->exit_key, [](void*) {
                         try {
@@ -77,7 +81,6 @@ Runtime& GetRuntime() {
     g_bootstrap.whole_first_period = secure_getenv("INPROF_TEST_WHOLE_FIRST_PERIOD") != nullptr;
     return r;
   }();
-  g_runtime = runtime;
   return *runtime;
 }
 
@@ -87,7 +90,9 @@ Runtime& GetRuntime() {
 // profile gets the bootstrap sampler; its own session starts at its first safe point
 // (StartPendingChild), or never, if it ends without a sample.
 void ChildAfterFork() {
-  Runtime& rt = *g_runtime;
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime == nullptr) return;  // cannot happen (set before registration): nothing to forget
+  Runtime& rt = *runtime;
   new (&rt.lifecycle) std::shared_mutex();
   Session* parent = rt.session;
   const Config* follow = rt.pending_child.load(std::memory_order_acquire);
@@ -495,7 +500,8 @@ ExitWriteInfo RuntimeExitWriteInfo() {
 }
 
 uint64_t RuntimePendingChildSamples() {
-  if (g_runtime == nullptr || g_runtime->pending_child.load(std::memory_order_acquire) == nullptr) {
+  const Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime == nullptr || runtime->pending_child.load(std::memory_order_acquire) == nullptr) {
     return 0;
   }
   return BootstrapSamples();

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "internal/contained.h"
 #include "internal/runtime.h"
 #include "internal/session.h"
 #include "internal/signal_handler.h"
@@ -73,6 +74,9 @@ struct CodeGate {
   pid_t collector_pid = 0;         // a forked child's copy of its parent's is not used
   std::vector<ClosingModule> closing;
   uint64_t next_ticket = 1;
+  // dlcloses in progress that could not record their modules (no memory): while any runs,
+  // every table published is empty (CodeGateAccess::PublishLocked).
+  uint32_t withdrawn = 0;
 };
 
 // Never destroyed: a dlclose may run during exit, after static destructors.
@@ -101,6 +105,7 @@ struct Module {
   uintptr_t base = 0;
   std::string name;
   std::vector<std::pair<uintptr_t, uintptr_t>> exec;  // executable PT_LOAD ranges
+  std::vector<std::pair<uintptr_t, uintptr_t>> readable;  // readable PT_LOAD ranges
   // Only read for a dlclose (ReadModules(true)):
   std::vector<std::pair<uintptr_t, uintptr_t>> loads;  // every PT_LOAD range
   std::string soname;
@@ -197,6 +202,7 @@ std::vector<Module> ReadModules(bool with_dynamic) {
           const uintptr_t b = info->dlpi_addr + ph.p_vaddr;
           const uintptr_t e = b + ph.p_memsz;
           if ((ph.p_flags & PF_X) != 0) m.exec.emplace_back(b, e);
+          if ((ph.p_flags & PF_R) != 0) m.readable.emplace_back(b, e);
           m.loads.emplace_back(b, e);
         }
         if (a->with_dynamic) ReadDynamic(info, &m);
@@ -307,24 +313,43 @@ struct CodeGateAccess {
   // Publishes a table of every executable range of `modules` except those of modules being
   // closed. Caller holds the code lock.
   static void PublishLocked(Collector* c, const std::vector<Module>& modules) {
+    if (Gate().withdrawn != 0) {
+      WithdrawLocked(c);
+      return;
+    }
     auto table = std::make_unique<Collector::CodeTable>();
-    std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
+    std::vector<std::pair<uintptr_t, uintptr_t>> pairs, readable;
     for (const Module& m : modules) {
       if (Closing(m)) continue;
       pairs.insert(pairs.end(), m.exec.begin(), m.exec.end());
+      readable.insert(readable.end(), m.readable.begin(), m.readable.end());
     }
-    std::sort(pairs.begin(), pairs.end());
-    std::vector<uintptr_t>& bounds = table->bounds;
-    bounds.reserve(2 * pairs.size());
-    for (const auto& [b, e] : pairs) {
-      bounds.push_back(b);
-      bounds.push_back(e);
-    }
-    table->view.ranges = reinterpret_cast<const uintptr_t(*)[2]>(bounds.data());
+    const auto flatten = [](std::vector<std::pair<uintptr_t, uintptr_t>>& from,
+                            std::vector<uintptr_t>* to) {
+      std::sort(from.begin(), from.end());
+      to->reserve(2 * from.size());
+      for (const auto& [b, e] : from) {
+        to->push_back(b);
+        to->push_back(e);
+      }
+    };
+    flatten(pairs, &table->bounds);
+    flatten(readable, &table->readable_bounds);
+    table->view.ranges = reinterpret_cast<const uintptr_t(*)[2]>(table->bounds.data());
     table->view.count = pairs.size();
+    // The segments a PLT step may read a GOT slot from (fp_walk_x86_64.cpp): the same modules,
+    // withdrawn for a dlclose with their code.
+    table->view.readable = reinterpret_cast<const uintptr_t(*)[2]>(table->readable_bounds.data());
+    table->view.readable_count = readable.size();
     c->PublishCodeTableLocked(std::move(table));
   }
   static void ReclaimLocked(Collector* c) { c->ReclaimCodeRanges(); }
+  // Publishes no code ranges at all (the handler then recovers no frameless leaf's caller
+  // and reads no code bytes); the current table stays owned, freed like any replaced one.
+  // Allocates nothing.
+  static void WithdrawLocked(Collector* c) noexcept {
+    c->sampler_->code.store(nullptr, std::memory_order_seq_cst);
+  }
 };
 
 Collector::Collector(Sampler* sampler, std::mutex* mu, SampleSink* sink,
@@ -595,7 +620,7 @@ bool Collector::RefreshCodeRanges(bool force) {
   return true;
 }
 
-DlcloseTicket BeforeDlcloseUnmap(void* handle) {
+DlcloseTicket BeforeDlcloseUnmap(void* handle) noexcept {
   DlcloseTicket ticket;
   // RTLD_DEFAULT / RTLD_NEXT and null are no libraries: the real dlclose only reports the
   // error. A handle that does not resolve is treated as "anything may go" (MayUnload).
@@ -604,18 +629,33 @@ DlcloseTicket BeforeDlcloseUnmap(void* handle) {
       dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0) {
     map = nullptr;
   }
-  {
+  try {
     CodeGuard guard;
     Collector* collector = CurrentCollectorLocked();
     if (collector == nullptr) return ticket;  // no handler reads a table
     CodeGate& gate = Gate();
     ticket.id = gate.next_ticket++;
-    const std::vector<Module> modules = ReadModules(true);
-    const std::vector<bool> unload = MayUnload(modules, map);
-    for (size_t i = 0; i < modules.size(); ++i) {
-      if (unload[i]) gate.closing.push_back({ticket.id, getpid(), modules[i].base, modules[i].name});
+    try {
+      const std::vector<Module> modules = ReadModules(true);
+      const std::vector<bool> unload = MayUnload(modules, map);
+      for (size_t i = 0; i < modules.size(); ++i) {
+        if (unload[i]) gate.closing.push_back({ticket.id, getpid(), modules[i].base, modules[i].name});
+      }
+      CodeGateAccess::PublishLocked(collector, modules);
+    } catch (...) {
+      // No memory to build a table without the closing modules, or to remember them: no
+      // table at all until AfterDlcloseUnmap, which keeps the invariant at the cost of leaf
+      // recovery meanwhile. Entries this ticket recorded are erased after the call.
+      CountContained(ContainedAt::kHook);
+      ++gate.withdrawn;
+      ticket.withdrew = true;
+      CodeGateAccess::WithdrawLocked(collector);
     }
-    CodeGateAccess::PublishLocked(collector, modules);
+  } catch (...) {
+    // The code lock's gate could not be made: then no collector was ever registered with
+    // it, and no handler reads a table.
+    CountContained(ContainedAt::kHook);
+    return ticket;
   }
   // Outside the lock: the collector's refresh and other dlcloses go on meanwhile, and every
   // table they publish leaves our modules out.
@@ -623,15 +663,22 @@ DlcloseTicket BeforeDlcloseUnmap(void* handle) {
   return ticket;
 }
 
-void AfterDlcloseUnmap(const DlcloseTicket& ticket) {
+void AfterDlcloseUnmap(const DlcloseTicket& ticket) noexcept {
   if (ticket.id == 0) return;
-  CodeGuard guard;
-  CodeGate& gate = Gate();
-  std::erase_if(gate.closing, [&](const ClosingModule& c) { return c.ticket == ticket.id; });
-  Collector* collector = CurrentCollectorLocked();
-  if (collector == nullptr) return;
-  CodeGateAccess::PublishLocked(collector, ReadModules(false));
-  CodeGateAccess::ReclaimLocked(collector);
+  try {
+    CodeGuard guard;
+    CodeGate& gate = Gate();
+    if (ticket.withdrew) --gate.withdrawn;
+    std::erase_if(gate.closing, [&](const ClosingModule& c) { return c.ticket == ticket.id; });
+    Collector* collector = CurrentCollectorLocked();
+    if (collector == nullptr) return;
+    CodeGateAccess::PublishLocked(collector, ReadModules(false));
+    CodeGateAccess::ReclaimLocked(collector);
+  } catch (...) {
+    // The table published before the call stays (it lacks only modules that may be gone)
+    // until the collector's next refresh.
+    CountContained(ContainedAt::kHook);
+  }
 }
 
 }  // namespace inprof::internal

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <new>
 
+#include "internal/raw_syscall.h"
 #include "internal/engine.h"
 #include "internal/itimer.h"
 #include "internal/thread_registry.h"
@@ -59,9 +60,8 @@ int SetProfTimer(long period_ns) {
 }
 
 int64_t ThreadCpuNow(pid_t tid) {
-  struct timespec ts;
-  if (clock_gettime(ThreadCpuClock(tid), &ts) != 0) return 0;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  const int64_t ns = ClockNsRaw(ThreadCpuClock(tid));
+  return ns < 0 ? 0 : ns;
 }
 
 class ItimerEngine final : public Engine {

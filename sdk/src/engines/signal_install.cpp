@@ -9,6 +9,7 @@
 // end the process ("Profiling timer expired"). Rules: docs/signals.md.
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,11 +77,13 @@ bool DefaultDoesNotTerminate(int signal) {
   }
 }
 
-int64_t MonotonicNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+int64_t MonotonicNs() { return ClockNsRaw(CLOCK_MONOTONIC); }
+
+// Every clock read of the runtime (ClockNsRaw) goes through the vDSO from the library's load
+// on, before any session (InstallHandler finds it again: a test may link these objects
+// without running this).
+[[maybe_unused]] const bool g_vdso_clock_at_load =
+    InitVdsoClock(static_cast<uintptr_t>(getauxval(AT_SYSINFO_EHDR)));
 
 }  // namespace
 
@@ -191,8 +194,9 @@ namespace {
 
 // `sampler` may be null: a deferred session's handler serves only the bootstrap timer.
 int InstallHandler(int signal, Sampler* sampler) {
-  // The handler's clock (raw_syscall.h): set before any handler of ours can run.
-  SetMonotonicClock(&clock_gettime);
+  // The handler's clock (raw_syscall.h): the vDSO's own clock_gettime, found before any
+  // handler of ours can run (never libc's, which a preloaded library may replace).
+  InitVdsoClock(static_cast<uintptr_t>(getauxval(AT_SYSINFO_EHDR)));
   // A later session on another signal: the old one goes back to the program's action (its
   // late signals had a whole session's time to arrive).
   if (const int old_signal = OwnedSignal(); old_signal != 0 && old_signal != signal) {

@@ -102,6 +102,7 @@ class Collector {
   // handler is in flight, so dlopen/dlclose churn does not grow them.
   struct CodeTable {
     std::vector<uintptr_t> bounds;
+    std::vector<uintptr_t> readable_bounds;
     CodeRanges view;
   };
   friend struct CodeGateAccess;
@@ -151,6 +152,7 @@ extern std::atomic<int> g_dlclose_in_progress;
 struct DlcloseTicket {
   uint64_t id = 0;         // 0: nothing was excluded (no collector)
   bool handlers_idle = true;  // false: a handler that may hold the old table is still running
+  bool withdrew = false;      // no table could be built: every code range was withdrawn
 };
 
 // Before the real dlclose(handle): publishes code ranges without every module the call may
@@ -160,12 +162,13 @@ struct DlcloseTicket {
 // kHandlerWaitMs) until no handler that may have loaded the old table is still running.
 // Safe from any thread, from library constructors and destructors (a dlclose nested in
 // another), and concurrently with other dlcloses and the collector's refresh.
-// Not async-signal-safe.
-DlcloseTicket BeforeDlcloseUnmap(void* handle);
+// Throws nothing: when no table can be built (no memory), no code ranges at all are
+// published until AfterDlcloseUnmap. Not async-signal-safe.
+DlcloseTicket BeforeDlcloseUnmap(void* handle) noexcept;
 // After the real dlclose returned: the modules are no longer held out; modules still
 // loaded (the library had other references) are back in the next table, published now.
-// Not async-signal-safe.
-void AfterDlcloseUnmap(const DlcloseTicket& ticket);
+// Throws nothing. Not async-signal-safe.
+void AfterDlcloseUnmap(const DlcloseTicket& ticket) noexcept;
 
 }  // namespace inprof::internal
 

@@ -16,6 +16,7 @@ enum class ContainedAt : uint32_t {
   kRegistry,     // registering, retiring or rescanning threads
   kExporter,     // the window exporter thread
   kNetwork,      // the pull endpoint's and the push client's threads
+  kHook,         // an interposed function (dlclose) or a fork handler
   kCount
 };
 inline std::atomic<uint64_t> g_contained[static_cast<size_t>(ContainedAt::kCount)];

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <utility>
@@ -109,13 +111,27 @@ std::string StatusText(int status);
 // The whole response message, with Content-Length and "Connection: close".
 std::string FormatHttpResponse(const HttpResponse& response);
 
+// Which open file a descriptor of ours refers to (fstat's st_dev and st_ino, taken when we
+// made it): the program owns every fd number and may close ours (closefrom(3), close_range)
+// and reuse the number for a file of its own. A socket's identity is its own; eventfds share
+// one inode, so an eventfd of the program in the same number would pass (a regular file,
+// pipe or socket does not). Not async-signal-safe.
+struct FdIdentity {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool known = false;
+};
+FdIdentity IdentityOf(int fd);
+// `fd` still refers to the file `identity` was taken from.
+bool StillOurs(int fd, const FdIdentity& identity);
+
 // Writes everything within `timeout_ms`; false on error, timeout, or when `cancel_fd` (when
 // >= 0) becomes readable. Never raises SIGPIPE.
 bool SendAll(int fd, std::string_view data, int timeout_ms, int cancel_fd = -1);
 
 // One HTTP POST of `body` to url.path + path_and_query, waiting at most `timeout_ms` in each
 // of connect, send and receive, and giving up at once when `cancel_fd` (when >= 0) becomes
-// readable. Name resolution (getaddrinfo) is the one step neither bounds. Returns the
+// readable; name resolution included (a lookup still running then is abandoned). Returns the
 // response status, or -1 with `error` set when no response came (resolution, connection,
 // timeout, cancelled, malformed response, a header with a line break).
 struct HttpClientResult {

@@ -82,6 +82,9 @@ class HttpServer {
  private:
   static void* ListenEntry(void* self);
   static void* WorkerEntry(void* self);
+  // The wake fd to poll as a cancellation, -1 once the program closed it (never a file of
+  // the program's).
+  int CancelFd() const { return wake_lost_.load(std::memory_order_acquire) ? -1 : wake_fd_; }
   void ListenLoop();
   void WorkerLoop();
   void Serve(int fd);
@@ -93,6 +96,11 @@ class HttpServer {
   Options options_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: wakes the listener on Stop
+  // Which files they are: the program may close either (closefrom) and reuse the number.
+  // Checked before each use; a lost one is never read, written or closed by us again.
+  FdIdentity listen_id_;
+  FdIdentity wake_id_;
+  std::atomic<bool> wake_lost_{false};
   std::string bound_;
   uint16_t port_ = 0;
   pthread_t listener_{};

@@ -136,6 +136,7 @@ class PushClient {
   bool stopping_ = false;
   bool sender_done_ = false;  // Run has returned (Stop waits for it until the deadline)
   int cancel_fd_ = -1;        // eventfd: readable once the flush deadline has passed
+  FdIdentity cancel_id_;      // ... and which file it is (the program may close it)
   std::chrono::steady_clock::time_point flush_deadline_{};
   std::mt19937_64 rng_;
   bool failing_ = false;  // a failure was reported and no success since

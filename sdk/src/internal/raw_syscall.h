@@ -14,14 +14,21 @@ int32_t CurrentTidRaw();
 int64_t ThreadCpuNsRaw();
 // clock_gettime(clock_id) in ns through the system call, -1 on failure. Async-signal-safe.
 int64_t ClockNsSyscall(long clock_id);
-// CLOCK_MONOTONIC in ns (when a sample was taken), 0 on failure: through the function
-// SetMonotonicClock published (libc's clock_gettime, which reads the vDSO's clock without
-// entering the kernel: about 20 ns against 180 for the system call), else the system call.
-// Async-signal-safe.
+// CLOCK_MONOTONIC in ns (when a sample was taken), 0 on failure. Async-signal-safe.
 int64_t MonotonicNsRaw();
-// Publishes libc's clock_gettime for MonotonicNsRaw; the control path calls it before the
-// handler is installed, so no loader work (lazy binding) ever happens in the handler.
-void SetMonotonicClock(int (*clock_gettime_fn)(clockid_t, struct timespec*));
+// clock_gettime(clock) in ns, -1 on failure: through the vDSO's own clock_gettime when
+// InitVdsoClock found it (about 20 ns against 180 for the system call), else the system call.
+// Never through libc's clock_gettime, which another library may interpose (libfaketime):
+// vdso_clock.cpp. Async-signal-safe.
+int64_t ClockNsRaw(clockid_t clock);
+// Finds the vDSO's clock_gettime in the vDSO image at `image` (getauxval(AT_SYSINFO_EHDR),
+// 0 for none) for ClockNsRaw. The control path calls it before the handler is installed.
+// True when found. Async-signal-safe (it only reads the image).
+bool InitVdsoClock(uintptr_t image);
+bool HaveVdsoClock();
+// The address of the global function `name` in the vDSO image at `image`, 0 when there is
+// none. Async-signal-safe.
+uintptr_t FindVdsoSymbol(uintptr_t image, const char* name);
 // System call numbers the signal path uses through RawSyscall4.
 #if defined(__x86_64__)
 inline constexpr long kSysWrite = 1;

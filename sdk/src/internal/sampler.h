@@ -4,8 +4,10 @@
 // - The handler (any sampled thread) reads a slot's state, generation, bounds and ring, and
 //   enqueues into that ring; it updates only atomic counters.
 // - The control path (registry, under Session's registry lock) changes slots; a slot's ring
-//   is set before its state becomes kActive and freed only after the slot left kActive and
-//   its timer was deleted (so no handler can still be writing it).
+//   is set before its state becomes kActive and freed only after the slot left kActive, its
+//   timer was deleted, and no handler is counted in ThreadSlot::handlers (a handler that
+//   loaded kActive before the slot left it may still be writing the ring on another CPU:
+//   deleting a timer does not wait for a handler already running).
 // - One consumer at a time drains rings (Session's drain lock).
 // Signal-safe header.
 #ifndef INPROF_SDK_SAMPLER_H_
@@ -72,6 +74,12 @@ struct ThreadSlot {
   std::atomic<uintptr_t> stack_hi{0};   // 0 until known
   std::atomic<uintptr_t> probe_sp{0};   // left by the handler while bounds are unknown
   std::atomic<bool> in_handler{false};  // re-entry guard
+  // Handlers inside TakeSample for this slot right now. With `state` it is the fence that
+  // keeps a retired slot's rings alive while a handler may still write them (TakeSample and
+  // ThreadRegistry::ReleaseRetired): a handler counts itself here (seq_cst) before it loads
+  // `state`; the registry stores kRetiring (seq_cst) before it loads this count, and frees
+  // nothing while it is not zero.
+  std::atomic<uint32_t> handlers{0};
   // itimer engine: the thread CPU time its samples have accounted for so far (set at
   // registration and when the timer is re-armed, advanced by the handler).
   std::atomic<int64_t> itimer_cpu_base{0};

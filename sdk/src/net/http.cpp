@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -183,18 +184,82 @@ bool ParseHead(std::string_view head, HttpRequest* request) {
   return true;
 }
 
-int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string* error) {
+// A name lookup glibc's resolver thread works on (getaddrinfo_a): it writes into this until
+// the lookup is done, so an abandoned one is never freed (a few hundred bytes per lookup a
+// hung resolver never finishes).
+struct PendingLookup {
+  struct gaicb cb;
+  struct addrinfo hints;
+  std::string host;
+  std::string port;
+};
+
+// getaddrinfo(host, port) that the deadline and `cancel_fd` can abandon: the C library's
+// resolver cannot be interrupted (a DNS server that never answers holds a plain getaddrinfo
+// for its timeout times its attempts, 10 s by default here, longer with RES_OPTIONS), and a
+// push under way at exit must end within the flush time (docs/network.md). A numeric
+// address needs no resolver and is converted here; a name is resolved by glibc's own
+// resolver thread (getaddrinfo_a), which is left to finish on its own when we stop waiting.
+// 0, or kCancelled / -1 with `error` set.
+int ResolveAbandonable(const std::string& host, const std::string& port, int64_t deadline_ms,
+                       int cancel_fd, struct addrinfo** out, std::string* error) {
   struct addrinfo hints;
   std::memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  struct addrinfo* list = nullptr;
-  const std::string port = std::to_string(url.port);
-  const int rc = getaddrinfo(url.host.c_str(), port.c_str(), &hints, &list);
+  hints.ai_flags = AI_NUMERICHOST;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, out) == 0) return 0;
+  hints.ai_flags = 0;
+  auto* lookup = new PendingLookup{};
+  lookup->hints = hints;
+  lookup->host = host;
+  lookup->port = port;
+  lookup->cb.ar_name = lookup->host.c_str();
+  lookup->cb.ar_service = lookup->port.c_str();
+  lookup->cb.ar_request = &lookup->hints;
+  struct gaicb* list[1] = {&lookup->cb};
+  int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr);
   if (rc != 0) {
-    *error = "cannot resolve " + url.host + ": " + gai_strerror(rc);
+    delete lookup;
+    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
     return -1;
   }
+  for (;;) {
+    rc = gai_error(&lookup->cb);
+    if (rc != EAI_INPROGRESS) break;
+    const int64_t left = deadline_ms - NowMs();
+    struct pollfd cancel = {cancel_fd, POLLIN, 0};
+    const bool cancelled = cancel_fd >= 0 && poll(&cancel, 1, 0) > 0;
+    if (left <= 0 || cancelled) {
+      if (gai_cancel(&lookup->cb) == EAI_CANCELED) {
+        delete lookup;  // never started: nothing writes it any more
+      } else if (gai_error(&lookup->cb) != EAI_INPROGRESS) {
+        if (lookup->cb.ar_result != nullptr) freeaddrinfo(lookup->cb.ar_result);
+        delete lookup;
+      }  // else: still being resolved; abandoned (see PendingLookup)
+      *error = "cannot resolve " + host + ": " +
+               (cancelled ? std::string("cancelled at stop (the flush time ran out)")
+                          : std::string("timed out"));
+      return cancelled ? kCancelled : -1;
+    }
+    const struct gaicb* wait[1] = {&lookup->cb};
+    const struct timespec slice = {0, static_cast<long>(std::min<int64_t>(left, 10)) * 1000000};
+    gai_suspend(wait, 1, &slice);
+  }
+  if (rc != 0) {
+    delete lookup;
+    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
+    return -1;
+  }
+  *out = lookup->cb.ar_result;
+  delete lookup;
+  return 0;
+}
+
+int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string* error) {
+  struct addrinfo* list = nullptr;
+  const std::string port = std::to_string(url.port);
+  if (ResolveAbandonable(url.host, port, deadline_ms, cancel_fd, &list, error) != 0) return -1;
   int fd = -1;
   std::string last = "no address";
   for (struct addrinfo* a = list; a != nullptr && fd < 0; a = a->ai_next) {
@@ -232,6 +297,17 @@ int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string*
 }
 
 }  // namespace
+
+FdIdentity IdentityOf(int fd) {
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) return {};
+  return FdIdentity{st.st_dev, st.st_ino, true};
+}
+
+bool StillOurs(int fd, const FdIdentity& identity) {
+  const FdIdentity now = IdentityOf(fd);
+  return identity.known && now.known && now.dev == identity.dev && now.ino == identity.ino;
+}
 
 const std::string* HttpRequest::Query(std::string_view name) const {
   for (const auto& [key, value] : query) {

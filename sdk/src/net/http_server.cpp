@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <climits>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "internal/contained.h"
@@ -34,7 +35,7 @@ HttpServer::Context::Wait HttpServer::Context::WaitFor(std::chrono::milliseconds
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return Wait::kElapsed;
-    struct pollfd p[2] = {{fd_, POLLIN | POLLRDHUP, 0}, {server_->wake_fd_, POLLIN, 0}};
+    struct pollfd p[2] = {{fd_, POLLIN | POLLRDHUP, 0}, {server_->CancelFd(), POLLIN, 0}};
     const int n = poll(p, 2, static_cast<int>(std::min<long long>(left, INT_MAX)));
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -82,7 +83,9 @@ Status HttpServer::Start(const ListenAddress& address) {
   port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                             : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   bound_ = address.text.substr(0, address.text.rfind(':') + 1) + std::to_string(port_);
+  listen_id_ = IdentityOf(listen_fd_);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  wake_id_ = IdentityOf(wake_fd_);
   if (wake_fd_ < 0) {
     const int error = errno;
     close(listen_fd_);
@@ -118,15 +121,21 @@ void HttpServer::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+  // Never into a number the program closed and reused: the listener then notices the stop
+  // at its next poll timeout (ListenLoop).
+  if (StillOurs(wake_fd_, wake_id_)) {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+  } else {
+    wake_lost_.store(true, std::memory_order_release);
+  }
   if (listener_ != pthread_t{}) pthread_join(listener_, nullptr);
   for (pthread_t worker : workers_) pthread_join(worker, nullptr);
   workers_.clear();
   for (int fd : pending_) close(fd);
   pending_.clear();
-  close(listen_fd_);
-  close(wake_fd_);
+  if (StillOurs(listen_fd_, listen_id_)) close(listen_fd_);
+  if (StillOurs(wake_fd_, wake_id_)) close(wake_fd_);
   listen_fd_ = wake_fd_ = -1;
 }
 
@@ -152,12 +161,39 @@ void* HttpServer::WorkerEntry(void* self) {
 
 void HttpServer::ListenLoop() {
   for (;;) {
-    struct pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    // Both fds are checked to still be ours before each wait (a program that calls
+    // closefrom(3) closes them, and its next files take their numbers): a lost listening
+    // socket ends the endpoint with a message, a lost wake fd is waited on no more (the stop
+    // is then seen at the next timeout, at most 250 ms later).
+    if (!StillOurs(listen_fd_, listen_id_)) {
+      std::fprintf(stderr,
+                   "inprof: the pull endpoint's listening socket (fd %d) was closed by the "
+                   "program (closefrom?): the endpoint on %s stopped\n",
+                   listen_fd_, bound_.c_str());
+      return;
+    }
+    if (!wake_lost_.load(std::memory_order_acquire) && !StillOurs(wake_fd_, wake_id_)) {
+      wake_lost_.store(true, std::memory_order_release);
+    }
+    const bool wake_ok = !wake_lost_.load(std::memory_order_acquire);
+    struct pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_ok ? wake_fd_ : -1, POLLIN, 0}};
+    const int n = poll(fds, 2, wake_ok ? 1000 : 250);
+    if (n < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    if (fds[1].revents != 0) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+    }
+    if (n == 0) continue;
+    if (wake_ok && fds[1].revents != 0) {
+      if (StillOurs(wake_fd_, wake_id_)) return;  // Stop woke us
+      // A file the program opened in the wake fd's number (always readable): not a stop.
+      wake_lost_.store(true, std::memory_order_release);
+      continue;
+    }
+    if (!StillOurs(listen_fd_, listen_id_)) continue;  // said above, at the next turn
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       // EMFILE and friends: back off a little rather than spin.
@@ -194,7 +230,7 @@ void HttpServer::ListenLoop() {
       busy.headers.emplace_back("Retry-After", "1");
       busy.body = "inprof: every HTTP worker is busy (" + std::to_string(options_.workers) +
                   " requests are running); try again\n";
-      SendAll(fd, FormatHttpResponse(busy), 1000, wake_fd_);
+      SendAll(fd, FormatHttpResponse(busy), 1000, CancelFd());
     } catch (...) {
       CountContained(ContainedAt::kNetwork);  // out of memory: the client sees a close
     }
@@ -271,7 +307,7 @@ int HttpServer::CheckAccess(int fd, const HttpRequest& request, HttpResponse* re
 
 void HttpServer::Serve(int fd) {
   HttpRequest request;
-  const int read = ReadHttpRequest(fd, options_.read_timeout_ms, &request, wake_fd_);
+  const int read = ReadHttpRequest(fd, options_.read_timeout_ms, &request, CancelFd());
   if (read < 0) return;
   HttpResponse response;
   if (read > 0) {
@@ -290,12 +326,12 @@ void HttpServer::Serve(int fd) {
     }
   }
   if (response.abandoned) return;
-  SendAll(fd, FormatHttpResponse(response), options_.write_timeout_ms, wake_fd_);
+  SendAll(fd, FormatHttpResponse(response), options_.write_timeout_ms, CancelFd());
   // Let the client read everything before the close resets the connection (bounded: 8 reads,
   // 200 ms each at most, cut short by Stop).
   shutdown(fd, SHUT_WR);
   char drain[512];
-  struct pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  struct pollfd p[2] = {{fd, POLLIN, 0}, {CancelFd(), POLLIN, 0}};
   for (int i = 0; i < 8 && poll(p, 2, 200) > 0 && p[1].revents == 0; ++i) {
     if (recv(fd, drain, sizeof drain, 0) <= 0) break;
   }

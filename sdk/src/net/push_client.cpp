@@ -244,7 +244,8 @@ PushClient::PushClient(PushOptions options, ThreadStarter starter)
 
 PushClient::~PushClient() {
   Stop(std::chrono::milliseconds(0));
-  if (cancel_fd_ >= 0) close(cancel_fd_);
+  // Only our own: a number the program closed and reused is the program's file now.
+  if (cancel_fd_ >= 0 && StillOurs(cancel_fd_, cancel_id_)) close(cancel_fd_);
 }
 
 Status PushClient::Start() {
@@ -252,6 +253,7 @@ Status PushClient::Start() {
   if (cancel_fd_ < 0) {
     return Status::Error(std::string("cannot create an eventfd: ") + std::strerror(errno));
   }
+  cancel_id_ = IdentityOf(cancel_fd_);
   if (!starter_(&thread_, &PushClient::Entry, this)) {
     return Status::Error(std::string("cannot start the push thread"));
   }
@@ -337,8 +339,17 @@ void PushClient::Stop(std::chrono::milliseconds flush) {
     // requests; a request in flight at the deadline is cut off here.
     std::unique_lock<std::mutex> lock(mu_);
     if (!cv_.wait_until(lock, flush_deadline_, [this] { return sender_done_; })) {
-      const uint64_t one = 1;
-      [[maybe_unused]] ssize_t n = write(cancel_fd_, &one, sizeof one);
+      if (StillOurs(cancel_fd_, cancel_id_)) {
+        const uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = write(cancel_fd_, &one, sizeof one);
+      } else {
+        // Never write into the program's file: the request in flight ends at its own
+        // timeout instead of the flush time.
+        std::fprintf(stderr,
+                     "inprof: push: the program closed the push client's eventfd (fd %d, "
+                     "closefrom?): the request in flight ends at its own timeout\n",
+                     cancel_fd_);
+      }
     }
   }
   pthread_join(thread_, nullptr);
@@ -424,7 +435,7 @@ void PushClient::Run() {
     lock.unlock();
     HttpClientResult result =
         HttpPost(options_.url, request.path_and_query, headers, "application/octet-stream",
-                 *request.body, timeout, cancel_fd_);
+                 *request.body, timeout, StillOurs(cancel_fd_, cancel_id_) ? cancel_fd_ : -1);
     lock.lock();
     if (result.status >= 200 && result.status < 300) {
       ++stats_.sent;

@@ -1,5 +1,6 @@
 // The window/export pipeline and the one output-writing path (see export_pipeline.h).
 // Control path.
+#include "internal/raw_syscall.h"
 #include "internal/export_pipeline.h"
 
 #include <time.h>
@@ -17,11 +18,8 @@
 namespace inprof::internal {
 namespace {
 
-int64_t MonotonicNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// The kernel's clock, as the handler reads it (raw_syscall.h).
+int64_t MonotonicNs() { return ClockNsRaw(CLOCK_MONOTONIC); }
 
 // 20261122T031500Z
 std::string UtcStamp(int64_t unix_ns) {

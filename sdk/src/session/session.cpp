@@ -1,3 +1,4 @@
+#include "internal/raw_syscall.h"
 #include "internal/session.h"
 
 #include <signal.h>
@@ -30,11 +31,9 @@ namespace {
 // times stack_bytes. The collector drains when a quarter may be used (DrainIntervalMs).
 constexpr uint32_t kStackCopiesPerThread = 8;
 
-int64_t Now(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// The runtime's clocks are the kernel's (the vDSO), never libc's clock_gettime, which a
+// preloaded library may replace (libfaketime): sample times come from the same clock.
+int64_t Now(clockid_t clock) { return ClockNsRaw(clock); }
 
 }  // namespace
 

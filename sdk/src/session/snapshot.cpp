@@ -1,6 +1,7 @@
 // What a session hands out while it runs: the profile so far and taps. Control path.
 #include <time.h>
 
+#include "internal/raw_syscall.h"
 #include "internal/session.h"
 
 namespace inprof::internal {
@@ -25,10 +26,7 @@ RawProfile Session::SnapshotRaw() {
       start_monotonic_ns = window_.start_monotonic_ns();
     }
   }
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t end =
-      stopped_ ? times_.stop_monotonic_ns : static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+  const int64_t end = stopped_ ? times_.stop_monotonic_ns : ClockNsRaw(CLOCK_MONOTONIC);
   return builder_.BuildRaw(copy, std::move(health), start_unix_ns, end - start_monotonic_ns);
 }
 
@@ -51,9 +49,7 @@ std::optional<Window> Session::TakeTap(uint64_t id) {
   }
   health.overflow = tap->table.overflow_samples();
   health.samples = tap->samples;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const int64_t duration = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec - tap->start_monotonic_ns;
+  const int64_t duration = ClockNsRaw(CLOCK_MONOTONIC) - tap->start_monotonic_ns;
   Window window;
   window.start_unix_ns = tap->start_unix_ns;
   window.end_unix_ns = tap->start_unix_ns + duration;

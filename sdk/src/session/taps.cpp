@@ -1,4 +1,5 @@
 // Taps (see taps.h). Control path.
+#include "internal/raw_syscall.h"
 #include "internal/taps.h"
 
 #include <time.h>
@@ -6,11 +7,8 @@
 namespace inprof::internal {
 namespace {
 
-int64_t Now(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// The kernel's clock, as the handler reads it (raw_syscall.h).
+int64_t Now(clockid_t clock) { return ClockNsRaw(clock); }
 
 }  // namespace
 

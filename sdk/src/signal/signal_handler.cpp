@@ -187,12 +187,13 @@ uint32_t JitterWeight(Sampler* sampler, uint32_t index, uint32_t generation) {
   return slot.jitter_weight.exchange(0, std::memory_order_acquire);
 }
 
-// Records one sample for slot `index`. False when the signal is stale (the slot is no longer
-// the thread the signal was meant for): then its source (a perf fd) may be closed already.
-bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
-                uint32_t weight, const ucontext_t* context) {
-  ThreadSlot& slot = sampler->slots[index];
-  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
+// Records one sample for slot `index` (the slot is counted in slot.handlers by TakeSample).
+// False when the signal is stale (the slot is no longer the thread the signal was meant
+// for): then its source (a perf fd) may be closed already.
+bool TakeSampleCounted(Sampler* sampler, ThreadSlot& slot, uint32_t event, uint32_t generation,
+                       uint32_t weight, const ucontext_t* context) {
+  // seq_cst: the other half of the fence with ReleaseRetired (see TakeSample).
+  if (slot.state.load(std::memory_order_seq_cst) != SlotState::kActive ||
       (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
     sampler->counters.stale.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -201,14 +202,18 @@ bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
     sampler->counters.reentered.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
+  // Loaded once: the registry replaces them only while no handler is counted in the slot,
+  // and reloading one (as an earlier version did) would only invite a torn view.
+  SampleRing* const ring = slot.ring;
+  CopyRing* const copies = slot.copies;
   const uint32_t labels = ThreadLabelSet();
   const int64_t now = MonotonicNsRaw();
   const uintptr_t hi = slot.stack_hi.load(std::memory_order_acquire);
   if (hi == 0) slot.probe_sp.store(ContextSp(context), std::memory_order_relaxed);
-  if (sampler->unwind != UnwindMode::kFp && slot.copies != nullptr) {
+  if (sampler->unwind != UnwindMode::kFp && copies != nullptr) {
     CopyRecord* record;
     uint8_t* bytes;
-    if (slot.copies->Reserve(&record, &bytes)) {
+    if (copies->Reserve(&record, &bytes)) {
       const StackBounds bounds{slot.stack_lo.load(std::memory_order_relaxed), hi};
       record->tid = static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed));
       record->weight = weight;
@@ -223,8 +228,8 @@ bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
         record->fp_depth = static_cast<uint16_t>(walk.depth);
         record->fp_stop = walk.stop;
       }
-      CopyStack(context, bounds, bytes, slot.copies->slot_bytes(), &record->copy);
-      slot.copies->Publish();
+      CopyStack(context, bounds, bytes, copies->slot_bytes(), &record->copy);
+      copies->Publish();
       sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
       slot.in_handler.store(false, std::memory_order_release);
       return true;
@@ -241,13 +246,32 @@ bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
                             event,
                             labels,
                             now};
-  if (slot.ring->try_emplace(request)) {
+  if (ring->try_emplace(request)) {
     sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
   } else {
     sampler->counters.ring_full.fetch_add(1, std::memory_order_relaxed);
   }
   slot.in_handler.store(false, std::memory_order_release);
   return true;
+}
+
+// The fence that keeps a slot's rings alive while this handler writes them (Dekker, with
+// ThreadRegistry::ReleaseRetired on another CPU): the handler counts itself in the slot
+// (seq_cst) before it loads the slot's state (seq_cst); the registry stores kRetiring
+// (seq_cst) before it loads the count (seq_cst) and gives the rings back only when it reads
+// zero. In the single total order of these four operations either the handler's load comes
+// after the store (it sees kRetiring and touches nothing) or the registry's load comes after
+// the count (it sees this handler and keeps the rings until a later pass). The decrement is a
+// release that the registry's load acquires, so whatever the handler published is in the
+// rings when the registry looks at them. Deleting the timer is no such fence: it does not
+// wait for a handler already running on another CPU.
+bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
+                uint32_t weight, const ucontext_t* context) {
+  ThreadSlot& slot = sampler->slots[index];
+  slot.handlers.fetch_add(1, std::memory_order_seq_cst);
+  const bool live = TakeSampleCounted(sampler, slot, event, generation, weight, context);
+  slot.handlers.fetch_sub(1, std::memory_order_release);
+  return live;
 }
 
 // ITIMER_PROF reports no overruns, and while several threads run at once the kernel
@@ -308,23 +332,6 @@ bool HandleProcessTimer(siginfo_t* info, void* context) {
 }  // namespace
 
 bool InSamplingHandler() { return t_in_handler != 0; }
-
-namespace {
-std::atomic<int (*)(clockid_t, struct timespec*)> g_clock_gettime{nullptr};
-}  // namespace
-
-void SetMonotonicClock(int (*clock_gettime_fn)(clockid_t, struct timespec*)) {
-  g_clock_gettime.store(clock_gettime_fn, std::memory_order_release);
-}
-
-int64_t MonotonicNsRaw() {
-  if (auto* fn = g_clock_gettime.load(std::memory_order_acquire); fn != nullptr) {
-    struct timespec ts;
-    if (fn(CLOCK_MONOTONIC, &ts) == 0) return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  }
-  const int64_t ns = ClockNsSyscall(CLOCK_MONOTONIC);
-  return ns < 0 ? 0 : ns;
-}
 
 uint32_t ThreadLabelSet() { return t_label_set.load(std::memory_order_relaxed); }
 void SetThreadLabelSet(uint32_t id) { t_label_set.store(id, std::memory_order_relaxed); }

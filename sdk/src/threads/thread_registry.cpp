@@ -1,3 +1,4 @@
+#include "internal/raw_syscall.h"
 #include "internal/thread_registry.h"
 
 #include <dirent.h>
@@ -28,11 +29,9 @@ constexpr size_t kRingCapacity = 31;
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 // -1 when the thread is gone.
-int64_t ThreadCpuNs(pid_t tid) {
-  struct timespec ts;
-  if (clock_gettime(ThreadCpuClock(tid), &ts) != 0) return -1;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+// The kernel's clock (raw_syscall.h), not libc's clock_gettime, which a preloaded library
+// may replace (libfaketime shifts thread CPU clocks by its offset).
+int64_t ThreadCpuNs(pid_t tid) { return ClockNsRaw(ThreadCpuClock(tid)); }
 
 std::string ThreadName(pid_t tid) {
   char path[64];
@@ -373,7 +372,8 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
   if (slot.state.load(std::memory_order_relaxed) != SlotState::kActive) return;
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
   // the timer so no new one is queued.
-  slot.state.store(SlotState::kRetiring, std::memory_order_release);
+  // seq_cst: one half of the fence with the handler (ReleaseRetired, TakeSample).
+  slot.state.store(SlotState::kRetiring, std::memory_order_seq_cst);
   slot.jitter_timer.store(-1, std::memory_order_release);
   for (size_t e = 0; e < engines_.size(); ++e) {
     // Counted like the scan's finds; Destroy then leaves the number alone.
@@ -429,10 +429,7 @@ void ThreadRegistry::UnregisterCurrentThread() {
     const pid_t tid = CurrentTid();
     auto it = by_tid_.find(tid);
     if (it != by_tid_.end()) {
-      struct timespec ts;
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-      RetireLocked(it->second, static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec,
-                   CurrentThreadName());
+      RetireLocked(it->second, ClockNsRaw(CLOCK_THREAD_CPUTIME_ID), CurrentThreadName());
     }
     ForgetUnsampledLocked(tid, false);
     exiting_.insert(tid);
@@ -592,6 +589,12 @@ void ThreadRegistry::ReleaseRetired() {
   for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
     ThreadSlot& slot = slots_[i];
     if (slot.state.load(std::memory_order_acquire) != SlotState::kRetiring) continue;
+    // The fence with the handler (TakeSample in signal_handler.cpp): RetireLocked stored
+    // kRetiring (seq_cst) before this load (seq_cst), so a handler not counted here will see
+    // kRetiring and touch nothing; one counted may still be writing the rings on another CPU
+    // (deleting its timer did not wait for it): the slot is released on a later pass. Only
+    // after this load are the rings' contents final.
+    if (slot.handlers.load(std::memory_order_seq_cst) != 0) continue;
     if (slot.ring->peek() != nullptr) continue;  // drained next time
     if (slot.copies != nullptr && !slot.copies->Empty()) continue;
     ThreadRecord& record = records_[slot.record];
@@ -707,7 +710,8 @@ std::vector<std::string> ThreadRegistry::TakeWarnings() {
                   ", samples missed until then (at most 100 ms each)");
   }
   static constexpr const char* kPlaces[] = {"a new thread's setup", "the thread registry",
-                                            "the window exporter", "the network threads"};
+                                            "the window exporter", "the network threads",
+                                            "the dlclose hook or a fork handler"};
   static_assert(std::size(kPlaces) == static_cast<size_t>(ContainedAt::kCount));
   for (size_t i = 0; i < std::size(kPlaces); ++i) {
     if (const uint64_t n = g_contained[i].load(std::memory_order_relaxed)) {

@@ -26,21 +26,34 @@ struct StackBounds {
 
 // Sorted, non-overlapping executable address ranges, prepared off the signal path and never
 // modified while a handler may read it. Used to validate guessed return addresses.
+// `readable`: the readable segments (PT_LOAD with PF_R) of the same modules, sorted and
+// non-overlapping, under the same rule: the only data outside the stack the walk reads
+// (a PLT stub's GOT slot) must lie inside one of them. Empty: no such read is made.
 struct CodeRanges {
   const uintptr_t (*ranges)[2] = nullptr;  // [begin, end)
   size_t count = 0;
+  const uintptr_t (*readable)[2] = nullptr;  // [begin, end)
+  size_t readable_count = 0;
 
   // Async-signal-safe.
-  bool Contains(uintptr_t address) const {
-    size_t lo = 0, hi = count;
+  bool Contains(uintptr_t address) const { return InRanges(ranges, count, address, 1); }
+  // [address, address + size) lies inside one readable segment. Async-signal-safe.
+  bool ContainsReadable(uintptr_t address, size_t size) const {
+    return InRanges(readable, readable_count, address, size);
+  }
+
+  // Async-signal-safe.
+  static bool InRanges(const uintptr_t (*table)[2], size_t n, uintptr_t address, size_t size) {
+    if (size == 0 || address + size < address) return false;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
-      if (address < ranges[mid][0]) {
+      if (address < table[mid][0]) {
         hi = mid;
-      } else if (address >= ranges[mid][1]) {
+      } else if (address >= table[mid][1]) {
         lo = mid + 1;
       } else {
-        return true;
+        return address + size <= table[mid][1];
       }
     }
     return false;
