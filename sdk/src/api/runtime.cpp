@@ -117,7 +117,10 @@ void ChildAfterFork() {
   ExitPathsAfterForkInChild();
   if (follow != nullptr &&
       BootstrapArm(parent != nullptr ? &parent->sampler() : nullptr, follow->signal,
-                   follow->frequency, follow->max_depth)) {
+                   follow->frequency, follow->max_depth,
+                   parent != nullptr && parent->sampler().unwind != UnwindMode::kFp
+                       ? follow->stack_bytes
+                       : 0)) {
     rt.pending_child.store(follow, std::memory_order_release);
   }
 }
@@ -286,8 +289,9 @@ RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher) {
       // and one that ends after a few samples writes them from the bootstrap table without
       // ever starting a session; a longer one gets its session after kRawWakeSamples.
       const uint32_t wake_after = OnlyRawOutputs(config) ? kRawWakeSamples : 1;
-      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, wake_watcher,
-                               wake_after)) {
+      const uint32_t copy_bytes = config.unwind != UnwindChoice::kFp ? config.stack_bytes : 0;
+      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, copy_bytes,
+                               wake_watcher, wake_after)) {
         return {};
       }
       rt.pending_child.store(nullptr, std::memory_order_release);
