@@ -439,10 +439,10 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
   return {};
 }
 
-void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
+void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns) {
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
-  if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate);
+  if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate, since_ns);
 }
 
 int RuntimeLuaIntervalMs() {

@@ -425,6 +425,9 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
 
 void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  // Taken while the LuaJIT bridge worked on the VM's thread: the runtime's time, whose frames
+  // (the drain's, the unwinder's) are not the program's.
+  if (lua_.InOwnWork(tid, meta.time_ns)) return;
   // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
   if (lua_.Splices(tid) &&
       lua_.Defer(stack.frames(), meta, sampler_.code.load(std::memory_order_acquire))) {
