@@ -81,6 +81,15 @@ Runtime& GetRuntime() {
   return *runtime;
 }
 
+// The stack a forked child's first samples copy for its session's DWARF unwinder: as the
+// parent's session unwinds (DWARF may have failed there: fp then), or as configured when the
+// parent's own session had not started. Stores only.
+uint32_t ChildCopyBytes(const Session* parent, const Config& follow) {
+  const bool dwarf = parent != nullptr ? parent->sampler().unwind != UnwindMode::kFp
+                                       : follow.unwind != UnwindChoice::kFp;
+  return dwarf ? follow.stack_bytes : 0;
+}
+
 // Inside fork(), in the child: only stores and system calls (the child of a multithreaded
 // process may do nothing else until fork returns). The parent's session, its threads, locks
 // and timers do not exist here: forget it without touching it. A child that follows the
@@ -117,10 +126,7 @@ void ChildAfterFork() {
   ExitPathsAfterForkInChild();
   if (follow != nullptr &&
       BootstrapArm(parent != nullptr ? &parent->sampler() : nullptr, follow->signal,
-                   follow->frequency, follow->max_depth,
-                   parent != nullptr && parent->sampler().unwind != UnwindMode::kFp
-                       ? follow->stack_bytes
-                       : 0)) {
+                   follow->frequency, follow->max_depth, ChildCopyBytes(parent, *follow))) {
     rt.pending_child.store(follow, std::memory_order_release);
   }
 }
