@@ -52,10 +52,9 @@ std::map<std::string, int64_t> RootsAboveMain(const std::string& folded, int64_t
 TEST(EarlyStacksTest, EveryStackThroughMainHasTheSameRoot) {
   const std::string dir = MakeTempDir();
   const std::string out = dir + "/x.folded";
-  const ProcessResult run = RunProcess({INPROF_EARLY_ROOTS},
-                                       {{"LD_PRELOAD", PreloadValue()},
-                                        {"INPROF_OUTPUT", out},
-                                        {"INPROF_QUIET", "1"}});
+  const ProcessResult run =
+      RunProcess({INPROF_EARLY_ROOTS},
+                 {{"LD_PRELOAD", PreloadValue()}, {"INPROF_OUTPUT", out}, {"INPROF_QUIET", "1"}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   int64_t through_main = 0;
   const std::map<std::string, int64_t> roots = RootsAboveMain(out, &through_main);
@@ -70,10 +69,10 @@ TEST(EarlyStacksTest, EveryStackThroughMainHasTheSameRoot) {
 // session starts only then, so all its ~15 samples are the bootstrap sampler's.
 TEST(EarlyStacksTest, AForkedChildsStacksReachTheRootToo) {
   const std::string dir = MakeTempDir();
-  const ProcessResult run = RunProcess({INPROF_EARLY_ROOTS, "fork"},
-                                       {{"LD_PRELOAD", PreloadValue()},
-                                        {"INPROF_OUTPUT", dir + "/x.folded"},
-                                        {"INPROF_QUIET", "1"}});
+  const ProcessResult run =
+      RunProcess({INPROF_EARLY_ROOTS, "fork"}, {{"LD_PRELOAD", PreloadValue()},
+                                                {"INPROF_OUTPUT", dir + "/x.folded"},
+                                                {"INPROF_QUIET", "1"}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // The child's file is x.<pid>.folded; the parent, which only waits, writes none or a
   // sample or two.

@@ -213,9 +213,9 @@ TEST(LuaHost, MixedStacksCarryTheCallingLuaFrames) {
 TEST(LuaHost, TheRuntimesOwnFramesNeverShow) {
   const std::string dir = MakeTempDir();
   const std::string script = Canonical(INPROF_LUA_WORKLOAD);
-  ProcessResult r = RunProcess(
-      {INPROF_LUA_HOST, script, "mixed=1,frequency=997,output=" + dir + "/lua.folded"},
-      {{"WORKLOAD_SECONDS", "3"}});
+  ProcessResult r =
+      RunProcess({INPROF_LUA_HOST, script, "mixed=1,frequency=997,output=" + dir + "/lua.folded"},
+                 {{"WORKLOAD_SECONDS", "3"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int64_t total = 0;
   for (const FoldedStack& s : ReadFolded(dir + "/lua.folded")) {

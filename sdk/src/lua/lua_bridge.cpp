@@ -66,8 +66,7 @@ void Session::SpliceLuaPendingLocked() {
                      });
 }
 
-void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate,
-                          int64_t since_ns) {
+void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns) {
   std::lock_guard<std::mutex> lock(data_mu_);
   if (lua_.tid() == 0) return;
   // The runtime's own work on the VM's thread, until this returns: a sample taken in it (the

@@ -42,7 +42,7 @@ void AddTime(BootstrapTable* t, uint32_t entry, uint32_t weight, int64_t time_ns
 
 // Returns the entry the sample was added to (kNoEntry: the overflow weight).
 uint32_t Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, uint32_t labels,
-         uint32_t weight, int64_t time_ns) {
+             uint32_t weight, int64_t time_ns) {
   t->samples += 1;
   t->weight += weight;
   const uint64_t hash = HashFrames(frames, n, stop, labels);
