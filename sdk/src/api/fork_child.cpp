@@ -54,9 +54,10 @@ int64_t NowNs(clockid_t clock) { return ClockNsRaw(clock); }
 
 // Maps the table and arms the calling thread's CPU-time timer; b.bounds and b.code are set.
 // System calls and stores only.
-bool ArmTable(int signal, double frequency, uint32_t max_depth) {
+bool ArmTable(int signal, double frequency, uint32_t max_depth, uint32_t copy_bytes) {
   Bootstrap& b = g_bootstrap;
   b.max_depth = max_depth < BootstrapTable::kMaxDepth ? max_depth : BootstrapTable::kMaxDepth;
+  b.copy_bytes = copy_bytes < BootstrapTable::kCopyBytes ? copy_bytes : BootstrapTable::kCopyBytes;
   b.tid = static_cast<int32_t>(syscall(SYS_gettid));
   b.start_realtime_ns = NowNs(CLOCK_REALTIME);
   b.start_monotonic_ns = NowNs(CLOCK_MONOTONIC);
@@ -103,7 +104,8 @@ bool ArmTable(int signal, double frequency, uint32_t max_depth) {
 
 }  // namespace
 
-bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth) {
+bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth,
+                  uint32_t copy_bytes) {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
   b.busy.store(0, std::memory_order_relaxed);
@@ -115,11 +117,11 @@ bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t 
   b.timer = -1;
   b.wake_watcher = false;
   if (parent != nullptr) FindBounds(*parent);
-  return ArmTable(signal, frequency, max_depth);
+  return ArmTable(signal, frequency, max_depth, copy_bytes);
 }
 
-bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, bool wake_watcher,
-                          uint32_t wake_after_samples) {
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, uint32_t copy_bytes,
+                          bool wake_watcher, uint32_t wake_after_samples) {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
   b.busy.store(0, std::memory_order_relaxed);
@@ -149,7 +151,7 @@ bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, bool
   b.code.store(nullptr, std::memory_order_seq_cst);
   b.wake_watcher = wake_watcher;
   b.wake_after = wake_after_samples > 0 ? wake_after_samples : 1;
-  return ArmTable(signal, frequency, max_depth);
+  return ArmTable(signal, frequency, max_depth, copy_bytes);
 }
 
 uint64_t BootstrapSamples() {
@@ -186,6 +188,15 @@ void BootstrapTimesForEach(
   if (t == nullptr) return;
   for (uint32_t i = 0; i < t->times_used && i < BootstrapTable::kTimes; ++i) {
     f(t->times[i].time_ns, t->times[i].entry, t->times[i].weight);
+  }
+}
+
+void BootstrapCopiesForEach(
+    const std::function<void(const BootstrapTable::Copy& copy, const uint8_t* bytes)>& f) {
+  const BootstrapTable* t = g_bootstrap.table;
+  if (t == nullptr) return;
+  for (uint32_t i = 0; i < t->copies_used && i < BootstrapTable::kCopies; ++i) {
+    f(t->copies[i], t->copy_bytes[i]);
   }
 }
 

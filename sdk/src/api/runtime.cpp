@@ -84,6 +84,15 @@ Runtime& GetRuntime() {
   return *runtime;
 }
 
+// The stack a forked child's first samples copy for its session's DWARF unwinder: as the
+// parent's session unwinds (DWARF may have failed there: fp then), or as configured when the
+// parent's own session had not started. Stores only.
+uint32_t ChildCopyBytes(const Session* parent, const Config& follow) {
+  const bool dwarf = parent != nullptr ? parent->sampler().unwind != UnwindMode::kFp
+                                       : follow.unwind != UnwindChoice::kFp;
+  return dwarf ? follow.stack_bytes : 0;
+}
+
 // Inside fork(), in the child: only stores and system calls (the child of a multithreaded
 // process may do nothing else until fork returns). The parent's session, its threads, locks
 // and timers do not exist here: forget it without touching it. A child that follows the
@@ -122,7 +131,7 @@ void ChildAfterFork() {
   ExitPathsAfterForkInChild();
   if (follow != nullptr &&
       BootstrapArm(parent != nullptr ? &parent->sampler() : nullptr, follow->signal,
-                   follow->frequency, follow->max_depth)) {
+                   follow->frequency, follow->max_depth, ChildCopyBytes(parent, *follow))) {
     rt.pending_child.store(follow, std::memory_order_release);
   }
 }
@@ -291,8 +300,9 @@ RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher) {
       // and one that ends after a few samples writes them from the bootstrap table without
       // ever starting a session; a longer one gets its session after kRawWakeSamples.
       const uint32_t wake_after = OnlyRawOutputs(config) ? kRawWakeSamples : 1;
-      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, wake_watcher,
-                               wake_after)) {
+      const uint32_t copy_bytes = config.unwind != UnwindChoice::kFp ? config.stack_bytes : 0;
+      if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, copy_bytes,
+                               wake_watcher, wake_after)) {
         return {};
       }
       rt.pending_child.store(nullptr, std::memory_order_release);
@@ -440,10 +450,10 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
   return {};
 }
 
-void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
+void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns) {
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
-  if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate);
+  if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate, since_ns);
 }
 
 int RuntimeLuaIntervalMs() {

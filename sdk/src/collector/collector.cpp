@@ -530,6 +530,22 @@ void Collector::DrainLocked(bool before_dlclose) {
   }
 }
 
+bool Collector::UnwindEarlyCopyLocked(const CopyRecord& copy, const uint8_t* bytes,
+                                      StackBuffer* out) {
+  if (!dwarf_) return false;
+  try {
+    std::string error;
+    if (dwarf_->ModulesChanged()) dwarf_->RefreshModules(&error);
+    out->clear();
+    UnwindCopy(copy, bytes, out);
+    return out->frames().size() != 0;
+  } catch (const std::exception& e) {
+    ++failed_samples_;
+    NoteFailure("stack copy", e.what());
+    return false;
+  }
+}
+
 void Collector::AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out) {
   frames = frames.first(std::min<size_t>(frames.size(), kMaxFrames));
   // Return addresses point after the call: look them up at -1 so the line is the call's,

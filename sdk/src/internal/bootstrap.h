@@ -42,6 +42,14 @@ struct BootstrapTable {
   static constexpr uint32_t kMaxDepth = 128;
   static constexpr uint32_t kTimes = 1u << 14;       // samples whose time is kept
   static constexpr uint32_t kNoEntry = UINT32_MAX;   // a timed sample charged to overflow
+  // The first kCopies samples also keep a copy of the stack (when the session unwinds with
+  // DWARF), at most kCopyBytes of it: the session unwinds them as it unwinds its own copies,
+  // so they reach the same root frames (_start, __libc_start_main) as every later sample,
+  // where a frame-pointer walk stops at the first caller without frame pointers (main's,
+  // in a C library built without them). Untouched pages cost nothing; 32 covers the samples
+  // a deferred start takes before its session runs on a loaded machine (docs/lifecycle.md).
+  static constexpr uint32_t kCopies = 32;
+  static constexpr uint32_t kCopyBytes = 1u << 16;
   struct Entry {
     uint64_t hash;
     uint64_t weight;
@@ -57,8 +65,21 @@ struct BootstrapTable {
     uint32_t entry;
     uint32_t weight;
   };
+  // One sample whose stack was copied. Its fp walk was added to `entry` as every sample's is:
+  // the session moves the sample's weight (and its time) to the unwound stack when it can
+  // unwind it, and leaves it on the fp walk when it cannot.
+  struct Copy {
+    uint32_t entry;       // kNoEntry: the overflow weight
+    uint32_t time_index;  // index in times[], kNoEntry when the time was not kept
+    uint32_t weight;
+    uint32_t labels;
+    int64_t time_ns;
+    StackCopy copy;
+  };
   Entry entries[kEntries];
   Timed times[kTimes];
+  Copy copies[kCopies];
+  uint32_t copies_used;
   uint32_t times_used;
   uint32_t frames_used;
   uint32_t entries_used;
@@ -66,6 +87,7 @@ struct BootstrapTable {
   uint64_t weight;
   uint64_t overflow_weight;  // samples that found the table full
   uintptr_t frames[kFrames];
+  alignas(64) uint8_t copy_bytes[kCopies][kCopyBytes];
 };
 
 struct Bootstrap {
@@ -75,6 +97,8 @@ struct Bootstrap {
   // the walk would read code bytes in ranges that may be unmapped.
   std::atomic<const CodeRanges*> code{nullptr};
   uint32_t max_depth = BootstrapTable::kMaxDepth;
+  // Bytes of stack copied per sample (at most kCopyBytes); 0: no copies (unwind=fp).
+  uint32_t copy_bytes = 0;
   int32_t tid = 0;
   int timer = -1;  // kernel timer id
   // When the child began (the fork): its session's times start here, not at its start.

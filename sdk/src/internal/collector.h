@@ -91,6 +91,10 @@ class Collector {
   // Warnings) and the drain goes on.
   void DrainLocked(bool before_dlclose = false);
   bool unwinds_copies() const { return dwarf_ != nullptr; }
+  // A stack copy taken before the session started (a bootstrap sample, internal/bootstrap.h),
+  // unwound into `out` as a drained copy is. False when copies are not unwound (unwind=fp) or
+  // the unwinder failed: the caller keeps the sample's fp walk then. Caller holds the lock.
+  bool UnwindEarlyCopyLocked(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out);
   const DrainCounts& counts() const { return counts_; }  // under the lock
   // What went wrong on the collector's side, for the health block's warnings: samples
   // dropped by an exception, and whether the thread stopped early. Under the lock.

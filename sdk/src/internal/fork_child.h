@@ -10,6 +10,7 @@
 
 #include "inprof/unwind.h"
 #include "inprof/status.h"
+#include "internal/bootstrap.h"
 #include "internal/config.h"
 #include "internal/sampler.h"
 
@@ -19,14 +20,17 @@ namespace inprof::internal {
 // calling thread, whose stack bounds are found in the parent's `sampler` (the slot whose
 // stack holds the caller's); without one (the parent was itself a child whose session had
 // not started) the parent's bootstrap bounds are kept, and its table is unmapped here.
-// Only system calls and stores. Async-signal-safe.
-bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth);
+// `copy_bytes`: the stack each of the first samples copies for the session's DWARF unwinder
+// (BootstrapTable::kCopies; 0 with unwind=fp). Only system calls and stores.
+// Async-signal-safe.
+bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth,
+                  uint32_t copy_bytes);
 // At autostart, on the thread running the library's constructor (the main thread): the same
 // sampler for that thread, which with `wake_watcher` wakes the exit watcher at its first
 // sample (or its `wake_after_samples`-th) so the deferred session starts then. Not
 // async-signal-safe (reads the thread's stack bounds).
-bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, bool wake_watcher,
-                          uint32_t wake_after_samples = 1);
+bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, uint32_t copy_bytes,
+                          bool wake_watcher, uint32_t wake_after_samples = 1);
 // Before a dlclose: the walk stops using the parent's code ranges, which may cover the
 // library about to be unmapped (frames are no longer checked against them, and a frameless
 // leaf's caller is no longer recovered). Waits for a handler still walking.
@@ -52,6 +56,10 @@ void BootstrapForEach(const std::function<void(const BootstrapStack&)>& f);
 void BootstrapTimesForEach(
     const std::function<void(int64_t time_ns, uint32_t entry, uint32_t weight)>& f);
 uint64_t BootstrapOverflowWeight();
+// After BootstrapDisarm: the samples whose stack was copied too (BootstrapTable::Copy), in the
+// order taken, with the copied bytes.
+void BootstrapCopiesForEach(
+    const std::function<void(const BootstrapTable::Copy& copy, const uint8_t* bytes)>& f);
 struct BootstrapTotals {
   uint64_t samples = 0;
   uint64_t weight = 0;

@@ -55,7 +55,9 @@ RuntimeResult RuntimeStop();
 RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
                                std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
                                bool* started);
-void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate);
+// `since_ns`: when the bridge's callback began (CLOCK_MONOTONIC), the start of the runtime's
+// own work on the VM's thread (Session::AddLuaStack).
+void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns);
 int RuntimeLuaIntervalMs();
 void RuntimeLuaDetach();
 // inprof_lua_start / inprof_lua_stop (lua_bridge.cpp).

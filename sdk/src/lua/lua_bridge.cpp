@@ -50,9 +50,12 @@ void Session::SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> v
 }
 
 void Session::ClearLuaVm() {
+  const int64_t since_ns = MonotonicNsRaw();
   std::lock_guard<std::mutex> lock(data_mu_);
+  lua_.BeginOwnWork(since_ns);
   DrainLocked();  // native samples taken while the VM ran get its last stack
   SpliceLuaPendingLocked();
+  lua_.EndOwnWork(MonotonicNsRaw());
   lua_.Detach();
 }
 
@@ -63,9 +66,17 @@ void Session::SpliceLuaPendingLocked() {
                      });
 }
 
-void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
+void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns) {
   std::lock_guard<std::mutex> lock(data_mu_);
   if (lua_.tid() == 0) return;
+  // The runtime's own work on the VM's thread, until this returns: a sample taken in it (the
+  // drain below unwinds stack copies, a thousand times a second at LuaJIT's 1 ms interval)
+  // would show the collector's frames as the program's (docs/luajit.md).
+  lua_.BeginOwnWork(since_ns);
+  struct EndOwnWork {
+    LuaSplicer& lua;
+    ~EndOwnWork() { lua.EndOwnWork(MonotonicNsRaw()); }
+  } end_own_work{lua_};
   std::span<const uintptr_t> lua_stack = lua_.Parse(dump);
   if (lua_.mixed()) {
     // Everything this thread sampled before this safe point is in its ring now (the handler
@@ -116,11 +127,14 @@ lua_State* g_vm = nullptr;
 bool g_started_profile = false;
 
 void OnLuaSample(void*, lua_State* L, int samples, int vmstate) {
+  // From here on the VM's thread works for the profiler (LuaJIT's dumpstack, then the drain
+  // of every ring in mixed mode): samples it takes until AddLuaStack returns are left out.
+  const int64_t since_ns = MonotonicNsRaw();
   size_t length = 0;
   const char* dump = g_luajit.dumpstack(L, Session::kLuaDumpFormat, -kMaxLuaFrames, &length);
   if (dump == nullptr) return;
   RuntimeLuaStack(std::string_view(dump, length), static_cast<uint32_t>(samples > 0 ? samples : 1),
-                  static_cast<char>(vmstate));
+                  static_cast<char>(vmstate), since_ns);
 }
 
 // The executable ranges of the object that defines `symbol` (the LuaJIT library, or the

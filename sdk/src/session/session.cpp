@@ -424,6 +424,9 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
 
 void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  // Taken while the LuaJIT bridge worked on the VM's thread: the runtime's time, whose frames
+  // (the drain's, the unwinder's) are not the program's.
+  if (lua_.InOwnWork(tid, meta.time_ns)) return;
   // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
   if (lua_.Splices(tid) &&
       lua_.Defer(stack.frames(), meta, sampler_.code.load(std::memory_order_acquire))) {
@@ -462,15 +465,68 @@ void Session::ImportBootstrap(pid_t tid) {
   // the bootstrap table's entries.
   std::vector<uintptr_t> stack;
   std::unordered_map<uint32_t, uint32_t> stack_of_entry;
+  // The samples whose stack was copied too are unwound as the session's own copies are: a
+  // frame-pointer walk stops at the first caller without frame pointers (main's, in a C
+  // library built without them), and those samples would form a second tower beside the same
+  // path unwound from _start (docs/lifecycle.md). Their weight and time move from their fp
+  // walk's entry to the unwound stack; a copy that does not unwind stays on its fp walk.
+  std::unordered_map<uint32_t, uint64_t> moved;  // entry -> weight now on unwound stacks
+  std::vector<bool> moved_time;                  // by index in the table's times
+  if (collector_ && collector_->unwinds_copies()) {
+    std::unordered_map<uint32_t, BootstrapStack> walks;
+    BootstrapForEach([&](const BootstrapStack& s) { walks.emplace(s.entry, s); });
+    auto record = std::make_unique<CopyRecord>();
+    StackBuffer unwound;
+    BootstrapCopiesForEach([&](const BootstrapTable::Copy& c, const uint8_t* bytes) {
+      CopyRecord& r = *record;
+      r.tid = static_cast<uint32_t>(tid);
+      r.weight = c.weight;
+      r.labels = c.labels;
+      r.time_ns = c.time_ns;
+      r.event = 0;
+      r.copy = c.copy;
+      // As the handler fills a copy's record: the fp walk too in auto mode, for the
+      // collector to keep whichever chain is better.
+      r.fp_depth = 0;
+      r.fp_stop = WalkStop::kRoot;
+      if (const auto w = walks.find(c.entry);
+          w != walks.end() && sampler_.unwind == UnwindMode::kAuto) {
+        const size_t n = std::min<size_t>(w->second.frames.size(), kMaxFrames);
+        std::copy_n(w->second.frames.begin(), n, r.fp_frames);
+        r.fp_depth = static_cast<uint16_t>(n);
+        r.fp_stop = w->second.stop;
+      }
+      if (!collector_->UnwindEarlyCopyLocked(r, bytes, &unwound)) return;
+      if (tid > 0) unwound.push(kThreadMarker | static_cast<uintptr_t>(tid));
+      if (c.labels != 0) unwound.push(kLabelsMarker | c.labels);
+      table_.Add(unwound.frames(), c.weight, 0,
+                 c.time_index != BootstrapTable::kNoEntry ? c.time_ns : 0);
+      moved[c.entry] += c.weight;
+      if (c.time_index != BootstrapTable::kNoEntry) {
+        if (moved_time.size() <= c.time_index) moved_time.resize(c.time_index + 1);
+        moved_time[c.time_index] = true;
+      }
+    });
+  }
+  const auto remaining = [&](uint32_t entry, uint64_t weight) {
+    const auto it = moved.find(entry);
+    return it == moved.end() ? weight : weight - std::min(weight, it->second);
+  };
   BootstrapForEach([&](const BootstrapStack& s) {
+    const uint64_t weight = remaining(s.entry, s.weight);
+    if (weight == 0) return;
     BootstrapStackForLookup(s, tid, &stack);
-    stack_of_entry[s.entry] = table_.Add(stack, s.weight, 0);
+    stack_of_entry[s.entry] = table_.Add(stack, weight, 0);
   });
-  if (const uint64_t lost = BootstrapOverflowWeight(); lost != 0) {
+  if (const uint64_t lost = remaining(BootstrapTable::kNoEntry, BootstrapOverflowWeight());
+      lost != 0) {
     static constexpr uintptr_t kOverflow[] = {kOverflowMarker};
     stack_of_entry[BootstrapTable::kNoEntry] = table_.Add(kOverflow, lost, 0);
   }
+  uint32_t time_index = 0;
   BootstrapTimesForEach([&](int64_t time_ns, uint32_t entry, uint32_t weight) {
+    const uint32_t i = time_index++;
+    if (i < moved_time.size() && moved_time[i]) return;
     if (const auto it = stack_of_entry.find(entry); it != stack_of_entry.end()) {
       table_.AddTime(it->second, weight, 0, time_ns);
     }

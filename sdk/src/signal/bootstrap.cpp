@@ -40,8 +40,9 @@ void AddTime(BootstrapTable* t, uint32_t entry, uint32_t weight, int64_t time_ns
   t->times_used += 1;
 }
 
-void Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, uint32_t labels,
-         uint32_t weight, int64_t time_ns) {
+// Returns the entry the sample was added to (kNoEntry: the overflow weight).
+uint32_t Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, uint32_t labels,
+             uint32_t weight, int64_t time_ns) {
   t->samples += 1;
   t->weight += weight;
   const uint64_t hash = HashFrames(frames, n, stop, labels);
@@ -66,17 +67,18 @@ void Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t stop, u
       t->frames_used += n;
       t->entries_used += 1;
       AddTime(t, i, weight, time_ns);
-      return;
+      return i;
     }
     if (e.hash == hash && e.length == n && e.stop == stop && e.labels == labels &&
         SameFrames(t->frames + e.offset, frames, n)) {
       e.weight += weight;
       AddTime(t, i, weight, time_ns);
-      return;
+      return i;
     }
   }
   t->overflow_weight += weight;
   AddTime(t, BootstrapTable::kNoEntry, weight, time_ns);
+  return BootstrapTable::kNoEntry;
 }
 
 }  // namespace
@@ -89,8 +91,23 @@ void BootstrapSample(const ucontext_t* context, uint32_t weight) {
     uintptr_t frames[BootstrapTable::kMaxDepth];
     const WalkResult walk = FpWalk(context, b.bounds, b.code.load(std::memory_order_seq_cst),
                                    frames, b.max_depth);
-    Add(b.table, frames, walk.depth, static_cast<uint8_t>(walk.stop), ThreadLabelSet(), weight,
-        MonotonicNsRaw());
+    BootstrapTable* t = b.table;
+    const uint32_t labels = ThreadLabelSet();
+    const int64_t now = MonotonicNsRaw();
+    const uint32_t times_before = t->times_used;
+    const uint32_t entry =
+        Add(t, frames, walk.depth, static_cast<uint8_t>(walk.stop), labels, weight, now);
+    // The stack too, for the session's DWARF unwinder (BootstrapTable::kCopies).
+    if (b.copy_bytes != 0 && t->copies_used < BootstrapTable::kCopies) {
+      BootstrapTable::Copy& c = t->copies[t->copies_used];
+      c.entry = entry;
+      c.time_index = t->times_used != times_before ? times_before : BootstrapTable::kNoEntry;
+      c.weight = weight;
+      c.labels = labels;
+      c.time_ns = now;
+      CopyStack(context, b.bounds, t->copy_bytes[t->copies_used], b.copy_bytes, &c.copy);
+      t->copies_used += 1;
+    }
     // The first (or wake_after-th) sample of a deferred session: the watcher starts it.
     if (b.wake_watcher && b.table->samples == b.wake_after) {
       PostWatcherRequest(kWatcherStartSession);
