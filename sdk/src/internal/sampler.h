@@ -165,7 +165,7 @@ struct Sampler {
   // perf engine, time events: the mean period in ns. The handler draws each next period
   // uniformly from [mean/2, 3*mean/2) (PERF_EVENT_IOC_PERIOD), so sampling cannot lock step
   // with a loop whose own period is close to a multiple of the sampling period
-  // (docs/engines.md "Dithered periods"). 0: the event keeps its fixed period.
+  // (docs/architecture.md "Dithered periods"). 0: the event keeps its fixed period.
   uint64_t event_dither_ns[TimerToken::kMaxEvents] = {};
   // perf engine: the event's own period (ns or a count), which the handler restores after a
   // thread's first, shorter period when the event is not dithered. 0 for other engines.
