@@ -116,11 +116,11 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   return result;
 }
 
-std::string PreloadValue() {
-  std::string value = INPROF_LIB_PATH;
+std::string PreloadValue() { return PreloadValueFor(INPROF_LIB_PATH); }
+
+std::string PreloadValueFor(const std::string& library) {
   const std::string prefix = INPROF_PRELOAD_PREFIX;
-  if (!prefix.empty()) value = prefix + ":" + value;
-  return value;
+  return prefix.empty() ? library : prefix + ":" + library;
 }
 
 std::string MakeTempDir() {

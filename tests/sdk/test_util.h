@@ -28,6 +28,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 
 // LD_PRELOAD value that loads libinprof (after the sanitizer runtime in sanitizer builds).
 std::string PreloadValue();
+// LD_PRELOAD value that loads `library` (after the sanitizer runtime in sanitizer builds,
+// which must come first in the initial library list).
+std::string PreloadValueFor(const std::string& library);
 
 // A fresh empty directory under the test temp dir.
 std::string MakeTempDir();

@@ -168,7 +168,7 @@ TEST_F(TimeContext, AClockInterposerChangesNeitherTimesNorRates) {
   clock_gettime(CLOCK_REALTIME, &now);
   ProcessResult r = RunProcess(
       {INPROF_TIME_CONTEXT, "burst", "3"},
-      {{"LD_PRELOAD", faketime},
+      {{"LD_PRELOAD", PreloadValueFor(faketime)},
        {"FAKETIME", "-1d"},
        {"INPROF_OUTPUT", dir_ + "/burst.speedscope.json," + dir_ + "/burst.json"},
        {"INPROF_FREQUENCY", "999"}});
