@@ -19,6 +19,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <mutex>
 #include <new>
@@ -98,18 +99,53 @@ class ItimerEngine final : public Engine {
         entry.store(static_cast<uint64_t>(static_cast<uint32_t>(tid)) << 32 | index,
                     std::memory_order_release);
         source->itimer_tid = tid;
+        source->itimer_slot = index;
         return 0;
       }
     }
     return ENOSPC;  // a probe run this long means a pathological tid pattern: skip the thread
   }
 
-  int Start(ThreadSource*, long) override {
-    std::lock_guard<std::mutex> lock(g_itimer_mu);
-    if (g_itimer == this || stopped_) return 0;
-    g_itimer = this;
-    if (yielded_) return 0;  // the program owns ITIMER_PROF for now
-    return ArmLocked();
+  // Each sample stands for the whole periods of its thread's CPU time since the base
+  // (ItimerWeight in signal_handler.cpp). A base at the thread's registration would make the
+  // first period whole, and a thread shorter than one would never count; so the base goes
+  // back by a random part of a period: the first period is uniform in (0, period].
+  FirstPeriod DrawFirstPeriod(double u1, double) const override {
+    const long period = period_ns_ > 0 ? period_ns_ : 1;
+    FirstPeriod draw;
+    draw.first_ns = std::min(period, 1 + static_cast<long>(u1 * static_cast<double>(period)));
+    return draw;
+  }
+
+  // ITIMER_PROF's signal goes to whichever thread runs when the process's timer expires, at
+  // most one per tick for the whole process: a short thread may end with periods no signal
+  // found it for. They are owed at its exit.
+  uint64_t PeriodsUnaccounted(const ThreadSlot& slot, uint32_t event,
+                              int64_t cpu_ns) const override {
+    // Not while the program owns ITIMER_PROF: that time is not ours to charge.
+    if (event != event_ || period_ns_ <= 0 || cpu_ns < 0 ||
+        sampler_->itimer_event.load(std::memory_order_acquire) == 0) {
+      return 0;
+    }
+    const int64_t owed = (cpu_ns - slot.itimer_cpu_base.load(std::memory_order_relaxed)) / period_ns_;
+    return owed > 0 ? static_cast<uint64_t>(owed) : 0;
+  }
+
+  int Start(ThreadSource* source, long first_ns) override {
+    int error = 0;
+    {
+      std::lock_guard<std::mutex> lock(g_itimer_mu);
+      if (g_itimer != this && !stopped_) {
+        g_itimer = this;
+        if (!yielded_) error = ArmLocked();  // else the program owns ITIMER_PROF for now
+      }
+    }
+    // After ArmLocked, which sets every thread's base to its CPU clock.
+    if (error == 0 && source->itimer_tid != 0 && first_ns > 0 && first_ns <= period_ns_) {
+      sampler_->slots[source->itimer_slot].itimer_cpu_base.fetch_sub(period_ns_ - first_ns,
+                                                                    std::memory_order_relaxed);
+    }
+    return error;
   }
 
   void Destroy(ThreadSource* source) override {

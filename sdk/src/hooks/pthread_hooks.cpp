@@ -46,9 +46,16 @@ struct StartArgs {
 // ends it (an exception leaving this function would reach glibc's start_thread, which is C:
 // std::terminate). What the start routine itself throws is not ours and is not caught, so it
 // behaves exactly as without inprof, and so does pthread_exit/pthread_cancel's forced unwind.
+// The thread's start routine and the return address into the thread library's start
+// function that called this trampoline: the stack of the sample its exit may take
+// (ThreadStartFrames). initial-exec, like every thread_local the runtime reads on exit.
+thread_local uintptr_t t_start_frames[2] __attribute__((tls_model("initial-exec"))) = {0, 0};
+
 void* Trampoline(void* p) {
   const StartArgs args = *static_cast<StartArgs*>(p);
   delete static_cast<StartArgs*>(p);
+  t_start_frames[0] = reinterpret_cast<uintptr_t>(args.start);
+  t_start_frames[1] = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   try {
     RuntimeOnThreadStart();
   } catch (abi::__forced_unwind&) {
@@ -60,6 +67,13 @@ void* Trampoline(void* p) {
 }
 
 }  // namespace
+
+uint32_t ThreadStartFrames(uintptr_t* frames) {
+  if (t_start_frames[0] == 0) return 0;
+  frames[0] = t_start_frames[0];
+  frames[1] = t_start_frames[1];
+  return frames[1] != 0 ? 2 : 1;
+}
 
 int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
                       void* arg) {

@@ -68,6 +68,16 @@ class Engine {
   // Stops whatever the engine runs for the whole process (the itimer); per-thread sources
   // are destroyed one by one. Not async-signal-safe.
   virtual void StopAll() {}
+  // The periods of CPU time that thread `slot` ran (its clock reads `cpu_ns` now) and that no
+  // sample of `event` accounted for: called on the thread itself as it exits, after its slot
+  // left kActive (no signal counts any more). A CPU-time timer's signal comes on the first
+  // tick after its expiry, so a thread that ends within that lag never gets it; the exit
+  // takes that sample instead (ThreadRegistry::RetireLocked). 0 for engines that deliver on
+  // time (perf: an hrtimer on the thread's CPU time). Not async-signal-safe.
+  virtual uint64_t PeriodsUnaccounted(const ThreadSlot& /*slot*/, uint32_t /*event*/,
+                                      int64_t /*cpu_ns*/) const {
+    return 0;
+  }
   // What the user should know about how sampling went (e.g. a timer taken over).
   // Not async-signal-safe.
   virtual std::vector<std::string> Warnings() const { return {}; }

@@ -38,6 +38,18 @@ struct WalkRequest {
   int64_t time_ns;  // CLOCK_MONOTONIC when the signal came
 };
 
+// A sample whose stack is given rather than walked: what a thread's exit takes for the periods
+// no signal took (ThreadRegistry::RetireLocked). `depth` frames, leaf first, as SampleRecord's.
+struct GivenStack {
+  uint32_t tid;
+  uint32_t weight;
+  uint32_t event;
+  uint32_t labels;
+  int64_t time_ns;
+  const uintptr_t* frames;
+  uint32_t depth;
+};
+
 // A raw stack: leaf first, frames[0] is the interrupted pc and frames[1..] return addresses.
 // Constructed in place inside the ring by the handler so the stack is walked straight into
 // ring memory with no copy. frames beyond `depth` are left uninitialised on purpose.
@@ -63,6 +75,20 @@ struct SampleRecord {
     depth = static_cast<uint16_t>(r.depth);
     stop = r.stop;
     recovered_leaf_caller = r.recovered_leaf_caller;
+  }
+  explicit SampleRecord(const GivenStack& given)
+      : tid(given.tid),
+        weight(given.weight),
+        event(static_cast<uint16_t>(given.event)),
+        depth(0),
+        labels(given.labels),
+        time_ns(given.time_ns),
+        stop(WalkStop::kRoot),
+        recovered_leaf_caller(false) {
+    while (depth < given.depth && depth < kMaxFrames) {
+      frames[depth] = given.frames[depth];
+      ++depth;
+    }
   }
   // Used only when the ring is prefaulted. Not async-signal-safe (not needed there).
   SampleRecord()

@@ -62,6 +62,7 @@ struct ThreadSource {
   uint64_t perf_dev = 0;
   uint64_t perf_ino = 0;
   int32_t itimer_tid = 0;  // itimer engine: the tid entered in the tid table
+  uint32_t itimer_slot = 0;  // ... and its slot
   timer_t jitter_timer{};   // timer engine with Config::timer_jitter: the one-shot timer
   bool has_jitter_timer = false;
 };
@@ -89,6 +90,10 @@ struct ThreadSlot {
   // period was drawn short and the handler restores the event's own period after it.
   std::atomic<uint32_t> owed_periods[TimerToken::kMaxEvents] = {};
   std::atomic<uint32_t> perf_first_pending{0};
+  // Timer engine, per event: the periods the handler took from the thread's signals so far
+  // (1 + overrun, and the owed periods, per signal), counted while the slot is kActive. With
+  // the three fields below, what the thread's exit accounts for (ThreadRegistry::RetireLocked).
+  std::atomic<uint32_t> periods_seen[TimerToken::kMaxEvents] = {};
   // Config::timer_jitter: the kernel id of the thread's one-shot CLOCK_MONOTONIC timer (-1:
   // none), and the weight of the CPU-timer signals whose sample it will take.
   std::atomic<int32_t> jitter_timer{-1};
@@ -104,6 +109,11 @@ struct ThreadSlot {
   uint32_t record = 0;           // the registry's ThreadRecord of this registration
   int64_t cpu_start_ns = 0;      // the thread's CPU clock when it was registered
   int64_t cpu_last_ns = 0;       // ... when a scan last looked
+  // Per event, when its source started: the thread's CPU clock (ns), the first period drawn
+  // and the periods owed with it (Engine::FirstPeriod).
+  int64_t armed_cpu_ns[TimerToken::kMaxEvents] = {};
+  long first_ns[TimerToken::kMaxEvents] = {};
+  uint32_t first_owed[TimerToken::kMaxEvents] = {};
   // Samples of the first event drained from this slot's ring (written by the drain, read by
   // the registry when the slot is released or health is taken; both hold the drain lock).
   uint64_t drained_samples = 0;

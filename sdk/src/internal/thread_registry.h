@@ -39,6 +39,11 @@
 
 namespace inprof::internal {
 
+// The calling thread's start routine and the return address into the thread library's start
+// function, leaf first, as a sample's frames (pthread_create hook); returns how many, 0 when
+// the thread did not start through the hook.
+uint32_t ThreadStartFrames(uintptr_t* frames);
+
 class ThreadRegistry {
  public:
   // One engine per event, in event order; each thread gets a source from every engine.
@@ -126,7 +131,13 @@ class ThreadRegistry {
   static std::string DescribeSetupError(const SetupError& error);
   // `cpu_ns`: the thread's CPU clock now when the caller knows it (-1: read it, or keep
   // the last value a scan saw if the thread is gone); `name`: its name if known.
-  void RetireLocked(uint32_t index, int64_t cpu_ns = -1, std::string name = {});
+  // `exiting_self`: called by the thread itself as it exits, which then takes the sample of
+  // the periods its signals never accounted for (Engine::PeriodsUnaccounted).
+  void RetireLocked(uint32_t index, int64_t cpu_ns = -1, std::string name = {},
+                    bool exiting_self = false);
+  // The exiting thread's sample of `weights[e]` periods of each event, charged to its start
+  // routine (the code it ran is gone by now).
+  void TakeExitSamplesLocked(ThreadSlot& slot, const uint64_t* weights);
   void RescanLocked(const std::vector<pid_t>& alive);  // `alive` sorted
   // Sources the program took from us (Engine::Lost: a perf fd it closed or replaced) are
   // opened again; a thread whose source cannot be is retired and counted as failed.

@@ -124,19 +124,27 @@ void RestorePeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t expected_i
               reinterpret_cast<long>(&period));
 }
 
-// Timer engine: the periods a thread's first sample stands for besides its own, drawn when
-// its timer was armed (Engine::DrawFirstPeriod), for the slot's current thread only.
-uint32_t TakeOwedPeriods(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation) {
+// Timer engine: the periods a CPU timer's signal stands for, `delivered` (1 + overrun) and,
+// with the thread's first, the periods drawn owed when its timer was armed
+// (Engine::DrawFirstPeriod). Counted in the slot for the thread's exit (periods_seen) while
+// the slot is its thread's: the exit runs on the thread, after the slot left kActive, so a
+// signal either counts here before it looks or finds the slot retired.
+uint32_t TimerPeriods(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
+                      uint32_t delivered) {
   if (sampler == nullptr || index >= sampler->slot_count || event >= TimerToken::kMaxEvents) {
-    return 0;
+    return delivered;
   }
   ThreadSlot& slot = sampler->slots[index];
   if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
-      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation ||
-      slot.owed_periods[event].load(std::memory_order_relaxed) == 0) {
-    return 0;
+      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
+    return delivered;
   }
-  return slot.owed_periods[event].exchange(0, std::memory_order_acquire);
+  uint32_t periods = delivered;
+  if (slot.owed_periods[event].load(std::memory_order_relaxed) != 0) {
+    periods += slot.owed_periods[event].exchange(0, std::memory_order_acquire);
+  }
+  slot.periods_seen[event].fetch_add(periods, std::memory_order_relaxed);
+  return periods;
 }
 
 // Config::timer_jitter: a CPU timer's signal on the tick takes no sample; it adds its weight
@@ -374,8 +382,8 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     // Timer engine: the kernel counts the expirations it could not deliver (it checks CPU
     // timers on the tick), so the sample stands for 1 + overrun periods.
     ours = true;  // ours even when stale: a late signal of a stopped session is swallowed
-    weight = 1u + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0) +
-             TakeOwedPeriods(sampler, event, index, generation);
+    weight = TimerPeriods(sampler, event, index, generation,
+                          1u + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0));
     if (DeferToJitterTimer(sampler, index, generation, weight)) weight = 0;
   } else if (info != nullptr && info->si_code == SI_TIMER &&
              reinterpret_cast<uint64_t>(info->si_value.sival_ptr) >> 52 == TimerToken::kJitterTag) {

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "internal/itimer.h"
+#include "internal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {
@@ -209,6 +210,10 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
     const Engine::FirstPeriod draw = engines_[e]->DrawFirstPeriod(u1, u2);
     // Before the source starts: its first signal takes it.
     slot.owed_periods[e].store(draw.owed, std::memory_order_release);
+    slot.periods_seen[e].store(0, std::memory_order_release);
+    slot.first_ns[e] = draw.first_ns;
+    slot.first_owed[e] = draw.owed;
+    slot.armed_cpu_ns[e] = std::max<int64_t>(0, ThreadCpuNs(tid));
     if (const int started = engines_[e]->Start(&slot.sources[e], draw.first_ns); started != 0) {
       // Half a thread's events would make a profile whose events disagree: none at all. The
       // slot is retired like any other (its ring may already hold samples).
@@ -367,7 +372,8 @@ uint32_t ThreadRegistry::NewRecordLocked(pid_t tid, std::string name) {
   return kMaxThreadRecords;
 }
 
-void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string name) {
+void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string name,
+                                  bool exiting_self) {
   ThreadSlot& slot = slots_[index];
   if (slot.state.load(std::memory_order_relaxed) != SlotState::kActive) return;
   // Order matters: leave kActive first so a signal already queued is ignored, then delete
@@ -375,10 +381,37 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
   // seq_cst: one half of the fence with the handler (ReleaseRetired, TakeSample).
   slot.state.store(SlotState::kRetiring, std::memory_order_seq_cst);
   slot.jitter_timer.store(-1, std::memory_order_release);
+  // An exiting thread: the periods of its CPU time that no signal took, read after the slot
+  // left kActive (from here no signal counts) and on the thread's clock now.
+  uint64_t unaccounted[TimerToken::kMaxEvents] = {};
+  bool any_unaccounted = false;
+  if (exiting_self) {
+    const int64_t now = ClockNsRaw(CLOCK_THREAD_CPUTIME_ID);
+    if (now >= 0) cpu_ns = now;
+    for (size_t e = 0; e < engines_.size() && e < TimerToken::kMaxEvents; ++e) {
+      unaccounted[e] = engines_[e]->PeriodsUnaccounted(slot, static_cast<uint32_t>(e), cpu_ns);
+      any_unaccounted |= unaccounted[e] != 0;
+    }
+  }
   for (size_t e = 0; e < engines_.size(); ++e) {
     // Counted like the scan's finds; Destroy then leaves the number alone.
     if (engines_[e]->Lost(&slot.sources[e])) ++sources_lost_;
     engines_[e]->Destroy(&slot.sources[e]);
+  }
+  if (exiting_self) {
+    // timer_jitter: the weight of CPU-timer signals whose one-shot timer has not fired yet
+    // (they were counted as taken). The timers are deleted: it will not fire now.
+    const uint32_t deferred = slot.jitter_weight.exchange(0, std::memory_order_acq_rel);
+    if (deferred != 0) {
+      for (size_t e = 0; e < engines_.size(); ++e) {
+        if (slot.sources[e].has_jitter_timer || engines_[e]->kind() == EngineKind::kTimer) {
+          unaccounted[e] += deferred;
+          any_unaccounted = true;
+          break;
+        }
+      }
+    }
+    if (any_unaccounted) TakeExitSamplesLocked(slot, unaccounted);
   }
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
   by_tid_.erase(tid);
@@ -389,6 +422,33 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
   ThreadRecord& record = records_[slot.record];
   record.cpu_ns += std::max<int64_t>(0, cpu_ns - slot.cpu_start_ns);
   if (!name.empty() && slot.record < kMaxThreadRecords) record.name = std::move(name);
+}
+
+// The sample stands where the thread's time went as far as anything still knows: its start
+// routine, entered from the thread library. The signal it replaces would have come within
+// the last tick or so of the thread's running, inside whatever the start routine called;
+// that stack is gone. Its weight is what the thread's CPU clock says the signals missed, so
+// the thread's samples add up to its CPU time x rate (docs/platform-facts.md, "Sampling bias").
+void ThreadRegistry::TakeExitSamplesLocked(ThreadSlot& slot, const uint64_t* weights) {
+  uintptr_t frames[2];
+  const uint32_t depth = ThreadStartFrames(frames);
+  if (depth == 0 || slot.ring == nullptr) return;
+  const int64_t now = ClockNsRaw(CLOCK_MONOTONIC);
+  for (size_t e = 0; e < engines_.size() && e < TimerToken::kMaxEvents; ++e) {
+    if (weights[e] == 0) continue;
+    const GivenStack given{static_cast<uint32_t>(slot.tid.load(std::memory_order_relaxed)),
+                           static_cast<uint32_t>(std::min<uint64_t>(weights[e], UINT32_MAX)),
+                           static_cast<uint32_t>(e),
+                           ThreadLabelSet(),
+                           now,
+                           frames,
+                           depth};
+    // The ring's only producer is this thread's handler, which no longer touches the slot
+    // (kRetiring), and this is that thread.
+    if (!slot.ring->try_emplace(given)) {
+      sampler_->counters.ring_full.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 }
 
 void ThreadRegistry::RegisterCurrentThread() {
@@ -429,7 +489,8 @@ void ThreadRegistry::UnregisterCurrentThread() {
     const pid_t tid = CurrentTid();
     auto it = by_tid_.find(tid);
     if (it != by_tid_.end()) {
-      RetireLocked(it->second, ClockNsRaw(CLOCK_THREAD_CPUTIME_ID), CurrentThreadName());
+      RetireLocked(it->second, ClockNsRaw(CLOCK_THREAD_CPUTIME_ID), CurrentThreadName(),
+                   /*exiting_self=*/true);
     }
     ForgetUnsampledLocked(tid, false);
     exiting_.insert(tid);
