@@ -687,7 +687,8 @@ TEST_P(EngineTest, ShortThreadsGetCpuTimeTimesRate) {
       << run.process.out;
   const double expected = std::stod(m[1].str()) * 999;
   // The workers' samples: every stack of a thread started by pthread_create (the main
-  // thread's end in main). Samples the exit takes are charged to the start routine.
+  // thread's end in main). Under CPU timers the sample a thread's exit takes has the stack of
+  // its last sample, or its start routine when it had none.
   int64_t got = 0;
   for (const auto& s : ReadFolded(run.folded)) {
     if (Contains(s, "start_thread") || s.frames.front() == "__clone3") got += s.count;

@@ -485,27 +485,48 @@ void Collector::DrainLocked(bool before_dlclose) {
     const SlotState state = slot.state.load(std::memory_order_acquire);
     if (state == SlotState::kFree) continue;
     SampleRing* ring = slot.ring;
+    // The sample an exiting thread took (its last record): after the thread's stack copies,
+    // which may hold its last samples.
+    bool has_exit = false;
+    SampleRecord exit_record;
     while (SampleRecord* record = ring->peek()) {
       // A sample that fails (the sink's table cannot grow: bad_alloc) is dropped, never
       // left in the ring: it would fail again at every drain.
       try {
-        stack_.clear();
-        AdjustFrames({record->frames, std::min<uint32_t>(record->depth, kMaxFrames)},
-                     record->stop, &stack_);
-        if (record->recovered_leaf_caller) ++counts_.recovered_leaf_callers;
-        sink_->OnSample(slot, stack_,
-                        SampleMeta{record->weight, record->event, record->labels, record->time_ns});
+        if (record->repeat_last) {
+          if (has_exit) EmitExitSampleLocked(i, slot, exit_record);
+          exit_record = *record;
+          has_exit = true;
+        } else {
+          stack_.clear();
+          AdjustFrames({record->frames, std::min<uint32_t>(record->depth, kMaxFrames)},
+                       record->stop, &stack_);
+          if (record->recovered_leaf_caller) ++counts_.recovered_leaf_callers;
+          EmitLocked(i, slot,
+                     SampleMeta{record->weight, record->event, record->labels, record->time_ns});
+        }
       } catch (const std::exception& e) {
         ++failed_samples_;
         NoteFailure("sample", e.what());
       }
       ring->pop();
     }
+    const auto emit_exit = [&] {
+      if (!has_exit) return;
+      has_exit = false;
+      try {
+        EmitExitSampleLocked(i, slot, exit_record);
+      } catch (const std::exception& e) {
+        ++failed_samples_;
+        NoteFailure("sample", e.what());
+      }
+    };
     // Stack copies wait while a library is being unloaded: their unwind tables may be gone
     // before the unwinder has heard of it (dlclose_hook.cpp). The drain the hook itself runs
     // just before the unload is the exception, so samples inside the library unwind fully.
     if (slot.copies == nullptr || !dwarf_ ||
         (!before_dlclose && g_dlclose_in_progress.load(std::memory_order_acquire) != 0)) {
+      emit_exit();
       continue;
     }
     const CopyRecord* copy;
@@ -519,15 +540,36 @@ void Collector::DrainLocked(bool before_dlclose) {
         }
         stack_.clear();
         UnwindCopy(*copy, bytes, &stack_);
-        sink_->OnSample(slot, stack_,
-                        SampleMeta{copy->weight, copy->event, copy->labels, copy->time_ns});
+        EmitLocked(i, slot, SampleMeta{copy->weight, copy->event, copy->labels, copy->time_ns});
       } catch (const std::exception& e) {
         ++failed_samples_;
         NoteFailure("stack copy", e.what());
       }
       slot.copies->Pop();
     }
+    emit_exit();
   }
+}
+
+void Collector::EmitLocked(uint32_t index, ThreadSlot& slot, const SampleMeta& meta) {
+  if (last_.size() != sampler_->slot_count) last_.resize(sampler_->slot_count);
+  LastStack& last = last_[index];
+  last.generation = slot.generation.load(std::memory_order_relaxed);
+  last.frames.assign(stack_.frames().begin(), stack_.frames().end());
+  sink_->OnSample(slot, stack_, meta);
+}
+
+void Collector::EmitExitSampleLocked(uint32_t index, ThreadSlot& slot, const SampleRecord& record) {
+  stack_.clear();
+  if (index < last_.size() && !last_[index].frames.empty() &&
+      last_[index].generation == slot.generation.load(std::memory_order_relaxed)) {
+    for (uintptr_t frame : last_[index].frames) stack_.push(frame);
+  } else {
+    AdjustFrames({record.frames, std::min<uint32_t>(record.depth, kMaxFrames)}, record.stop,
+                 &stack_);
+  }
+  sink_->OnSample(slot, stack_, SampleMeta{record.weight, record.event, record.labels,
+                                           record.time_ns});
 }
 
 bool Collector::UnwindEarlyCopyLocked(const CopyRecord& copy, const uint8_t* bytes,

@@ -123,6 +123,11 @@ class Collector {
   // `out`. Caller holds the lock.
   void AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out);
   void UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out);
+  // Hands stack_ to the sink as slot `index`'s sample, and keeps it as that thread's last.
+  void EmitLocked(uint32_t index, ThreadSlot& slot, const SampleMeta& meta);
+  // The sample an exiting thread took for the periods its signals missed
+  // (SampleRecord::repeat_last): with the stack of the thread's last sample, else `record`'s.
+  void EmitExitSampleLocked(uint32_t index, ThreadSlot& slot, const SampleRecord& record);
 
   Sampler* sampler_;
   std::mutex* mu_;
@@ -131,6 +136,13 @@ class Collector {
   std::unique_ptr<DwarfUnwinder> dwarf_;
   std::vector<uintptr_t> dwarf_pcs_;  // under the lock
   StackBuffer stack_;                  // the sample being drained, under the lock
+  // Per slot, under the lock: the stack of the last sample drained from it (as handed to the
+  // sink) and the slot's generation then, for the sample its thread's exit takes.
+  struct LastStack {
+    uint32_t generation = 0;
+    std::vector<uintptr_t> frames;
+  };
+  std::vector<LastStack> last_;
   DrainCounts counts_;                 // under the lock
   // Under the process-wide code lock (collector.cpp), not `mu`.
   std::unique_ptr<CodeTable> code_current_;

@@ -39,7 +39,9 @@ struct WalkRequest {
 };
 
 // A sample whose stack is given rather than walked: what a thread's exit takes for the periods
-// no signal took (ThreadRegistry::RetireLocked). `depth` frames, leaf first, as SampleRecord's.
+// no signal took (ThreadRegistry::RetireLocked). `depth` frames, leaf first, as SampleRecord's;
+// with `repeat_last` the collector gives it the stack of the thread's last sample instead, and
+// these frames only when it has none.
 struct GivenStack {
   uint32_t tid;
   uint32_t weight;
@@ -48,6 +50,7 @@ struct GivenStack {
   int64_t time_ns;
   const uintptr_t* frames;
   uint32_t depth;
+  bool repeat_last;
 };
 
 // A raw stack: leaf first, frames[0] is the interrupted pc and frames[1..] return addresses.
@@ -62,6 +65,7 @@ struct SampleRecord {
   int64_t time_ns;  // CLOCK_MONOTONIC when the signal came; 0 when unknown
   WalkStop stop;
   bool recovered_leaf_caller;
+  bool repeat_last = false;  // GivenStack::repeat_last
   uintptr_t frames[kMaxFrames];
 
   // Walks the interrupted stack. Async-signal-safe.
@@ -84,7 +88,8 @@ struct SampleRecord {
         labels(given.labels),
         time_ns(given.time_ns),
         stop(WalkStop::kRoot),
-        recovered_leaf_caller(false) {
+        recovered_leaf_caller(false),
+        repeat_last(given.repeat_last) {
     while (depth < given.depth && depth < kMaxFrames) {
       frames[depth] = given.frames[depth];
       ++depth;

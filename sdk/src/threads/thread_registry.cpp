@@ -424,11 +424,13 @@ void ThreadRegistry::RetireLocked(uint32_t index, int64_t cpu_ns, std::string na
   if (!name.empty() && slot.record < kMaxThreadRecords) record.name = std::move(name);
 }
 
-// The sample stands where the thread's time went as far as anything still knows: its start
-// routine, entered from the thread library. The signal it replaces would have come within
-// the last tick or so of the thread's running, inside whatever the start routine called;
-// that stack is gone. Its weight is what the thread's CPU clock says the signals missed, so
-// the thread's samples add up to its CPU time x rate (docs/platform-facts.md, "Sampling bias").
+// Its weight is what the thread's CPU clock says the signals missed, so the thread's samples
+// add up to its CPU time x rate (docs/platform-facts.md, "Sampling bias"). The signals it
+// stands for would have come within the thread's last tick or so of running (less than a
+// tick and a period of CPU time after its last sample), inside code whose stack is gone by
+// now: the collector gives it the stack of the thread's last sample, the nearest known
+// point of the same code. A thread with no sample gets its start routine, entered from the
+// thread library: the part of any stack of the thread that is certain.
 void ThreadRegistry::TakeExitSamplesLocked(ThreadSlot& slot, const uint64_t* weights) {
   uintptr_t frames[2];
   const uint32_t depth = ThreadStartFrames(frames);
@@ -442,7 +444,8 @@ void ThreadRegistry::TakeExitSamplesLocked(ThreadSlot& slot, const uint64_t* wei
                            ThreadLabelSet(),
                            now,
                            frames,
-                           depth};
+                           depth,
+                           /*repeat_last=*/true};
     // The ring's only producer is this thread's handler, which no longer touches the slot
     // (kRetiring), and this is that thread.
     if (!slot.ring->try_emplace(given)) {
