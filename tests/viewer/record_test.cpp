@@ -408,14 +408,19 @@ TEST(RecordTree, ShellLoopOfShortProcessesGivesOneProfile) {
   }
   EXPECT_TRUE(hidden.empty()) << hidden.front();
 
-  // Processes with samples are root frames; sha256sum did most of the work; /bin/true never
-  // took a sample, so it is nowhere.
+  // Processes with samples are root frames; sha256sum did most of the work. A /bin/true run
+  // takes a sample only when its CPU time (mostly the dynamic loader's and the runtime's
+  // start-up) reaches its randomly drawn first period: rarely, and never much of the total.
   const std::map<std::string, int64_t> roots = RootWeights(out + "/profile.folded");
-  int64_t total = 0;
+  int64_t total = 0, other = 0;
   for (const auto& [root, weight] : roots) {
     total += weight;
-    EXPECT_TRUE(root == "sh" || root == "sha256sum") << root;
+    if (root != "sh" && root != "sha256sum") {
+      EXPECT_EQ(root, "true");
+      other += weight;
+    }
   }
+  EXPECT_LT(other * 10, total) << other << " of " << total << " samples in /bin/true";
   ASSERT_TRUE(roots.count("sha256sum")) << r.err;
   EXPECT_GT(roots.at("sha256sum") * 2, total) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\d+\.\d+%\s+sha256sum \(\d+ processes\))")))
@@ -447,14 +452,13 @@ TEST(RecordTree, ShellLoopOfShortProcessesGivesOneProfile) {
   // A raw file only for a process that took a sample: never one per process started.
   const std::vector<std::string> raw = List(out + "/raw");
   EXPECT_GE(raw.size(), 2u) << r.err;
-  EXPECT_LT(raw.size(), 150u) << "100 /bin/true runs take no sample and leave no file";
+  EXPECT_LT(raw.size(), 150u) << "a /bin/true run without a sample leaves no file";
   for (const std::string& name : raw) {
     std::ifstream in(out + "/raw/" + name);
     RawProfile p;
     ASSERT_TRUE(ReadRawProfile(in, name, &p).ok()) << name;
     EXPECT_TRUE(p.complete) << name;
     EXPECT_FALSE(p.stacks.empty()) << name << " (" << p.comm << ") has no sample";
-    EXPECT_NE(p.comm, "true") << name;
   }
 }
 
