@@ -19,7 +19,6 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <mutex>
 #include <new>
@@ -111,10 +110,7 @@ class ItimerEngine final : public Engine {
   // first period whole, and a thread shorter than one would never count; so the base goes
   // back by a random part of a period: the first period is uniform in (0, period].
   FirstPeriod DrawFirstPeriod(double u1, double) const override {
-    const long period = period_ns_ > 0 ? period_ns_ : 1;
-    FirstPeriod draw;
-    draw.first_ns = std::min(period, 1 + static_cast<long>(u1 * static_cast<double>(period)));
-    return draw;
+    return UniformFirstPeriod(period_ns_, u1);
   }
 
   // ITIMER_PROF's signal goes to whichever thread runs when the process's timer expires, at

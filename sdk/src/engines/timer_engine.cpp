@@ -1,7 +1,6 @@
 // The timer engine: one POSIX CPU-time timer per thread. Control path.
 #include <signal.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -21,14 +20,8 @@ class TimerEngine final : public Engine {
       : signal_(signal), period_ns_(period_ns), wall_(wall), jitter_(jitter && !wall) {}
   EngineKind kind() const override { return EngineKind::kTimer; }
 
-  // The first expiry uniform in (0, period]: the expiries then lie on a grid of random phase
-  // in the thread's CPU time, so the number of them a thread reaches is its CPU time x rate
-  // in expectation, whatever its length.
   FirstPeriod DrawFirstPeriod(double u1, double) const override {
-    const long period = period_ns_ > 0 ? period_ns_ : 1;
-    FirstPeriod draw;
-    draw.first_ns = std::min(period, 1 + static_cast<long>(u1 * static_cast<double>(period)));
-    return draw;
+    return UniformFirstPeriod(period_ns_, u1);
   }
 
   // A CPU-time timer is checked on the kernel tick: its signal comes at the first tick after

@@ -51,6 +51,16 @@ class Engine {
     uint32_t owed = 0;
   };
   virtual FirstPeriod DrawFirstPeriod(double /*u1*/, double /*u2*/) const { return {}; }
+  // A first period uniform in (0, period_ns] from `u` (uniform in [0, 1)): the sample times
+  // then lie on a grid of random phase in the thread's CPU time, so the number a thread
+  // reaches is its CPU time x rate in expectation, whatever its length.
+  static FirstPeriod UniformFirstPeriod(long period_ns, double u) {
+    const long period = period_ns > 0 ? period_ns : 1;
+    FirstPeriod draw;
+    const long first = 1 + static_cast<long>(u * static_cast<double>(period));
+    draw.first_ns = first < period ? first : period;
+    return draw;
+  }
   // Starts delivering signals; the first after about `first_ns` of the thread's CPU time.
   // Returns 0 or an errno value. Not async-signal-safe.
   virtual int Start(ThreadSource* source, long first_ns) = 0;
