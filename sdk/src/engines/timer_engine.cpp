@@ -36,8 +36,7 @@ class TimerEngine final : public Engine {
     if (wall_ || period_ns_ <= 0 || cpu_ns < 0 || event >= TimerToken::kMaxEvents) return 0;
     const int64_t ran = cpu_ns - slot.armed_cpu_ns[event];
     const int64_t first = slot.first_ns[event];
-    const int64_t due = static_cast<int64_t>(slot.first_owed[event]) +
-                        (ran >= first ? (ran - first) / period_ns_ + 1 : 0);
+    const int64_t due = ran >= first ? (ran - first) / period_ns_ + 1 : 0;
     const int64_t seen = slot.periods_seen[event].load(std::memory_order_acquire);
     return due > seen ? static_cast<uint64_t>(due - seen) : 0;
   }

@@ -41,14 +41,12 @@ class Engine {
   // `token` (see TimerToken). Returns 0 or an errno value. Not async-signal-safe.
   virtual int Create(pid_t tid, uint64_t token, ThreadSource* source) = 0;
   // Where a new thread's first sample falls, drawn by the engine from `u1`, `u2` (uniform in
-  // [0, 1)): `first_ns` for Start, and `owed`, periods the first sample stands for besides
-  // its own (ThreadSlot::owed_periods). Drawn so that a thread's expected number of samples
+  // [0, 1)): `first_ns` for Start. Drawn so that a thread's expected number of samples
   // is its CPU time x rate whatever its length: a whole first period would never see a
   // thread shorter than one, and each thread would lose its last partial period
   // (docs/platform-facts.md, "Sampling bias"). Not async-signal-safe.
   struct FirstPeriod {
     long first_ns = 1;
-    uint32_t owed = 0;
   };
   virtual FirstPeriod DrawFirstPeriod(double /*u1*/, double /*u2*/) const { return {}; }
   // A first period uniform in (0, period_ns] from `u` (uniform in [0, 1)): the sample times

@@ -84,14 +84,12 @@ struct ThreadSlot {
   // itimer engine: the thread CPU time its samples have accounted for so far (set at
   // registration and when the timer is re-armed, advanced by the handler).
   std::atomic<int64_t> itimer_cpu_base{0};
-  // Per event, set by the registry before the thread's sources start (Engine::FirstPeriod):
-  // timer engine, periods the thread's first sample stands for besides its own (taken by the
-  // handler with that sample); perf engine, bit e of perf_first_pending: the event's first
-  // period was drawn short and the handler restores the event's own period after it.
-  std::atomic<uint32_t> owed_periods[TimerToken::kMaxEvents] = {};
+  // perf engine, set by the registry before the thread's sources start: bit e, the event's
+  // first period was drawn short (Engine::FirstPeriod) and the handler restores the event's
+  // own period after it.
   std::atomic<uint32_t> perf_first_pending{0};
   // Timer engine, per event: the periods the handler took from the thread's signals so far
-  // (1 + overrun, and the owed periods, per signal), counted while the slot is kActive. With
+  // (1 + overrun per signal), counted while the slot is kActive. With
   // the three fields below, what the thread's exit accounts for (ThreadRegistry::RetireLocked).
   std::atomic<uint32_t> periods_seen[TimerToken::kMaxEvents] = {};
   // Config::timer_jitter: the kernel id of the thread's one-shot CLOCK_MONOTONIC timer (-1:
@@ -109,11 +107,10 @@ struct ThreadSlot {
   uint32_t record = 0;           // the registry's ThreadRecord of this registration
   int64_t cpu_start_ns = 0;      // the thread's CPU clock when it was registered
   int64_t cpu_last_ns = 0;       // ... when a scan last looked
-  // Per event, when its source started: the thread's CPU clock (ns), the first period drawn
-  // and the periods owed with it (Engine::FirstPeriod).
+  // Per event, when its source started: the thread's CPU clock (ns) and the first period
+  // drawn (Engine::FirstPeriod).
   int64_t armed_cpu_ns[TimerToken::kMaxEvents] = {};
   long first_ns[TimerToken::kMaxEvents] = {};
-  uint32_t first_owed[TimerToken::kMaxEvents] = {};
   // Samples of the first event drained from this slot's ring (written by the drain, read by
   // the registry when the slot is released or health is taken; both hold the drain lock).
   uint64_t drained_samples = 0;

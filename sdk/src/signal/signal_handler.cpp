@@ -124,27 +124,21 @@ void RestorePeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t expected_i
               reinterpret_cast<long>(&period));
 }
 
-// Timer engine: the periods a CPU timer's signal stands for, `delivered` (1 + overrun) and,
-// with the thread's first, the periods drawn owed when its timer was armed
-// (Engine::DrawFirstPeriod). Counted in the slot for the thread's exit (periods_seen) while
-// the slot is its thread's: the exit runs on the thread, after the slot left kActive, so a
-// signal either counts here before it looks or finds the slot retired.
+// Timer engine: a CPU timer's signal stands for `delivered` (1 + overrun) periods, counted in
+// the slot for the thread's exit (periods_seen) while the slot is its thread's: the exit runs
+// on the thread, after the slot left kActive, so a signal either counts here before it looks
+// or finds the slot retired.
 uint32_t TimerPeriods(Sampler* sampler, uint32_t event, uint32_t index, uint32_t generation,
                       uint32_t delivered) {
   if (sampler == nullptr || index >= sampler->slot_count || event >= TimerToken::kMaxEvents) {
     return delivered;
   }
   ThreadSlot& slot = sampler->slots[index];
-  if (slot.state.load(std::memory_order_acquire) != SlotState::kActive ||
-      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
-    return delivered;
+  if (slot.state.load(std::memory_order_acquire) == SlotState::kActive &&
+      (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) == generation) {
+    slot.periods_seen[event].fetch_add(delivered, std::memory_order_relaxed);
   }
-  uint32_t periods = delivered;
-  if (slot.owed_periods[event].load(std::memory_order_relaxed) != 0) {
-    periods += slot.owed_periods[event].exchange(0, std::memory_order_acquire);
-  }
-  slot.periods_seen[event].fetch_add(periods, std::memory_order_relaxed);
-  return periods;
+  return delivered;
 }
 
 // Config::timer_jitter: a CPU timer's signal on the tick takes no sample; it adds its weight

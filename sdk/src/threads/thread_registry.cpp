@@ -208,11 +208,9 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
   for (size_t e = 0; e < engines_.size(); ++e) {
     const double u1 = uniform(random_), u2 = uniform(random_);
     const Engine::FirstPeriod draw = engines_[e]->DrawFirstPeriod(u1, u2);
-    // Before the source starts: its first signal takes it.
-    slot.owed_periods[e].store(draw.owed, std::memory_order_release);
+    // Before the source starts: what the thread's exit accounts from (PeriodsUnaccounted).
     slot.periods_seen[e].store(0, std::memory_order_release);
     slot.first_ns[e] = draw.first_ns;
-    slot.first_owed[e] = draw.owed;
     slot.armed_cpu_ns[e] = std::max<int64_t>(0, ThreadCpuNs(tid));
     if (const int started = engines_[e]->Start(&slot.sources[e], draw.first_ns); started != 0) {
       // Half a thread's events would make a profile whose events disagree: none at all. The
