@@ -107,6 +107,34 @@ TEST_F(ApiTest, StartStopDumpManyTimes) {
   }
 }
 
+// A program's own calls into the runtime (start, dumps, stop) run on its thread, under its
+// timer: the samples taken there are the profiler's work (symbolizing, writing, the thread
+// scan), not the program's, and none of the runtime's frames may show in its profile.
+TEST_F(ApiTest, TheRuntimesWorkOnTheProgramsThreadsIsLeftOut) {
+  const std::string out = dir_ + "/own.folded";
+  const std::string config = "quiet=1,frequency=997,output=" + out;
+  const std::string dumps = dir_ + "/d.folded," + dir_ + "/d.log," + dir_ + "/d.json," +
+                            dir_ + "/d.pb.gz";
+  for (int round = 0; round < 4; ++round) {
+    ASSERT_EQ(inprof_start(config.c_str()), INPROF_OK) << inprof_last_error();
+    for (int i = 0; i < 15; ++i) {
+      api_test_busy(0.004);
+      ASSERT_EQ(inprof_dump(dumps.c_str()), INPROF_OK) << inprof_last_error();
+    }
+    ASSERT_EQ(inprof_stop(), INPROF_OK) << inprof_last_error();
+  }
+  int64_t total = 0, busy = 0;
+  for (const auto& s : ReadFolded(out)) {
+    total += s.count;
+    if (s.frames.back() == "api_test_busy") busy += s.count;
+    for (const std::string& f : s.frames) {
+      EXPECT_EQ(f.find("inprof::"), std::string::npos) << f << " in a stack of " << s.count;
+    }
+  }
+  EXPECT_GT(total, 20) << ReadFile(out);
+  EXPECT_GT(busy * 10, total * 9) << ReadFile(out);
+}
+
 TEST_F(ApiTest, DumpAfterStopWritesTheStoppedProfile) {
   ASSERT_EQ(inprof_start("frequency=499,quiet=1"), INPROF_OK) << inprof_last_error();
   api_test_busy(0.4);

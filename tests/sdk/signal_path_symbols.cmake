@@ -5,7 +5,10 @@
 string(REPLACE "|" ";" objects "${OBJECTS}")
 # What the compiler may emit for plain memory operations, and errno's address (the handler
 # saves and restores errno; __errno_location only returns a TLS address).
-set(allowed memcpy memset memmove __errno_location _GLOBAL_OFFSET_TABLE_)
+# The linker's bounds of the inprof_profiler_text section are addresses the handler compares
+# the interrupted pc with, not code.
+set(allowed memcpy memset memmove __errno_location _GLOBAL_OFFSET_TABLE_
+    __start_inprof_profiler_text __stop_inprof_profiler_text)
 set(defined "")
 foreach(obj IN LISTS objects)
   execute_process(COMMAND nm --defined-only --format=posix ${obj} OUTPUT_VARIABLE out RESULT_VARIABLE rc)

@@ -200,8 +200,6 @@ constexpr char kNoSamplesLine[] =
     "inprof: no samples: no output written (the program used less CPU time than one sampling "
     "period)\n";
 
-thread_local bool t_profiler_work = false;
-
 // Set while an exec writes (RuntimeWriteForExec): the image goes on as another program, so
 // "no samples" is no news to the user.
 std::atomic<bool> g_quiet_no_samples{false};
@@ -214,9 +212,6 @@ constexpr uint32_t kRawWakeSamples = 8;
 
 }  // namespace
 
-ProfilerWorkScope::ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
-ProfilerWorkScope::~ProfilerWorkScope() { t_profiler_work = outer_; }
-bool ProfilerWorkScope::Active() { return t_profiler_work; }
 
 RuntimeResult RuntimeStart(Config config) {
   ProfilerWorkScope work;
@@ -450,10 +445,10 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
   return {};
 }
 
-void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns) {
+void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
   Runtime& rt = GetRuntime();
   std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
-  if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate, since_ns);
+  if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate);
 }
 
 int RuntimeLuaIntervalMs() {

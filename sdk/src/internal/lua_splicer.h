@@ -68,16 +68,6 @@ class LuaSplicer {
   Frame FrameOf(uintptr_t marker) const;
   // Native samples inside the VM that came before its first Lua stack.
   uint64_t unspliced() const { return unspliced_; }
-  // The runtime's own work on the VM's thread (a LuaJIT profiler callback: dumpstack, the
-  // drain, the splice), from `from_ns` (CLOCK_MONOTONIC) to EndOwnWork's `to_ns`.
-  void BeginOwnWork(int64_t from_ns);
-  void EndOwnWork(int64_t to_ns);
-  // Whether a sample of `tid` taken at `time_ns` lies in such work: the runtime's time, not
-  // the program's, left out of the profile (counted in own_work_samples). Samples of a
-  // thread reach the collector from two rings (fp walks, stack copies), each in time order;
-  // work older than a second before the newest sample seen is forgotten.
-  bool InOwnWork(pid_t tid, int64_t time_ns);
-  uint64_t own_work_samples() const { return own_work_samples_; }
 
  private:
   struct Pending {
@@ -101,14 +91,6 @@ class LuaSplicer {
   std::deque<Frame> frames_;
   uint64_t spliced_ = 0;
   uint64_t unspliced_ = 0;
-  struct OwnWork {
-    pid_t tid;
-    int64_t from_ns;
-    int64_t to_ns;  // INT64_MAX while it runs
-  };
-  static constexpr size_t kMaxOwnWork = 4096;
-  std::deque<OwnWork> own_work_;  // oldest first
-  uint64_t own_work_samples_ = 0;
 };
 
 }  // namespace inprof::internal

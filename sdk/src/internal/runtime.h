@@ -17,6 +17,7 @@
 
 #include "inprof/exporters.h"
 #include "internal/config.h"
+#include "internal/signal_handler.h"
 
 struct lua_State;
 
@@ -55,9 +56,7 @@ RuntimeResult RuntimeStop();
 RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
                                std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
                                bool* started);
-// `since_ns`: when the bridge's callback began (CLOCK_MONOTONIC), the start of the runtime's
-// own work on the VM's thread (Session::AddLuaStack).
-void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns);
+void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate);
 int RuntimeLuaIntervalMs();
 void RuntimeLuaDetach();
 // inprof_lua_start / inprof_lua_stop (lua_bridge.cpp).
@@ -134,14 +133,15 @@ void RuntimeWriteForExit();
 // Async-signal-safe.
 uint64_t RuntimePendingChildSamples();
 
-// Marks the calling thread as doing the profiler's own work while alive.
+// Marks the calling thread as doing the profiler's own work while alive: its samples are
+// the profiler's and left out (t_profiler_work). Inline: one store each way.
 class ProfilerWorkScope {
  public:
-  ProfilerWorkScope();
-  ~ProfilerWorkScope();
+  ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
+  ~ProfilerWorkScope() { t_profiler_work = outer_; }
   ProfilerWorkScope(const ProfilerWorkScope&) = delete;
   ProfilerWorkScope& operator=(const ProfilerWorkScope&) = delete;
-  static bool Active();
+  static bool Active() { return t_profiler_work; }
 
  private:
   bool outer_;

@@ -124,6 +124,7 @@ struct SamplerCounters {
   std::atomic<uint64_t> stale{0};      // for a slot that was already retired
   std::atomic<uint64_t> chained{0};    // not ours: passed to the previous handler
   std::atomic<uint64_t> copy_full{0};  // no free stack copy: the sample kept its fp walk only
+  std::atomic<uint64_t> profiler_work{0};  // weight left out: the thread was in the runtime
 };
 
 // How the handler captures stacks (Config::unwind).

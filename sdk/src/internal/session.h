@@ -126,10 +126,9 @@ class Session : private SampleSink {
   static constexpr const char* kLuaDumpFormat = "pf\x01l\n";
   void SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges, bool mixed);
   void ClearLuaVm();
-  // `since_ns`: when the bridge's callback began; from then until AddLuaStack returns, the
-  // VM's thread runs the runtime's own work (dumpstack, the drain), whose samples are left out
-  // (LuaSplicer::InOwnWork).
-  void AddLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns);
+  // Runs inside the bridge's ProfilerWorkScope: samples the VM's thread takes meanwhile (the
+  // drain unwinds stack copies there) are the profiler's and left out by the handler.
+  void AddLuaStack(std::string_view dump, uint32_t weight, char vmstate);
   // The LuaJIT profiler's interval for this session's rate (at least 1 ms).
   int LuaIntervalMs() const { return internal::LuaIntervalMs(config_); }
 

@@ -90,6 +90,18 @@ bool IsProfilerSignal(const siginfo_t* info);
 // True on a thread that is currently inside the sampling handler. Async-signal-safe.
 bool InSamplingHandler();
 
+// Set while the calling thread does the profiler's own work (ProfilerWorkScope in
+// internal/runtime.h): the handler leaves its samples there out. __thread, not thread_local:
+// a constant-initialised variable read in place, with no TLS wrapper call, so that setting it
+// is one instruction (the code before it is where a sample still shows the runtime).
+// initial-exec: the handler must never be the first to touch dynamic TLS.
+extern __thread bool t_profiler_work __attribute__((tls_model("initial-exec")));
+
+// Puts a function in the section whose code the handler treats as the profiler's own work
+// whether or not t_profiler_work is set yet: for a callback that a program thread enters
+// from code that is not the profiler's, whose entry and exit run before and after its flag.
+#define INPROF_PROFILER_TEXT __attribute__((section("inprof_profiler_text"), noinline))
+
 // Handlers running right now, in any thread. A handler increments it (seq_cst) before it
 // reads anything the control path may replace and decrements it when done, so memory
 // unpublished before a load of zero (seq_cst) is no longer read by any handler.

@@ -50,12 +50,9 @@ void Session::SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> v
 }
 
 void Session::ClearLuaVm() {
-  const int64_t since_ns = MonotonicNsRaw();
   std::lock_guard<std::mutex> lock(data_mu_);
-  lua_.BeginOwnWork(since_ns);
   DrainLocked();  // native samples taken while the VM ran get its last stack
   SpliceLuaPendingLocked();
-  lua_.EndOwnWork(MonotonicNsRaw());
   lua_.Detach();
 }
 
@@ -66,17 +63,9 @@ void Session::SpliceLuaPendingLocked() {
                      });
 }
 
-void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate, int64_t since_ns) {
+void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
   std::lock_guard<std::mutex> lock(data_mu_);
   if (lua_.tid() == 0) return;
-  // The runtime's own work on the VM's thread, until this returns: a sample taken in it (the
-  // drain below unwinds stack copies, a thousand times a second at LuaJIT's 1 ms interval)
-  // would show the collector's frames as the program's (docs/luajit.md).
-  lua_.BeginOwnWork(since_ns);
-  struct EndOwnWork {
-    LuaSplicer& lua;
-    ~EndOwnWork() { lua.EndOwnWork(MonotonicNsRaw()); }
-  } end_own_work{lua_};
   std::span<const uintptr_t> lua_stack = lua_.Parse(dump);
   if (lua_.mixed()) {
     // Everything this thread sampled before this safe point is in its ring now (the handler
@@ -126,15 +115,26 @@ LuaJit g_luajit;
 lua_State* g_vm = nullptr;
 bool g_started_profile = false;
 
-void OnLuaSample(void*, lua_State* L, int samples, int vmstate) {
-  // From here on the VM's thread works for the profiler (LuaJIT's dumpstack, then the drain
-  // of every ring in mixed mode): samples it takes until AddLuaStack returns are left out.
-  const int64_t since_ns = MonotonicNsRaw();
+// The callback's work, out of line: OnLuaSample itself is a few instructions in the section
+// the handler knows as the profiler's (INPROF_PROFILER_TEXT), so a sample taken before it
+// sets its flag or after it clears it is left out too.
+__attribute__((noinline)) void LuaSampleWork(lua_State* L, int samples, int vmstate) {
   size_t length = 0;
   const char* dump = g_luajit.dumpstack(L, Session::kLuaDumpFormat, -kMaxLuaFrames, &length);
   if (dump == nullptr) return;
   RuntimeLuaStack(std::string_view(dump, length), static_cast<uint32_t>(samples > 0 ? samples : 1),
-                  static_cast<char>(vmstate), since_ns);
+                  static_cast<char>(vmstate));
+}
+
+// The VM's thread works for the profiler from here on (LuaJIT's dumpstack, then the drain of
+// every ring in mixed mode, a thousand times a second at LuaJIT's 1 ms interval): the
+// handler leaves the samples it takes meanwhile out (docs/luajit.md).
+INPROF_PROFILER_TEXT __attribute__((no_sanitize("address", "undefined"))) void OnLuaSample(
+    void*, lua_State* L, int samples, int vmstate) {
+  const bool outer = t_profiler_work;
+  t_profiler_work = true;
+  LuaSampleWork(L, samples, vmstate);
+  t_profiler_work = outer;
 }
 
 // The executable ranges of the object that defines `symbol` (the LuaJIT library, or the
@@ -194,6 +194,9 @@ RuntimeResult SplitMixed(const char* config_text, bool* mixed, std::string* rest
 }  // namespace
 
 RuntimeResult LuaStart(lua_State* L, const char* config_text) {
+  // Starting LuaJIT's profiler (its setitimer goes through the itimer hook) and ours is the
+  // profiler's work: samples meanwhile are left out.
+  ProfilerWorkScope work;
   if (L == nullptr) return {RuntimeError::kConfig, "inprof_lua_start: no lua_State given"};
   if (g_vm != nullptr) {
     return {RuntimeError::kAlreadyStarted,
@@ -242,6 +245,7 @@ RuntimeResult LuaStart(lua_State* L, const char* config_text) {
     exit_hook = true;
     std::atexit([] {
       if (g_vm == nullptr || !g_started_profile) return;
+      ProfilerWorkScope work;
       RuntimeLuaDetach();
       g_vm = nullptr;
       g_started_profile = false;
@@ -258,6 +262,7 @@ RuntimeResult LuaStart(lua_State* L, const char* config_text) {
 }
 
 RuntimeResult LuaStop(lua_State* L) {
+  ProfilerWorkScope work;
   if (g_vm == nullptr || L != g_vm) {
     return {RuntimeError::kNotStarted, "inprof_lua_stop: this VM is not being profiled"};
   }

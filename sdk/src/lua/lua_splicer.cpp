@@ -175,28 +175,4 @@ void LuaSplicer::SplicePending(const CodeRanges* code, const Sink& sink) {
   pending_.clear();
 }
 
-void LuaSplicer::BeginOwnWork(int64_t from_ns) {
-  if (tid_ <= 0) return;
-  if (own_work_.size() >= kMaxOwnWork) own_work_.pop_front();
-  own_work_.push_back(OwnWork{tid_, from_ns, INT64_MAX});
-}
-
-void LuaSplicer::EndOwnWork(int64_t to_ns) {
-  if (!own_work_.empty() && own_work_.back().to_ns == INT64_MAX) own_work_.back().to_ns = to_ns;
-}
-
-bool LuaSplicer::InOwnWork(pid_t tid, int64_t time_ns) {
-  if (own_work_.empty() || time_ns == 0) return false;
-  constexpr int64_t kKeepNs = 1000000000;
-  while (own_work_.size() > 1 && own_work_.front().to_ns < time_ns - kKeepNs) own_work_.pop_front();
-  // Sorted by start: the last one that started at or before the sample.
-  auto it = std::upper_bound(own_work_.begin(), own_work_.end(), time_ns,
-                             [](int64_t t, const OwnWork& w) { return t < w.from_ns; });
-  if (it == own_work_.begin()) return false;
-  --it;
-  if (it->tid != tid || time_ns > it->to_ns) return false;
-  ++own_work_samples_;
-  return true;
-}
-
 }  // namespace inprof::internal

@@ -331,6 +331,14 @@ void Session::AddHealthWarnings(Health* health) {
                          " samples came while all of their thread's stack copies were in use: "
                          "they kept only the frame-pointer walk");
   }
+  // The program's threads inside the runtime (inprof_start, stop, dumps): left out of the
+  // profile, and worth a word only when they are more than a trace of it.
+  if (const uint64_t own = sampler_.counters.profiler_work.load(std::memory_order_relaxed);
+      own * 100 > counts_.weight + own) {
+    h.warnings.push_back(std::to_string(own) +
+                         " samples fell in the profiler's own work on the program's threads "
+                         "(starting, stopping, dumping): they are left out of the profile");
+  }
   if (lua_.unspliced() != 0) {
     h.warnings.push_back(std::to_string(lua_.unspliced()) +
                          " native samples inside the LuaJIT VM came before its first Lua stack: "
@@ -424,9 +432,6 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
 
 void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
-  // Taken while the LuaJIT bridge worked on the VM's thread: the runtime's time, whose frames
-  // (the drain's, the unwinder's) are not the program's.
-  if (lua_.InOwnWork(tid, meta.time_ns)) return;
   // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
   if (lua_.Splices(tid) &&
       lua_.Defer(stack.frames(), meta, sampler_.code.load(std::memory_order_acquire))) {
