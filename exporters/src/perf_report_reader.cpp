@@ -53,6 +53,10 @@ Frame ParseReportFrame(std::string_view raw) {
     }
     text = cleaned;
   }
+  // A control character at either end is a space now: "f (a.c:1)\x1b" kept whole as
+  // "f (a.c:1) " was written to folded stacks, read back as f at a.c:1 and written again
+  // without the space (found by the perf_report fuzzer).
+  text = TrimSpaces(text);
   Frame frame;
   const size_t space = text.rfind(' ');
   if (space != std::string_view::npos) {
