@@ -9,6 +9,7 @@ install(TARGETS inprof EXPORT inprofTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES sdk/include/inprof/inprof.h sdk/include/inprof/inprof.hpp sdk/include/inprof/luajit.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/inprof)
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 set(INPROF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/inprof)
 install(EXPORT inprofTargets NAMESPACE inprof:: DESTINATION ${INPROF_CMAKE_DIR})

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "addr2line.h"
+#include "internal/json.h"
 #include "inprof/symbolize.h"
 
 namespace inprof::viewer {
@@ -38,36 +39,10 @@ example:
   inprof symbolize -e ./app 0x1139 0x2a40 | jq '.frames[0]'
 )";
 
+// The project's one JSON string writer: control characters escaped, bytes that are not
+// UTF-8 as U+FFFD, so a name from a binary never makes the output invalid JSON.
 void AppendJsonString(const std::string& text, std::string* out) {
-  *out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-          *out += escaped;
-        } else {
-          *out += static_cast<char>(c);
-        }
-    }
-  }
-  *out += '"';
+  internal::AppendJsonString(*out, text);
 }
 
 void AppendLocation(uint64_t address, const FileLocation& location, bool demangle,

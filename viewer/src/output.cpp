@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli.h"
+#include "internal/json.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -71,21 +72,11 @@ std::string JsonWeight(int64_t weight, int64_t total, bool absolute) {
 }
 
 std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-      out += buffer;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
+  // The project's one JSON string writer: bytes that are not UTF-8 become U+FFFD, so a
+  // symbol or path from a binary never makes the output invalid JSON.
+  std::string out;
+  internal::AppendJsonString(out, text);
+  return out;
 }
 
 std::string Printable(const std::string& text) {

@@ -35,7 +35,6 @@ inline constexpr bool IsLuaFrameMarker(uintptr_t a) { return (a >> 48) == 0xfffd
 inline constexpr uintptr_t kLabelsMarker = uintptr_t{0xfffc} << 48;
 inline constexpr bool IsLabelsMarker(uintptr_t a) { return (a >> 48) == 0xfffc; }
 inline constexpr uint32_t LabelSetOfMarker(uintptr_t a) { return static_cast<uint32_t>(a); }
-inline constexpr bool IsThreadMarker(uintptr_t a) { return (a >> 48) == 0xfffe; }
 inline constexpr int64_t ThreadOfMarker(uintptr_t a) {
   return static_cast<int64_t>(a & ((uintptr_t{1} << 48) - 1));
 }

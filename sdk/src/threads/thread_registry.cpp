@@ -23,8 +23,9 @@
 namespace inprof::internal {
 namespace {
 
-// Slots of the ring: a sample per slot. The collector drains every 10 ms while a thread
-// produces at most one sample per kernel tick (4 ms at HZ=250), so 31 leaves a wide margin.
+// Slots of the ring: a sample per slot. The collector drains often enough that a ring is at
+// most a quarter full between drains (Session::DrainIntervalMs: 2 to 25 ms from the rate),
+// so 31 leaves a wide margin.
 constexpr size_t kRingCapacity = 31;
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
