@@ -46,8 +46,11 @@ void SetLastError(const char* a, const char* b = "", const char* c = "") noexcep
 
 // Runs a C entry point's body: no exception leaves it (a C caller cannot handle one, and
 // std::terminate would end the host), including one thrown while reporting another.
+// The whole call is the profiler's work on the program's thread (the configuration's and the
+// output list's parsing included): the handler leaves the samples taken in it out.
 template <typename F>
 int Guarded(const char* what, F&& f) noexcept {
+  const inprof::internal::ProfilerWorkScope work;
   try {
     return f();
   } catch (const std::bad_alloc&) {
