@@ -408,7 +408,7 @@ TEST(LabelForkTest, AForkFromASignalHandlerDuringALabelChangeDoesNotHang) {
     // the table's lock (16 cached moves, 64 values: most calls intern).
     const struct itimerval every{{0, 70000}, {0, 70000}};
     setitimer(ITIMER_REAL, &every, nullptr);
-    static char values[64][8];
+    static char values[64][16];
     for (int i = 0; i < 64; ++i) std::snprintf(values[i], sizeof values[i], "v%d", i);
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
     for (int i = 0; std::chrono::steady_clock::now() < end; ++i) {
