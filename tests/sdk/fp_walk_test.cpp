@@ -151,6 +151,7 @@ std::vector<uintptr_t> ExecutableRanges() {
   return flat;
 }
 
+#if defined(__x86_64__)
 // Every readable PT_LOAD segment, sorted: what the runtime lists as CodeRanges::readable.
 std::vector<uintptr_t> ReadableRanges() {
   std::vector<std::pair<uintptr_t, uintptr_t>> pairs;
@@ -175,6 +176,7 @@ std::vector<uintptr_t> ReadableRanges() {
   }
   return flat;
 }
+#endif  // __x86_64__: only the x86-64 PLT test reads them
 
 #if defined(__x86_64__)
 uintptr_t g_leaf_return = 0;

@@ -43,8 +43,6 @@ extern char** environ;
 namespace inprof::viewer {
 namespace {
 
-constexpr int kUsage = 2;
-
 constexpr const char* kRecordHelp = R"(usage: inprof record [OPTIONS] -- COMMAND [ARGS...]
 
 Runs COMMAND with inprof preloaded (no privileges, no rebuild; it must be dynamically
