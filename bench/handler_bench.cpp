@@ -11,9 +11,9 @@
 
 #include <cstring>
 
-#include "internal/sample_record.h"
-#include "internal/sampler.h"
-#include "internal/signal_handler.h"
+#include "threads/sample_record.h"
+#include "threads/sampler.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {

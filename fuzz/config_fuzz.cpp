@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "inprof/exporters.h"
-#include "internal/config.h"
+#include "api/config.h"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "internal/http.h"
+#include "net/http.h"
 
 namespace {
 

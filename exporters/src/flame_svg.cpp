@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/flame_svg.h"
+#include "flame_svg.h"
 
 namespace inprof {
 namespace {

@@ -4,7 +4,7 @@
 // The script reads each box's exact position in samples (data-x, data-w) and depth (data-d)
 // once, then zooms and searches on those integers. flamegraph.pl's script works on the
 // rounded pixel widths, which makes its "Matched" share drift on big profiles.
-#include "internal/flame_svg.h"
+#include "flame_svg.h"
 
 namespace inprof::internal {
 

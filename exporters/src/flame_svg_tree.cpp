@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "internal/flame_svg.h"
-#include "internal/stacks.h"
+#include "flame_svg.h"
+#include "stacks.h"
 
 namespace inprof::internal {
 namespace {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/folded.h"
-#include "internal/stacks.h"
+#include "folded.h"
+#include "stacks.h"
 
 namespace inprof {
 namespace internal {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/stacks.h"
+#include "stacks.h"
 
 namespace inprof {
 namespace {

@@ -1,5 +1,5 @@
 // gzip through zlib's deflate with a gzip wrapper (windowBits 15 + 16).
-#include "internal/gzip.h"
+#include "gzip.h"
 
 #include <zlib.h>
 

@@ -1,4 +1,4 @@
-#include "internal/json.h"
+#include "json.h"
 
 #include <charconv>
 #include <cmath>

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/perf_log.h"
-#include "internal/stacks.h"
+#include "perf_log.h"
+#include "stacks.h"
 
 namespace inprof {
 namespace internal {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/stacks.h"
+#include "stacks.h"
 
 namespace inprof {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/gzip.h"
-#include "internal/protobuf_writer.h"
+#include "gzip.h"
+#include "protobuf_writer.h"
 
 namespace inprof {
 namespace {

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/json.h"
-#include "internal/stacks.h"
+#include "json.h"
+#include "stacks.h"
 
 namespace inprof {
 namespace {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/json.h"
+#include "json.h"
 
 namespace inprof {
 namespace {

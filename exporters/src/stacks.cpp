@@ -1,4 +1,4 @@
-#include "internal/stacks.h"
+#include "stacks.h"
 
 #include <algorithm>
 #include <charconv>

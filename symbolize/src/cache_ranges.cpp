@@ -1,6 +1,6 @@
-// Ranges of identical answers for the per-user symbol cache (internal/cache_ranges.h).
-#include "internal/cache_ranges.h"
-#include "internal/elf_symbols.h"
+// Ranges of identical answers for the per-user symbol cache (cache_ranges.h).
+#include "cache_ranges.h"
+#include "elf_symbols.h"
 
 #include <dwarf.h>
 #include <gelf.h>

@@ -1,4 +1,4 @@
-#include "internal/demangle.h"
+#include "demangle.h"
 
 #include <cxxabi.h>
 

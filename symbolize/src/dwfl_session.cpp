@@ -1,4 +1,4 @@
-#include "internal/dwfl_session.h"
+#include "dwfl_session.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "internal/regular_file.h"
+#include "regular_file.h"
 
 namespace inprof::internal {
 namespace {

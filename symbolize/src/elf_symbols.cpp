@@ -1,4 +1,4 @@
-#include "internal/elf_symbols.h"
+#include "elf_symbols.h"
 
 #include <gelf.h>
 

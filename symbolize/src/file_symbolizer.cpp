@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "inprof/symbolize.h"
-#include "internal/demangle.h"
-#include "internal/dwfl_session.h"
-#include "internal/function_symbols.h"
-#include "internal/inline_chain.h"
-#include "internal/regular_file.h"
+#include "demangle.h"
+#include "dwfl_session.h"
+#include "function_symbols.h"
+#include "inline_chain.h"
+#include "regular_file.h"
 
 namespace inprof {
 

@@ -1,5 +1,5 @@
-#include "internal/function_symbols.h"
-#include "internal/elf_symbols.h"
+#include "function_symbols.h"
+#include "elf_symbols.h"
 
 #include <gelf.h>
 

@@ -1,4 +1,4 @@
-#include "internal/inline_chain.h"
+#include "inline_chain.h"
 
 #include <dwarf.h>
 

@@ -4,7 +4,7 @@
 // image) happens inside the dl_iterate_phdr callback: the loader lock is held there, so a
 // concurrent dlclose() cannot unmap the object under us. Path canonicalisation and file I/O
 // happen later, outside the lock, so other threads' dlopen() is not held up by our disk reads.
-#include "internal/loaded_objects.h"
+#include "loaded_objects.h"
 
 #include <elf.h>
 #include <link.h>

@@ -1,4 +1,4 @@
-#include "internal/module_map.h"
+#include "module_map.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <climits>
 #include <string_view>
 
-#include "internal/source_paths.h"
+#include "source_paths.h"
 
 namespace inprof::internal {
 namespace {

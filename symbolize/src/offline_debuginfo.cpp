@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "internal/dwfl_session.h"
-#include "internal/regular_file.h"
-#include "internal/source_paths.h"
-#include "internal/symbol_cache.h"
+#include "dwfl_session.h"
+#include "regular_file.h"
+#include "source_paths.h"
+#include "symbol_cache.h"
 
 namespace inprof::internal {
 namespace {

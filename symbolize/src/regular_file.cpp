@@ -1,4 +1,4 @@
-#include "internal/regular_file.h"
+#include "regular_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

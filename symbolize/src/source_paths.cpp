@@ -1,4 +1,4 @@
-#include "internal/source_paths.h"
+#include "source_paths.h"
 
 #include <algorithm>
 #include <climits>

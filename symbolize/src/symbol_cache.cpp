@@ -1,5 +1,5 @@
-// The per-user symbol cache file (internal/symbol_cache.h) and its default directory.
-#include "internal/symbol_cache.h"
+// The per-user symbol cache file (symbol_cache.h) and its default directory.
+#include "symbol_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -6,7 +6,7 @@
 // for the file's build-id, then DWARF (inline chain, file:line), then the module's ELF
 // symbols, then "module+0xoffset"; "[unknown]" when no module ever covered it. An answer
 // resolved from the file is kept in the per-user cache for every address of its function
-// (or symbol, or unnamed code) that gets the same one (internal/cache_ranges.h).
+// (or symbol, or unnamed code) that gets the same one (cache_ranges.h).
 #include <elfutils/libdw.h>
 #include <sys/stat.h>
 
@@ -21,15 +21,15 @@
 #include <vector>
 
 #include "inprof/symbolize.h"
-#include "internal/cache_ranges.h"
-#include "internal/demangle.h"
-#include "internal/dwfl_session.h"
-#include "internal/elf_symbols.h"
-#include "internal/inline_chain.h"
-#include "internal/loaded_objects.h"
-#include "internal/module_map.h"
-#include "internal/source_paths.h"
-#include "internal/symbol_cache.h"
+#include "cache_ranges.h"
+#include "demangle.h"
+#include "dwfl_session.h"
+#include "elf_symbols.h"
+#include "inline_chain.h"
+#include "loaded_objects.h"
+#include "module_map.h"
+#include "source_paths.h"
+#include "symbol_cache.h"
 
 namespace inprof {
 

@@ -1,4 +1,4 @@
-#include "internal/config.h"
+#include "api/config.h"
 
 #include <gtest/gtest.h>
 

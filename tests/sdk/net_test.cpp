@@ -24,10 +24,10 @@
 #include <gtest/gtest.h>
 
 #include "../exporters/test_profiles.h"
-#include "internal/http.h"
-#include "internal/http_server.h"
-#include "internal/pull_handler.h"
-#include "internal/push_client.h"
+#include "net/http.h"
+#include "net/http_server.h"
+#include "net/pull_handler.h"
+#include "net/push_client.h"
 #include "net_test_util.h"
 #include "pprof_reader.h"
 

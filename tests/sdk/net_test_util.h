@@ -27,7 +27,7 @@
 
 #include <gtest/gtest.h>
 
-#include "internal/http.h"
+#include "net/http.h"
 
 namespace inprof::test {
 

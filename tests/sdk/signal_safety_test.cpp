@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "internal/raw_syscall.h"
-#include "internal/signal_handler.h"
+#include "signal/raw_syscall.h"
+#include "signal/signal_handler.h"
 #include "test_util.h"
 
 namespace inprof::test {

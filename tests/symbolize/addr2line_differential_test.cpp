@@ -15,8 +15,8 @@
 
 #include "fixtures/known_frames.h"
 #include "inprof/symbolize.h"
-#include "internal/elf_symbols.h"
-#include "internal/source_paths.h"
+#include "elf_symbols.h"
+#include "source_paths.h"
 #include "test_util.h"
 
 namespace inprof_test {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "inprof/symbolize.h"
-#include "internal/module_map.h"
+#include "module_map.h"
 #include "test_util.h"
 
 namespace inprof_test {

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "inprof/symbolize.h"
-#include "internal/demangle.h"
-#include "internal/dwfl_session.h"
-#include "internal/loaded_objects.h"
-#include "internal/module_map.h"
-#include "internal/source_paths.h"
+#include "demangle.h"
+#include "dwfl_session.h"
+#include "loaded_objects.h"
+#include "module_map.h"
+#include "source_paths.h"
 
 namespace inprof::internal {
 namespace {

@@ -27,8 +27,8 @@
 #include "frames_text.h"
 #include "inprof/exporters.h"
 #include "inprof/symbolize.h"
-#include "internal/elf_symbols.h"
-#include "internal/symbol_cache.h"
+#include "elf_symbols.h"
+#include "symbol_cache.h"
 #include "test_util.h"
 
 namespace inprof_test {

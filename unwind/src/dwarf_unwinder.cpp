@@ -3,7 +3,7 @@
 #include <string>
 
 #include "inprof/dwarf_unwind.h"
-#include "internal/backends.h"
+#include "backends.h"
 
 namespace inprof {
 

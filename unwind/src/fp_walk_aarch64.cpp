@@ -1,7 +1,7 @@
 // Frame-pointer walk for aarch64 (AAPCS64): x29 points at a frame record
 //   [x29]     caller's x29
 //   [x29 + 8] return address (x30), possibly signed with pointer authentication
-// The walk itself is shared (internal/fp_walk_loop.h); this file supplies the CPU details:
+// The walk itself is shared (fp_walk_loop.h); this file supplies the CPU details:
 // the registers, pointer-authentication stripping, a frameless leaf's caller recovered from
 // lr, and the frame record the kernel pushes with a signal frame.
 // Signal path: this file includes only signal-safe headers and calls nothing.
@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "inprof/unwind.h"
-#include "internal/fp_walk_loop.h"
+#include "fp_walk_loop.h"
 
 namespace inprof {
 namespace {
@@ -123,7 +123,7 @@ __attribute__((no_sanitize("address"))) const ucontext_t* KernelSignalContext(ui
   return uc;
 }
 
-// The CPU details of the shared walk (internal/fp_walk_loop.h). Async-signal-safe.
+// The CPU details of the shared walk (fp_walk_loop.h). Async-signal-safe.
 struct Aarch64 {
   static uintptr_t ReturnAddress(uintptr_t saved) { return StripPac(saved); }
 

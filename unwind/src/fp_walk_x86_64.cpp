@@ -1,7 +1,7 @@
 // Frame-pointer walk for x86-64 (System V): every frame starts with
 //   [rbp]     saved rbp of the caller
 //   [rbp + 8] return address into the caller
-// The walk itself is shared (internal/fp_walk_loop.h); this file supplies the CPU details:
+// The walk itself is shared (fp_walk_loop.h); this file supplies the CPU details:
 // the registers, and how a frameless leaf's caller is recovered from the word at sp.
 // Signal path: this file includes only signal-safe headers and calls nothing.
 #include <ucontext.h>
@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "inprof/unwind.h"
-#include "internal/fp_walk_loop.h"
+#include "fp_walk_loop.h"
 
 namespace inprof {
 namespace {
@@ -53,7 +53,7 @@ uintptr_t ThroughPlt(uintptr_t target, const CodeRanges& code) {
   return code.Contains(resolved) ? resolved : target;
 }
 
-// The CPU details of the shared walk (internal/fp_walk_loop.h). Async-signal-safe.
+// The CPU details of the shared walk (fp_walk_loop.h). Async-signal-safe.
 struct X86_64 {
   static uintptr_t ReturnAddress(uintptr_t saved) { return saved; }
 

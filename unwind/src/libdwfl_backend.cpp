@@ -17,10 +17,10 @@
 #include <string>
 
 #include "inprof/dwarf_unwind.h"
-#include "internal/backends.h"
-#include "internal/copy_memory.h"
-#include "internal/module_table.h"
-#include "internal/registers.h"
+#include "backends.h"
+#include "copy_memory.h"
+#include "module_table.h"
+#include "registers.h"
 
 namespace inprof::internal {
 namespace {

@@ -16,10 +16,10 @@
 #include <string>
 
 #include "inprof/dwarf_unwind.h"
-#include "internal/backends.h"
-#include "internal/copy_memory.h"
-#include "internal/module_table.h"
-#include "internal/registers.h"
+#include "backends.h"
+#include "copy_memory.h"
+#include "module_table.h"
+#include "registers.h"
 
 // Exported by libunwind-<arch> but not declared in its headers.
 extern "C" int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "internal/module_table.h"
+#include "module_table.h"
 
 namespace inprof::internal {
 namespace {

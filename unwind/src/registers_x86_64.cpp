@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "inprof/unwind.h"
-#include "internal/registers.h"
+#include "registers.h"
 
 namespace inprof::internal {
 

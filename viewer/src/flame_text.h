@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "inprof/exporters.h"
-#include "internal/flame_svg.h"
+#include "flame_svg.h"
 
 namespace inprof::viewer {
 

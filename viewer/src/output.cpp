@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cli.h"
-#include "internal/json.h"
+#include "json.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

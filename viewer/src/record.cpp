@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "cli.h"
-#include "internal/config.h"
+#include "api/config.h"
 #include "symbolize_profile.h"
 #include "viewer.h"
 

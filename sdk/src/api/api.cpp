@@ -4,9 +4,9 @@
 
 #include "inprof/inprof.h"
 #include "inprof/luajit.h"
-#include "internal/config.h"
-#include "internal/labels.h"
-#include "internal/runtime.h"
+#include "api/config.h"
+#include "api/labels.h"
+#include "api/runtime.h"
 
 namespace {
 

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "inprof/inprof.h"
-#include "internal/config.h"
-#include "internal/runtime.h"
-#include "internal/session.h"
+#include "api/config.h"
+#include "api/runtime.h"
+#include "session/session.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,10 +1,10 @@
-#include "internal/config.h"
+#include "api/config.h"
 
 #include "inprof/exporters.h"
 
-#include "internal/events.h"
-#include "internal/http.h"
-#include "internal/push_client.h"
+#include "engines/events.h"
+#include "net/http.h"
+#include "net/push_client.h"
 
 #include <fcntl.h>
 #include <sys/auxv.h>

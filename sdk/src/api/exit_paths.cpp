@@ -20,11 +20,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "internal/bootstrap.h"
-#include "internal/raw_syscall.h"
-#include "internal/runtime.h"
-#include "internal/session.h"
-#include "internal/signal_handler.h"
+#include "signal/bootstrap.h"
+#include "signal/raw_syscall.h"
+#include "api/runtime.h"
+#include "session/session.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 

@@ -1,7 +1,7 @@
-// A forked child's bootstrap sampler, control side (internal/fork_child.h). BootstrapArm runs
+// A forked child's bootstrap sampler, control side (api/fork_child.h). BootstrapArm runs
 // inside fork() in the child: system calls and stores only.
-#include "internal/raw_syscall.h"
-#include "internal/fork_child.h"
+#include "signal/raw_syscall.h"
+#include "api/fork_child.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -19,12 +19,12 @@
 
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
-#include "internal/bootstrap.h"
-#include "internal/export_pipeline.h"
-#include "internal/labels.h"
-#include "internal/profile_builder.h"
-#include "internal/stack_buffer.h"
-#include "internal/stack_table.h"
+#include "signal/bootstrap.h"
+#include "session/export_pipeline.h"
+#include "api/labels.h"
+#include "collector/profile_builder.h"
+#include "collector/stack_buffer.h"
+#include "collector/stack_table.h"
 
 extern "C" void* __libc_stack_end;  // the C library's: the main thread's stack top
 

@@ -1,6 +1,6 @@
 // Labels (labels.h): the process-wide table of label sets and each thread's moves between
 // them. Control path: runs on the program's threads, inside inprof_label_set and friends.
-#include "internal/labels.h"
+#include "api/labels.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -14,8 +14,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "internal/raw_syscall.h"
-#include "internal/signal_handler.h"
+#include "signal/raw_syscall.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "internal/runtime.h"
+#include "api/runtime.h"
 
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -12,12 +12,12 @@
 #include <new>
 #include <shared_mutex>
 
-#include "internal/bootstrap.h"
-#include "internal/fork_child.h"
-#include "internal/itimer.h"
-#include "internal/network_outputs.h"
-#include "internal/session.h"
-#include "internal/signal_handler.h"
+#include "signal/bootstrap.h"
+#include "api/fork_child.h"
+#include "engines/itimer.h"
+#include "net/network_outputs.h"
+#include "session/session.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {

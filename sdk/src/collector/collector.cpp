@@ -1,6 +1,6 @@
 // The collector thread: drains every thread's ring, rescans threads, and keeps the
 // handler's code ranges current (see collector.h). Control path.
-#include "internal/collector.h"
+#include "collector/collector.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -17,10 +17,10 @@
 #include <string>
 #include <string_view>
 
-#include "internal/contained.h"
-#include "internal/runtime.h"
-#include "internal/session.h"
-#include "internal/signal_handler.h"
+#include "threads/contained.h"
+#include "api/runtime.h"
+#include "session/session.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 

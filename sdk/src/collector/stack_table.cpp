@@ -1,4 +1,4 @@
-#include "internal/stack_table.h"
+#include "collector/stack_table.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // The engine and unwinder choice (see engine_policy.h). Control path.
-#include "internal/engine_policy.h"
+#include "engines/engine_policy.h"
 
 #include <signal.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "internal/itimer.h"
+#include "engines/itimer.h"
 
 namespace inprof::internal {
 namespace {

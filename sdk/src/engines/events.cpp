@@ -1,4 +1,4 @@
-#include "internal/events.h"
+#include "engines/events.h"
 
 #include <linux/perf_event.h>
 

@@ -23,10 +23,10 @@
 #include <mutex>
 #include <new>
 
-#include "internal/raw_syscall.h"
-#include "internal/engine.h"
-#include "internal/itimer.h"
-#include "internal/thread_registry.h"
+#include "signal/raw_syscall.h"
+#include "engines/engine.h"
+#include "engines/itimer.h"
+#include "threads/thread_registry.h"
 
 namespace inprof::internal {
 namespace {

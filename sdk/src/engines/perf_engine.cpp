@@ -22,7 +22,7 @@
 #include <cstring>
 #include <memory>
 
-#include "internal/engine.h"
+#include "engines/engine.h"
 
 namespace inprof::internal {
 namespace {

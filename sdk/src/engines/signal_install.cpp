@@ -19,8 +19,8 @@
 #include <cstring>
 #include <string>
 
-#include "internal/raw_syscall.h"
-#include "internal/signal_handler.h"
+#include "signal/raw_syscall.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <string>
 
-#include "internal/itimer.h"
+#include "engines/itimer.h"
 
-#include "internal/engine.h"
-#include "internal/thread_registry.h"
+#include "engines/engine.h"
+#include "threads/thread_registry.h"
 
 namespace inprof::internal {
 namespace {

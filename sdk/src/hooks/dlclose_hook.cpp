@@ -17,9 +17,9 @@
 // collector from unwinding stack copies for good).
 #include <dlfcn.h>
 
-#include "internal/collector.h"
-#include "internal/contained.h"
-#include "internal/runtime.h"
+#include "collector/collector.h"
+#include "threads/contained.h"
+#include "api/runtime.h"
 
 namespace {
 

@@ -37,10 +37,10 @@
 #include <string>
 #include <vector>
 
-#include "internal/config.h"
-#include "internal/itimer.h"
-#include "internal/runtime.h"
-#include "internal/signal_handler.h"
+#include "api/config.h"
+#include "engines/itimer.h"
+#include "api/runtime.h"
+#include "signal/signal_handler.h"
 
 extern char** environ;
 

@@ -16,7 +16,7 @@
 #include <cstdarg>
 #include <cstring>
 
-#include "internal/itimer.h"
+#include "engines/itimer.h"
 
 namespace inprof::internal {
 

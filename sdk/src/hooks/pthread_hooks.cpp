@@ -17,9 +17,9 @@
 #include <cerrno>
 #include <new>
 
-#include "internal/contained.h"
-#include "internal/runtime.h"
-#include "internal/session.h"
+#include "threads/contained.h"
+#include "api/runtime.h"
+#include "session/session.h"
 
 namespace inprof::internal {
 namespace {

@@ -34,8 +34,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "internal/runtime.h"
-#include "internal/signal_handler.h"
+#include "api/runtime.h"
+#include "signal/signal_handler.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include <cerrno>
 
-#include "internal/signal_handler.h"
+#include "signal/signal_handler.h"
 
 namespace {
 

@@ -26,11 +26,11 @@
 #include <string>
 
 #include "inprof/luajit.h"
-#include "internal/config.h"
-#include "internal/raw_syscall.h"
-#include "internal/runtime.h"
-#include "internal/session.h"
-#include "internal/signal_handler.h"
+#include "api/config.h"
+#include "signal/raw_syscall.h"
+#include "api/runtime.h"
+#include "session/session.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {

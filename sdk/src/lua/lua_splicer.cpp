@@ -1,12 +1,12 @@
 // The LuaJIT splicer (see lua_splicer.h). Control path.
-#include "internal/lua_splicer.h"
+#include "lua/lua_splicer.h"
 
 #include <limits.h>
 #include <stdlib.h>
 
 #include <algorithm>
 
-#include "internal/stack_table.h"
+#include "collector/stack_table.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,6 +1,6 @@
 // The pull endpoint's server: accept loop, worker pool, framing. What each path answers is
 // the handler's business (pull_handler.cpp). Control path.
-#include "internal/http_server.h"
+#include "net/http_server.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "internal/contained.h"
+#include "threads/contained.h"
 
 namespace inprof::internal {
 

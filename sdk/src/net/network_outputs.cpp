@@ -1,15 +1,15 @@
 // Wires the pull endpoint and the push client to a session. Control path.
-#include "internal/network_outputs.h"
+#include "net/network_outputs.h"
 
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
 
-#include "internal/http_server.h"
-#include "internal/pull_handler.h"
-#include "internal/push_client.h"
-#include "internal/session.h"
+#include "net/http_server.h"
+#include "net/pull_handler.h"
+#include "net/push_client.h"
+#include "session/session.h"
 
 namespace inprof::internal {
 namespace {

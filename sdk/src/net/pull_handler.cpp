@@ -1,5 +1,5 @@
 // The pull endpoint's routes (see pull_handler.h). Control path.
-#include "internal/pull_handler.h"
+#include "net/pull_handler.h"
 
 #include <charconv>
 #include <initializer_list>

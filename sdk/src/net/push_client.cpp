@@ -1,5 +1,5 @@
 // Pyroscope push client: bounded queue, one sender thread, jittered backoff. Control path.
-#include "internal/push_client.h"
+#include "net/push_client.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "internal/contained.h"
+#include "threads/contained.h"
 
 namespace inprof::internal {
 namespace {

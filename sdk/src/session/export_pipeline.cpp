@@ -1,7 +1,7 @@
 // The window/export pipeline and the one output-writing path (see export_pipeline.h).
 // Control path.
-#include "internal/raw_syscall.h"
-#include "internal/export_pipeline.h"
+#include "signal/raw_syscall.h"
+#include "session/export_pipeline.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 #include <ctime>
 #include <optional>
 
-#include "internal/runtime.h"
-#include "internal/session.h"
-#include "internal/thread_registry.h"
+#include "api/runtime.h"
+#include "session/session.h"
+#include "threads/thread_registry.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,5 +1,5 @@
-#include "internal/raw_syscall.h"
-#include "internal/session.h"
+#include "signal/raw_syscall.h"
+#include "session/session.h"
 
 #include <signal.h>
 #include <sys/syscall.h>
@@ -16,13 +16,13 @@
 
 #include <linux/perf_event.h>
 
-#include "internal/events.h"
-#include "internal/bootstrap.h"
-#include "internal/fork_child.h"
-#include "internal/itimer.h"
-#include "internal/labels.h"
-#include "internal/runtime.h"
-#include "internal/signal_handler.h"
+#include "engines/events.h"
+#include "signal/bootstrap.h"
+#include "api/fork_child.h"
+#include "engines/itimer.h"
+#include "api/labels.h"
+#include "api/runtime.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,8 +1,8 @@
 // What a session hands out while it runs: the profile so far and taps. Control path.
 #include <time.h>
 
-#include "internal/raw_syscall.h"
-#include "internal/session.h"
+#include "signal/raw_syscall.h"
+#include "session/session.h"
 
 namespace inprof::internal {
 

@@ -1,6 +1,6 @@
 // Taps (see taps.h). Control path.
-#include "internal/raw_syscall.h"
-#include "internal/taps.h"
+#include "signal/raw_syscall.h"
+#include "session/taps.h"
 
 #include <time.h>
 

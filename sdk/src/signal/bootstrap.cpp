@@ -1,9 +1,9 @@
-// Signal path: a forked child's samples before its session starts (internal/bootstrap.h).
+// Signal path: a forked child's samples before its session starts (signal/bootstrap.h).
 // Allocates nothing, takes no lock, calls nothing outside the signal path.
-#include "internal/bootstrap.h"
+#include "signal/bootstrap.h"
 
-#include "internal/raw_syscall.h"
-#include "internal/signal_handler.h"
+#include "signal/raw_syscall.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 

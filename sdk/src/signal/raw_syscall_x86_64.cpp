@@ -3,7 +3,7 @@
 // (signal_path_symbols.cmake).
 #include <ctime>
 
-#include "internal/raw_syscall.h"
+#include "signal/raw_syscall.h"
 
 namespace inprof::internal {
 

@@ -9,11 +9,11 @@
 #include <csignal>
 #include <cstdint>
 
-#include "internal/bootstrap.h"
-#include "internal/sample_record.h"
-#include "internal/sampler.h"
-#include "internal/raw_syscall.h"
-#include "internal/signal_handler.h"
+#include "signal/bootstrap.h"
+#include "threads/sample_record.h"
+#include "threads/sampler.h"
+#include "signal/raw_syscall.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 

@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "internal/raw_syscall.h"
+#include "signal/raw_syscall.h"
 
 namespace inprof::internal {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 
-#include "internal/sample_record.h"
+#include "threads/sample_record.h"
 
 namespace inprof::internal {
 

@@ -1,5 +1,5 @@
-#include "internal/raw_syscall.h"
-#include "internal/thread_registry.h"
+#include "signal/raw_syscall.h"
+#include "threads/thread_registry.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "internal/itimer.h"
-#include "internal/signal_handler.h"
+#include "engines/itimer.h"
+#include "signal/signal_handler.h"
 
 namespace inprof::internal {
 namespace {

@@ -3,7 +3,7 @@
 // The frame-pointer walker runs inside the sampling signal handler: it reads only the
 // interrupted register state and memory inside the interrupted thread's stack, which every
 // step validates (inside bounds, aligned, strictly increasing), and it never calls anything.
-// The walk is one loop for every platform (src/internal/fp_walk_loop.h); the CPU details
+// The walk is one loop for every platform (src/fp_walk_loop.h); the CPU details
 // (registers, leaf recovery, pointer authentication, signal frames) live in
 // src/fp_walk_<arch>.cpp. This header is the same on every platform.
 //

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "internal/module_map.h"
+#include "module_map.h"
 
 namespace inprof::internal {
 

@@ -1,4 +1,4 @@
-// The ranges the Symbolizer adds to the per-user symbol cache (internal/symbol_cache.h)
+// The ranges the Symbolizer adds to the per-user symbol cache (symbol_cache.h)
 // when it resolves an address from debug info: every address of the same function (or ELF
 // symbol, or stretch of code that neither names) that gets the same answer, as
 // [lo, hi) ranges of identical answers. A sampling profiler meets other instructions of the
@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "internal/symbol_cache.h"
+#include "symbol_cache.h"
 
 namespace inprof::internal {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-#include "internal/sample_record.h"
+#include "threads/sample_record.h"
 
 namespace inprof::internal {
 

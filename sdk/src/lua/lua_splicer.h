@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/sampler.h"
-#include "internal/stack_buffer.h"
+#include "threads/sampler.h"
+#include "collector/stack_buffer.h"
 
 namespace inprof::internal {
 

@@ -33,19 +33,19 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/collector.h"
-#include "internal/config.h"
-#include "internal/engine.h"
-#include "internal/engine_policy.h"
-#include "internal/events.h"
-#include "internal/export_pipeline.h"
-#include "internal/lua_splicer.h"
-#include "internal/profile_builder.h"
-#include "internal/sampler.h"
-#include "internal/stack_buffer.h"
-#include "internal/stack_table.h"
-#include "internal/taps.h"
-#include "internal/thread_registry.h"
+#include "collector/collector.h"
+#include "api/config.h"
+#include "engines/engine.h"
+#include "engines/engine_policy.h"
+#include "engines/events.h"
+#include "session/export_pipeline.h"
+#include "lua/lua_splicer.h"
+#include "collector/profile_builder.h"
+#include "threads/sampler.h"
+#include "collector/stack_buffer.h"
+#include "collector/stack_table.h"
+#include "session/taps.h"
+#include "threads/thread_registry.h"
 
 namespace inprof::internal {
 

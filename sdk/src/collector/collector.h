@@ -38,9 +38,9 @@
 #include <vector>
 
 #include "inprof/dwarf_unwind.h"
-#include "internal/sampler.h"
-#include "internal/stack_buffer.h"
-#include "internal/thread_registry.h"
+#include "threads/sampler.h"
+#include "collector/stack_buffer.h"
+#include "threads/thread_registry.h"
 
 namespace inprof::internal {
 
@@ -91,7 +91,7 @@ class Collector {
   // Warnings) and the drain goes on.
   void DrainLocked(bool before_dlclose = false);
   bool unwinds_copies() const { return dwarf_ != nullptr; }
-  // A stack copy taken before the session started (a bootstrap sample, internal/bootstrap.h),
+  // A stack copy taken before the session started (a bootstrap sample, signal/bootstrap.h),
   // unwound into `out` as a drained copy is. False when copies are not unwound (unwind=fp) or
   // the unwinder failed: the caller keeps the sample's fp walk then. Caller holds the lock.
   bool UnwindEarlyCopyLocked(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out);

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/http.h"
-#include "internal/http_server.h"
+#include "net/http.h"
+#include "net/http_server.h"
 
 namespace inprof::internal {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "internal/sampler.h"
+#include "threads/sampler.h"
 
 namespace inprof::internal {
 

@@ -29,8 +29,8 @@
 
 #include "inprof/exporters.h"
 #include "inprof/raw_profile.h"
-#include "internal/config.h"
-#include "internal/stack_table.h"
+#include "api/config.h"
+#include "collector/stack_table.h"
 
 namespace inprof::internal {
 

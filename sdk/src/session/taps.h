@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "internal/stack_table.h"
+#include "collector/stack_table.h"
 
 namespace inprof::internal {
 

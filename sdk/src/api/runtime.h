@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/config.h"
-#include "internal/signal_handler.h"
+#include "api/config.h"
+#include "signal/signal_handler.h"
 
 struct lua_State;
 

@@ -1,4 +1,4 @@
-// The control side of a forked child's bootstrap sampler (internal/bootstrap.h): arming it
+// The control side of a forked child's bootstrap sampler (signal/bootstrap.h): arming it
 // inside fork(), and handing its stacks to the child's session when that starts.
 #ifndef INPROF_SDK_FORK_CHILD_H_
 #define INPROF_SDK_FORK_CHILD_H_
@@ -10,9 +10,9 @@
 
 #include "inprof/unwind.h"
 #include "inprof/status.h"
-#include "internal/bootstrap.h"
-#include "internal/config.h"
-#include "internal/sampler.h"
+#include "signal/bootstrap.h"
+#include "api/config.h"
+#include "threads/sampler.h"
 
 namespace inprof::internal {
 

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <csignal>
 
-#include "internal/sampler.h"
+#include "threads/sampler.h"
 
 namespace inprof::internal {
 
@@ -91,7 +91,7 @@ bool IsProfilerSignal(const siginfo_t* info);
 bool InSamplingHandler();
 
 // Set while the calling thread does the profiler's own work (ProfilerWorkScope in
-// internal/runtime.h): the handler leaves its samples there out. __thread, not thread_local:
+// api/runtime.h): the handler leaves its samples there out. __thread, not thread_local:
 // a constant-initialised variable read in place, with no TLS wrapper call, so that setting it
 // is one instruction (the code before it is where a sample still shows the runtime).
 // initial-exec: the handler must never be the first to touch dynamic TLS.

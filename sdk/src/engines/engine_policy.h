@@ -24,10 +24,10 @@
 
 #include "inprof/dwarf_unwind.h"
 #include "inprof/status.h"
-#include "internal/config.h"
-#include "internal/engine.h"
-#include "internal/events.h"
-#include "internal/sampler.h"
+#include "api/config.h"
+#include "engines/engine.h"
+#include "engines/events.h"
+#include "threads/sampler.h"
 
 namespace inprof::internal {
 

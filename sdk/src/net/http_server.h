@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "internal/http.h"
+#include "net/http.h"
 
 namespace inprof::internal {
 

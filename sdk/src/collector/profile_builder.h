@@ -15,10 +15,10 @@
 #include "inprof/exporters.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
-#include "internal/config.h"
-#include "internal/events.h"
-#include "internal/lua_splicer.h"
-#include "internal/stack_table.h"
+#include "api/config.h"
+#include "engines/events.h"
+#include "lua/lua_splicer.h"
+#include "collector/stack_table.h"
 
 namespace inprof::internal {
 

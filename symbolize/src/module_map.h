@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "internal/loaded_objects.h"
+#include "loaded_objects.h"
 
 namespace inprof::internal {
 

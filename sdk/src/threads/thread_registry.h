@@ -33,9 +33,9 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "internal/contained.h"
-#include "internal/engine.h"
-#include "internal/sampler.h"
+#include "threads/contained.h"
+#include "engines/engine.h"
+#include "threads/sampler.h"
 
 namespace inprof::internal {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "inprof/unwind.h"
-#include "internal/module_table.h"
+#include "module_table.h"
 
 namespace inprof::internal {
 

@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "internal/sample_record.h"
+#include "threads/sample_record.h"
 
 namespace inprof::internal {
 
