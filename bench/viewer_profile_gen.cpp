@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/formats.h"
 
 namespace {
 

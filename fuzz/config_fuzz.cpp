@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "inprof/exporters.h"
 #include "api/config.h"
+#include "inprof/formats.h"
 
 namespace {
 

@@ -5,7 +5,12 @@
 #include <sstream>
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
+#include "inprof/perf_script.h"
+#include "inprof/pprof.h"
+#include "inprof/speedscope.h"
 
 namespace inprof::fuzz {
 namespace {

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "json.h"
+#include "inprof/annotation_json.h"
+#include "inprof/json.h"
 
 namespace inprof {
 namespace {

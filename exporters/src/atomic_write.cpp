@@ -15,7 +15,7 @@
 #include <string>
 #include <type_traits>
 
-#include "inprof/exporters.h"
+#include "inprof/atomic_write.h"
 
 namespace inprof {
 namespace {

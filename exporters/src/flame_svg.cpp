@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "inprof/exporters.h"
 #include "flame_svg.h"
+#include "inprof/flame.h"
 
 namespace inprof {
 namespace {
@@ -460,6 +460,25 @@ Status WriteDiffFlameSvg(const Profile& before, const Profile& after, const Flam
   }
   SvgWriter(tree, options, colors, out).Write(title, Escaped(subtitle));
   return Status::Ok();
+}
+
+std::string FlameCleanText(std::string_view text) { return internal::CleanXmlText(text); }
+
+std::string FlameBoxName(std::string_view name) { return internal::CleanFlameName(name); }
+
+std::string FlameEscapeXml(std::string_view text) {
+  std::string out;
+  internal::AppendXmlEscaped(out, internal::CleanXmlText(text));
+  return out;
+}
+
+std::string FlameBoxFill(std::string_view name, FrameKind kind) {
+  internal::FlameSymbol symbol;
+  symbol.name = std::string(name);
+  symbol.kind = kind;
+  std::string out;
+  internal::AppendFlameColor(out, symbol);
+  return out;
 }
 
 }  // namespace inprof

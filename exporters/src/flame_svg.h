@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
 
 namespace inprof::internal {
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "flame_svg.h"
+#include "inprof/profile.h"
 #include "stacks.h"
 
 namespace inprof::internal {

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "folded.h"
+#include "folded_text.h"
+#include "inprof/folded.h"
 #include "stacks.h"
 
 namespace inprof {

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/folded.h"
 #include "stacks.h"
 
 namespace inprof {

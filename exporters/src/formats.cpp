@@ -5,7 +5,13 @@
 #include <sstream>
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/atomic_write.h"
+#include "inprof/flame.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
+#include "inprof/pprof.h"
+#include "inprof/speedscope.h"
 
 namespace inprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "json.h"
+#include "inprof/json.h"
 
 #include <charconv>
 #include <cmath>

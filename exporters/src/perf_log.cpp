@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "perf_log.h"
+#include "inprof/perf_log.h"
+#include "perf_log_text.h"
 #include "stacks.h"
 
 namespace inprof {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/perf_log.h"
 #include "stacks.h"
 
 namespace inprof {

@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/perf_script.h"
 #include "stacks.h"
 
 namespace inprof {

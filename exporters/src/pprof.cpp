@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
 #include "gzip.h"
+#include "inprof/pprof.h"
 #include "protobuf_writer.h"
 
 namespace inprof {

@@ -26,7 +26,7 @@
 
 #include <zlib.h>
 
-#include "inprof/exporters.h"
+#include "inprof/pprof.h"
 
 namespace inprof {
 namespace {

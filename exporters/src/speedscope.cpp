@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "json.h"
+#include "inprof/speedscope.h"
+#include "inprof/json.h"
 #include "stacks.h"
 
 namespace inprof {

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "json.h"
+#include "inprof/speedscope.h"
+#include "inprof/json.h"
 
 namespace inprof {
 namespace {

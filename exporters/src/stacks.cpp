@@ -1,3 +1,4 @@
+#include "inprof/profile.h"
 #include "stacks.h"
 
 #include <algorithm>

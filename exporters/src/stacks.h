@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
 
 namespace inprof::internal {
 

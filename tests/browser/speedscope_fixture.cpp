@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/formats.h"
 
 namespace {
 

@@ -8,7 +8,9 @@
 
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
 #include "test_profiles.h"
 
 namespace inprof::test {

@@ -15,7 +15,9 @@
 #include <sstream>
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/atomic_write.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
 #include "test_profiles.h"
 
 namespace inprof::test {

@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "flame_xml.h"
-#include "inprof/exporters.h"
+#include "inprof/flame.h"
+#include "inprof/formats.h"
 #include "test_profiles.h"
 #include "test_support.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/folded.h"
 #include "test_profiles.h"
 
 namespace inprof::test {

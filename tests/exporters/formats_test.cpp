@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "inprof/exporters.h"
+#include "inprof/formats.h"
 
 namespace inprof {
 namespace {

@@ -8,7 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
 #include "perfanno_reader.h"
 #include "test_profiles.h"
 #include "test_support.h"

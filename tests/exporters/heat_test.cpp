@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotations.h"
 #include "test_profiles.h"
 
 namespace inprof {

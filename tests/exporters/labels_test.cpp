@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
 #include "test_profiles.h"
 #include "test_support.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/perf_log.h"
 #include "perfanno_reader.h"
 #include "test_profiles.h"
 

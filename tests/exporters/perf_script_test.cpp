@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotations.h"
+#include "inprof/perf_script.h"
 #include "test_support.h"
 
 namespace inprof::test {

@@ -11,7 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/formats.h"
+#include "inprof/pprof.h"
 #include "pprof_reader.h"
 #include "test_profiles.h"
 #include "test_support.h"

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/perf_script.h"
+#include "inprof/profile_filter.h"
 
 namespace inprof {
 namespace {

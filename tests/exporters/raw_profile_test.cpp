@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/formats.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
 #include "inprof/symbolize_raw.h"

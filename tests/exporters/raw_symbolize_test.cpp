@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/merge.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
 #include "inprof/symbolize_raw.h"

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
+#include "inprof/perf_script.h"
 #include "reader_checks.h"
 #include "test_support.h"
 

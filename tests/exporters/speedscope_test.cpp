@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/speedscope.h"
 
 namespace inprof::test {
 namespace {

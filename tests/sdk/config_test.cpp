@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "inprof/exporters.h"
+#include "inprof/folded.h"
 #include "test_util.h"
 
 // The fuzz target's checks (fuzz/config_fuzz.cpp, compiled into this test).

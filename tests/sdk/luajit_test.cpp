@@ -12,7 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
 
 #include "../exporters/perfanno_reader.h"
 #include "test_util.h"

@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include "../exporters/test_profiles.h"
+#include "inprof/speedscope.h"
 #include "net/http.h"
 #include "net/http_server.h"
 #include "net/pull_handler.h"

@@ -11,7 +11,8 @@
 #include <regex>
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
 #include "perfanno_reader.h"
 #include "test_util.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "inprof/exporters.h"
+#include "inprof/folded.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
 #include "inprof/symbolize_raw.h"

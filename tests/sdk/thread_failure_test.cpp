@@ -17,7 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
 #include "test_util.h"
 
 namespace inprof::test {

@@ -17,7 +17,10 @@
 
 #include <gtest/gtest.h>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
+#include "inprof/pprof.h"
+#include "inprof/profile_filter.h"
+#include "inprof/speedscope.h"
 #include "net_test_util.h"
 #include "pprof_reader.h"
 #include "test_util.h"

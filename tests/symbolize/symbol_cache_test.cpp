@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "elf_symbols.h"
 #include "fixtures/known_frames.h"
 #include "frames_text.h"
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
 #include "inprof/symbolize.h"
-#include "elf_symbols.h"
 #include "symbol_cache.h"
 #include "test_util.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "hot_test.h"
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
 
 namespace inprof::test {
 namespace {

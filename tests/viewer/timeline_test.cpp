@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/speedscope.h"
 #include "test_support.h"
 #include "test_util.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotation_json.h"
 #include "test_support.h"
 #include "test_util.h"
 

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "addr2line.h"
-#include "json.h"
+#include "inprof/json.h"
 #include "inprof/symbolize.h"
 
 namespace inprof::viewer {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "inprof/annotations.h"
 #include "input_files.h"
 #include "viewer.h"
 

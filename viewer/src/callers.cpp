@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "inprof/annotations.h"
 #include "names.h"
 #include "viewer.h"
 

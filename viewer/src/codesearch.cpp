@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "inprof/status.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

@@ -17,7 +17,8 @@
 
 #include "cli.h"
 #include "heat_index.h"
-#include "inprof/exporters.h"
+#include "inprof/annotations.h"
+#include "inprof/profile_filter.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

@@ -15,6 +15,7 @@
 #include "addr2line.h"
 #include "cli.h"
 #include "codesearch.h"
+#include "inprof/status.h"
 #include "progress.h"
 #include "symbolize_profile.h"
 #include "viewer.h"

@@ -9,6 +9,9 @@
 #include <sstream>
 #include <string>
 
+#include "inprof/annotation_json.h"
+#include "inprof/atomic_write.h"
+#include "inprof/formats.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

@@ -15,6 +15,9 @@
 #include <tuple>
 #include <vector>
 
+#include "inprof/annotations.h"
+#include "inprof/atomic_write.h"
+#include "inprof/flame.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

@@ -4,6 +4,9 @@
 #include <ostream>
 #include <string>
 
+#include "inprof/atomic_write.h"
+#include "inprof/flame.h"
+#include "inprof/profile_filter.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

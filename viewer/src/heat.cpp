@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "inprof/annotations.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

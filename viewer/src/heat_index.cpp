@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "inprof/annotations.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

@@ -27,7 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotations.h"
 #include "input_files.h"
 
 namespace inprof::viewer {

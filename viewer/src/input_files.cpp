@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "heat_index.h"
+#include "inprof/status.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

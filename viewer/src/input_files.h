@@ -20,7 +20,8 @@
 #include <cstdint>
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
+#include "inprof/status.h"
 
 namespace inprof::viewer {
 

@@ -4,6 +4,13 @@
 #include <memory>
 #include <string>
 
+#include "inprof/annotation_json.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
+#include "inprof/perf_script.h"
+#include "inprof/pprof.h"
+#include "inprof/profile_filter.h"
+#include "inprof/speedscope.h"
 #include "input_files.h"
 #include "progress.h"
 #include "viewer.h"

@@ -3,7 +3,8 @@
 #include <string>
 
 #include "cli.h"
-#include "json.h"
+#include "inprof/annotations.h"
+#include "inprof/json.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "codesearch.h"
+#include "inprof/heat.h"
 #include "viewer.h"
 
 namespace inprof::viewer {

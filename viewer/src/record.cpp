@@ -33,8 +33,10 @@
 #include <tuple>
 #include <vector>
 
-#include "cli.h"
 #include "api/config.h"
+#include "cli.h"
+#include "inprof/annotations.h"
+#include "inprof/formats.h"
 #include "symbolize_profile.h"
 #include "viewer.h"
 

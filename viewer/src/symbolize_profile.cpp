@@ -22,7 +22,10 @@
 #include <vector>
 
 #include "cli.h"
+#include "inprof/formats.h"
+#include "inprof/merge.h"
 #include "inprof/raw_profile.h"
+#include "inprof/saturating.h"
 #include "inprof/symbolize.h"
 #include "inprof/symbolize_raw.h"
 #include "input_files.h"
@@ -109,12 +112,6 @@ std::string ProcessName(const RawProfile& raw) {
   return "pid " + std::to_string(raw.meta.pid);
 }
 
-// Weights come from files: each fits in 64 bits, their sums need not, and saturate.
-void AddSaturating(int64_t& total, int64_t weight) {
-  if (__builtin_add_overflow(total, weight, &total)) {
-    total = weight > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
-}
 
 int64_t FirstEventWeight(const RawProfile& raw) {
   int64_t sum = 0;

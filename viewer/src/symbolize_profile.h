@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
+#include "inprof/status.h"
 
 namespace inprof::viewer {
 

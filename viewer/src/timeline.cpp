@@ -27,7 +27,11 @@
 #include <vector>
 
 #include "cli.h"
-#include "flame_text.h"
+#include "inprof/annotations.h"
+#include "inprof/atomic_write.h"
+#include "inprof/flame.h"
+#include "inprof/profile_filter.h"
+#include "inprof/saturating.h"
 #include "progress.h"
 #include "timeline_page.h"
 #include "viewer.h"
@@ -119,7 +123,7 @@ struct HeatMap {
 };
 
 struct FlameSymbolInfo {
-  std::string name;  // as the flame graph shows it (CleanFlameName)
+  std::string name;  // as the flame graph shows it (FlameBoxName)
   FrameKind kind = FrameKind::kNative;
 };
 
@@ -199,7 +203,7 @@ class StackTree {
 
  private:
   uint32_t Intern(const std::string& raw, FrameKind kind) {
-    std::string name = CleanFlameName(raw);
+    std::string name = FlameBoxName(raw);
     std::string key = name;
     key += '\0';
     key += static_cast<char>('0' + static_cast<int>(kind));
@@ -225,12 +229,6 @@ std::string ThreadName(const Profile& profile, int64_t tid) {
   return tid == 0 ? "no thread recorded" : "thread " + std::to_string(tid);
 }
 
-// Weights come from files: each fits in 64 bits, their sums need not.
-void AddSaturating(int64_t& total, int64_t weight) {
-  if (__builtin_add_overflow(total, weight, &total)) {
-    total = weight > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
-}
 
 // The samples BuildTimeline draws: of `event`, with a weight, at or after second `first_col`.
 bool Drawn(const Profile& profile, const TimedSample& ts, size_t event, int64_t first_col) {
@@ -371,7 +369,7 @@ void WriteMap(const Timeline& t, const HeatMap& map, const Geometry& g, const st
            HeatFill(cell.weight, t.max_cell) + "\"><title>" + FormatSeconds(start) + "-" +
            FormatSeconds(end) + " s: " + GroupedNumber(cell.count) +
            (cell.count == 1 ? " sample, " : " samples, ") +
-           GroupedNumber(static_cast<uint64_t>(cell.weight)) + " " + EscapeXml(unit) +
+           GroupedNumber(static_cast<uint64_t>(cell.weight)) + " " + FlameEscapeXml(unit) +
            "</title></rect>\n";
   }
   out += "</g>\n";
@@ -407,7 +405,7 @@ void WriteLegend(const Timeline& t, const std::string& unit, int x, int y, std::
   out += "<text x=\"" + std::to_string(bar) + "\" y=\"" + std::to_string(y + 26) +
          "\">&gt;0</text>\n<text class=\"end\" x=\"" + std::to_string(bar + kSteps * kStepWidth) +
          "\" y=\"" + std::to_string(y + 26) + "\">" +
-         GroupedNumber(static_cast<uint64_t>(t.max_cell)) + " " + EscapeXml(unit) +
+         GroupedNumber(static_cast<uint64_t>(t.max_cell)) + " " + FlameEscapeXml(unit) +
          "</text>\n</g>\n";
 }
 
@@ -435,13 +433,13 @@ std::string HeatMapSvg(const Timeline& t, const std::string& title, const std::s
       "second, colour the weight of the samples taken in a cell. -->\n<style type=\"text/css\">\n";
   out += kMapStyle;
   out += "</style>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  out += "<text class=\"title\" x=\"8\" y=\"20\">" + EscapeXml(title) + "</text>\n";
-  out += "<text x=\"8\" y=\"38\">" + EscapeXml(subtitle) + "</text>\n";
+  out += "<text class=\"title\" x=\"8\" y=\"20\">" + FlameEscapeXml(title) + "</text>\n";
+  out += "<text x=\"8\" y=\"38\">" + FlameEscapeXml(subtitle) + "</text>\n";
   WriteLegend(t, unit, 8, 48, out);
   int y = header;
   for (const HeatMap& map : t.maps) {
     out +=
-        "<text x=\"8\" y=\"" + std::to_string(y + 14) + "\">" + EscapeXml(map.name) + "</text>\n";
+        "<text x=\"8\" y=\"" + std::to_string(y + 14) + "\">" + FlameEscapeXml(map.name) + "</text>\n";
     WriteMap(t, map, g, unit, 0, y + heading, out);
     y += heading + g.height;
   }
@@ -483,19 +481,19 @@ std::string PageData(const Timeline& t, const TimelineOptions& o, const Profile&
   std::string out = "{\"rows\":" + std::to_string(t.rows) +
                     ",\"col0\":" + std::to_string(t.first_col) +
                     ",\"cols\":" + std::to_string(t.cols);
-  out += ",\"unit\":" + JsonString(CleanText(CellUnit(profile.events[event])));
-  out += ",\"subtitle\":" + JsonString(CleanText(subtitle_prefix));
+  out += ",\"unit\":" + JsonString(FlameCleanText(CellUnit(profile.events[event])));
+  out += ",\"subtitle\":" + JsonString(FlameCleanText(subtitle_prefix));
   // The command the page prints: inprof flame [-e EVENT] RANGE [FILTER] PROFILE -o OUT.
   std::string head = "inprof flame";
   if (!o.event.empty()) head += " -e " + ShellQuote(o.event);
-  out += ",\"command\":" + JsonString(CleanText(head));
-  out += ",\"profile\":" + JsonString(CleanText(ShellQuote(o.profile)));
+  out += ",\"command\":" + JsonString(FlameCleanText(head));
+  out += ",\"profile\":" + JsonString(FlameCleanText(ShellQuote(o.profile)));
   out += ",\"flame_head\":" + JsonString(FlameHead());
   out += ",\"symbols\":[";
   for (size_t i = 0; i < t.symbols.size(); ++i) {
     out += (i ? ",[" : "[") + JsonString(t.symbols[i].name) + "," +
            std::to_string(static_cast<int>(t.symbols[i].kind)) + ",\"" +
-           FlameFill(t.symbols[i].name, t.symbols[i].kind) + "\"]";
+           FlameBoxFill(t.symbols[i].name, t.symbols[i].kind) + "\"]";
   }
   out += "],\"nodes\":[";
   for (size_t i = 0; i < t.node_parent.size(); ++i) {
@@ -511,9 +509,9 @@ std::string PageData(const Timeline& t, const TimelineOptions& o, const Profile&
     rest.from_ns.reset();
     rest.to_ns.reset();
     if (o.per_thread) rest.threads = {std::to_string(map.tid)};
-    out += std::string(m ? "," : "") + "{\"name\":" + JsonString(CleanText(map.name)) +
-           ",\"args\":" + JsonString(CleanText(FilterArguments(rest))) +
-           ",\"summary\":" + JsonString(CleanText(FilterSummary(rest))) + ",\"cells\":[";
+    out += std::string(m ? "," : "") + "{\"name\":" + JsonString(FlameCleanText(map.name)) +
+           ",\"args\":" + JsonString(FlameCleanText(FilterArguments(rest))) +
+           ",\"summary\":" + JsonString(FlameCleanText(FilterSummary(rest))) + ",\"cells\":[";
     for (size_t c = 0; c < map.cells.size(); ++c) {
       const Cell& cell = map.cells[c];
       out += (c ? ",[" : "[") + std::to_string(cell.col) + "," + std::to_string(cell.row) + "," +
@@ -531,7 +529,7 @@ std::string PageData(const Timeline& t, const TimelineOptions& o, const Profile&
   return ScriptSafe(std::move(out));
 }
 
-std::string HtmlEscape(const std::string& text) { return EscapeXml(text); }
+std::string HtmlEscape(const std::string& text) { return FlameEscapeXml(text); }
 
 std::string Page(const Timeline& t, const TimelineOptions& o, const Profile& profile, size_t event,
                  const std::string& title, const std::string& subtitle) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "inprof/annotations.h"
 #include "names.h"
 #include "viewer.h"
 

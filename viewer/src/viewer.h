@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "cli.h"
-#include "inprof/exporters.h"
+#include "inprof/annotations.h"
+#include "inprof/flame.h"
+#include "inprof/profile_filter.h"
 
 namespace inprof::viewer {
 

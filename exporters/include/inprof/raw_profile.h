@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
 #include "inprof/status.h"
 
 namespace inprof {

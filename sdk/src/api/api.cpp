@@ -2,11 +2,12 @@
 // No exception crosses this boundary.
 #include <string>
 
-#include "inprof/inprof.h"
-#include "inprof/luajit.h"
 #include "api/config.h"
 #include "api/labels.h"
 #include "api/runtime.h"
+#include "inprof/inprof.h"
+#include "inprof/luajit.h"
+#include "inprof/status.h"
 
 namespace {
 

@@ -16,9 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "inprof/inprof.h"
 #include "api/config.h"
 #include "api/runtime.h"
+#include "inprof/inprof.h"
+#include "inprof/status.h"
 #include "session/session.h"
 
 namespace inprof::internal {

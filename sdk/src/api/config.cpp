@@ -1,6 +1,6 @@
 #include "api/config.h"
 
-#include "inprof/exporters.h"
+#include "inprof/formats.h"
 
 #include "engines/events.h"
 #include "net/http.h"

@@ -113,7 +113,7 @@ bool EnvironmentIgnored(bool secure);
 
 // Splits a comma-separated output list and checks each output: known format by name and,
 // with `check_writable`, a directory that exists and is writable. Items are unescaped as
-// UnescapeOutputListItem (inprof/exporters.h) says; control characters written as they are
+// UnescapeOutputListItem (inprof/formats.h) says; control characters written as they are
 // are refused, escaped they are part of the path.
 Status ParseOutputs(std::string_view text, std::vector<std::string>* outputs,
                     bool check_writable = true);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "inprof/profile.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
 
 namespace inprof::internal {
 

@@ -12,11 +12,12 @@
 #include <new>
 #include <shared_mutex>
 
-#include "signal/bootstrap.h"
 #include "api/fork_child.h"
 #include "engines/itimer.h"
+#include "inprof/formats.h"
 #include "net/network_outputs.h"
 #include "session/session.h"
+#include "signal/bootstrap.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

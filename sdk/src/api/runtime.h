@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
 #include "api/config.h"
+#include "inprof/profile.h"
 #include "signal/signal_handler.h"
 
 struct lua_State;

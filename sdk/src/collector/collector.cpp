@@ -17,10 +17,11 @@
 #include <string>
 #include <string_view>
 
-#include "threads/contained.h"
 #include "api/runtime.h"
+#include "inprof/profile.h"
 #include "session/session.h"
 #include "signal/signal_handler.h"
+#include "threads/contained.h"
 
 namespace inprof::internal {
 

@@ -12,13 +12,13 @@
 #include <mutex>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "api/config.h"
+#include "collector/stack_table.h"
+#include "engines/events.h"
+#include "inprof/profile.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
-#include "api/config.h"
-#include "engines/events.h"
 #include "lua/lua_splicer.h"
-#include "collector/stack_table.h"
 
 namespace inprof::internal {
 

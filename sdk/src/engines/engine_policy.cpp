@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "engines/itimer.h"
+#include "inprof/status.h"
 
 namespace inprof::internal {
 namespace {

@@ -25,11 +25,12 @@
 #include <cstring>
 #include <string>
 
-#include "inprof/luajit.h"
 #include "api/config.h"
-#include "signal/raw_syscall.h"
 #include "api/runtime.h"
+#include "inprof/luajit.h"
+#include "inprof/status.h"
 #include "session/session.h"
+#include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

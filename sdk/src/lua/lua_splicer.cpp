@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "collector/stack_table.h"
+#include "inprof/profile.h"
 
 namespace inprof::internal {
 namespace {

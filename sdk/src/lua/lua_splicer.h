@@ -25,9 +25,9 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "threads/sampler.h"
 #include "collector/stack_buffer.h"
+#include "inprof/profile.h"
+#include "threads/sampler.h"
 
 namespace inprof::internal {
 

@@ -1,5 +1,6 @@
 // HTTP/1.1 framing, URLs and sockets with deadlines for the pull endpoint and the push
 // client. Control path.
+#include "inprof/status.h"
 #include "net/http.h"
 
 #include <arpa/inet.h>

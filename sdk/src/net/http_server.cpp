@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "inprof/status.h"
 #include "threads/contained.h"
 
 namespace inprof::internal {

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "inprof/status.h"
 #include "net/http.h"
 
 namespace inprof::internal {

@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdio>
 
+#include "inprof/profile.h"
+#include "inprof/status.h"
 #include "net/http_server.h"
 #include "net/pull_handler.h"
 #include "net/push_client.h"

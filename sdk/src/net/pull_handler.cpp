@@ -1,4 +1,10 @@
 // The pull endpoint's routes (see pull_handler.h). Control path.
+#include "inprof/annotation_json.h"
+#include "inprof/flame.h"
+#include "inprof/folded.h"
+#include "inprof/perf_log.h"
+#include "inprof/pprof.h"
+#include "inprof/speedscope.h"
 #include "net/pull_handler.h"
 
 #include <charconv>

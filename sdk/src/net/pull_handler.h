@@ -19,7 +19,7 @@
 #include <functional>
 #include <optional>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
 #include "net/http.h"
 #include "net/http_server.h"
 

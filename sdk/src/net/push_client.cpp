@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "inprof/pprof.h"
 #include "threads/contained.h"
 
 namespace inprof::internal {

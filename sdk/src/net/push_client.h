@@ -28,7 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
+#include "inprof/status.h"
 #include "net/http.h"
 #include "net/http_server.h"
 

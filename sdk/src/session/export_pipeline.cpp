@@ -12,6 +12,8 @@
 #include <optional>
 
 #include "api/runtime.h"
+#include "inprof/atomic_write.h"
+#include "inprof/formats.h"
 #include "session/session.h"
 #include "threads/thread_registry.h"
 

@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "inprof/raw_profile.h"
 #include "api/config.h"
 #include "collector/stack_table.h"
+#include "inprof/formats.h"
+#include "inprof/raw_profile.h"
 
 namespace inprof::internal {
 

@@ -16,12 +16,13 @@
 
 #include <linux/perf_event.h>
 
-#include "engines/events.h"
-#include "signal/bootstrap.h"
 #include "api/fork_child.h"
-#include "engines/itimer.h"
 #include "api/labels.h"
 #include "api/runtime.h"
+#include "engines/events.h"
+#include "engines/itimer.h"
+#include "inprof/formats.h"
+#include "signal/bootstrap.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

@@ -32,19 +32,20 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "collector/collector.h"
 #include "api/config.h"
+#include "collector/collector.h"
+#include "collector/profile_builder.h"
+#include "collector/stack_buffer.h"
+#include "collector/stack_table.h"
 #include "engines/engine.h"
 #include "engines/engine_policy.h"
 #include "engines/events.h"
-#include "session/export_pipeline.h"
+#include "inprof/profile.h"
+#include "inprof/status.h"
 #include "lua/lua_splicer.h"
-#include "collector/profile_builder.h"
-#include "threads/sampler.h"
-#include "collector/stack_buffer.h"
-#include "collector/stack_table.h"
+#include "session/export_pipeline.h"
 #include "session/taps.h"
+#include "threads/sampler.h"
 #include "threads/thread_registry.h"
 
 namespace inprof::internal {

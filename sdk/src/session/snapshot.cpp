@@ -1,8 +1,9 @@
 // What a session hands out while it runs: the profile so far and taps. Control path.
 #include <time.h>
 
-#include "signal/raw_syscall.h"
+#include "inprof/profile.h"
 #include "session/session.h"
+#include "signal/raw_syscall.h"
 
 namespace inprof::internal {
 

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "engines/itimer.h"
+#include "inprof/profile.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

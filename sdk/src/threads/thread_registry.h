@@ -32,9 +32,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "inprof/exporters.h"
-#include "threads/contained.h"
 #include "engines/engine.h"
+#include "inprof/profile.h"
+#include "threads/contained.h"
 #include "threads/sampler.h"
 
 namespace inprof::internal {

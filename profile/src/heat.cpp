@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotations.h"
 
 namespace inprof {
 namespace {

@@ -24,19 +24,14 @@
 #include <unordered_set>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/profile_filter.h"
+#include "inprof/saturating.h"
 
 namespace inprof {
 namespace {
 
 // How many threads or label values an error message lists before "and N more".
 constexpr size_t kListed = 20;
-
-void Add(int64_t& total, int64_t value) {
-  if (__builtin_add_overflow(total, value, &total)) {
-    total = value < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
-  }
-}
 
 std::string Seconds(int64_t ns) {
   char buffer[48];
@@ -186,7 +181,7 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
     if (!timed) continue;
     std::vector<int64_t>& w = weights[t.sample];
     if (w.empty()) w.assign(events, 0);
-    Add(w[t.event], t.weight);
+    AddSaturating(w[t.event], t.weight);
   }
   if (!timed) {
     for (size_t i = 0; i < in.samples.size(); ++i) {
@@ -238,7 +233,7 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
     }
     kept.tid = s.tid;
     kept.labels = s.labels <= in.label_sets.size() ? s.labels : 0;
-    for (size_t e = 0; e < events; ++e) Add(result.events[e].total_weight, w[e]);
+    for (size_t e = 0; e < events; ++e) AddSaturating(result.events[e].total_weight, w[e]);
     kept.weights = std::move(w);
     sample_index[i] = static_cast<uint32_t>(result.samples.size());
     result.samples.push_back(std::move(kept));

@@ -1,10 +1,10 @@
 // Frame text for folded stacks. Exposed for tests; the writer is inprof::WriteFolded.
-#ifndef INPROF_EXPORTERS_INTERNAL_FOLDED_H_
-#define INPROF_EXPORTERS_INTERNAL_FOLDED_H_
+#ifndef INPROF_EXPORTERS_FOLDED_TEXT_H_
+#define INPROF_EXPORTERS_FOLDED_TEXT_H_
 
 #include <string>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
 
 namespace inprof::internal {
 
@@ -15,4 +15,4 @@ std::string FoldedFrameText(const Frame& frame, bool with_lines);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_EXPORTERS_INTERNAL_FOLDED_H_
+#endif  // INPROF_EXPORTERS_FOLDED_TEXT_H_

@@ -15,18 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/exporters.h"
+#include "inprof/annotations.h"
+#include "inprof/saturating.h"
 
 namespace inprof {
 namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-
-void AddSaturating(int64_t& total, int64_t value) {
-  if (__builtin_add_overflow(total, value, &total)) {
-    total = value > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
-}
 
 void AddWeights(std::vector<int64_t>& total, const std::vector<int64_t>& weights) {
   for (size_t i = 0; i < total.size() && i < weights.size(); ++i)

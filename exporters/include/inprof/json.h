@@ -1,8 +1,8 @@
-// The small JSON toolkit behind the annotation JSON: string quoting for the writer, and a
-// pull cursor for the reader. The cursor walks the text once, without building a tree, so a
+// The small JSON toolkit of the formats that are JSON (annotation JSON, speedscope) and of the
+// viewer's JSON output: string quoting for writers, and a pull cursor for readers. The cursor walks the text once, without building a tree, so a
 // reader fills its model straight from the bytes; errors carry the 1-based line number.
-#ifndef INPROF_EXPORTERS_INTERNAL_JSON_H_
-#define INPROF_EXPORTERS_INTERNAL_JSON_H_
+#ifndef INPROF_JSON_H_
+#define INPROF_JSON_H_
 
 #include <cstdint>
 #include <ostream>
@@ -144,4 +144,4 @@ bool ReadObject(JsonCursor& c, Member member) {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_EXPORTERS_INTERNAL_JSON_H_
+#endif  // INPROF_JSON_H_

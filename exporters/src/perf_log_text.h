@@ -1,13 +1,13 @@
 // Frame text for perfanno.nvim's perf.log. Exposed for tests; the writer is
 // inprof::WritePerfLog.
-#ifndef INPROF_EXPORTERS_INTERNAL_PERF_LOG_H_
-#define INPROF_EXPORTERS_INTERNAL_PERF_LOG_H_
+#ifndef INPROF_EXPORTERS_PERF_LOG_TEXT_H_
+#define INPROF_EXPORTERS_PERF_LOG_TEXT_H_
 
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "inprof/exporters.h"
+#include "inprof/profile.h"
 
 namespace inprof::internal {
 
@@ -24,4 +24,4 @@ std::optional<std::string> PerfLogFrameText(const Frame& frame);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_EXPORTERS_INTERNAL_PERF_LOG_H_
+#endif  // INPROF_EXPORTERS_PERF_LOG_TEXT_H_
