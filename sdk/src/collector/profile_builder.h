@@ -9,12 +9,12 @@
 #define INPROF_SDK_PROFILE_BUILDER_H_
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "inprof/exporters.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
+#include "inprof/thread_annotations.h"
 #include "api/config.h"
 #include "engines/events.h"
 #include "lua/lua_splicer.h"
@@ -55,8 +55,8 @@ class ProfileBuilder {
   const std::vector<const EventSpec*>* events_;
   const LuaSplicer* lua_;
   std::vector<EventInfo> EventInfos() const;
-  std::mutex mu_;
-  Symbolizer symbolizer_;
+  Mutex mu_;
+  Symbolizer symbolizer_ GUARDED_BY(mu_);
 };
 
 }  // namespace inprof::internal
