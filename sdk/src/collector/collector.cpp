@@ -31,6 +31,8 @@ constexpr int kRescanIntervalMs = 100;
 // row: something is persistently wrong and retrying every few milliseconds helps nobody.
 constexpr int kMaxConsecutiveFailures = 100;
 
+}  // namespace
+
 // The code lock (collector.h). A plain mutex held by another thread when the program forks
 // would stay locked in the child forever (the child's dlclose hook would hang); this one is
 // taken over by a process that finds it held by its parent's thread. No pthread_atfork: the
@@ -60,6 +62,8 @@ class CAPABILITY("mutex") CodeLock {
   std::atomic<uint64_t> owner_{0};
 };
 
+namespace {
+
 struct ClosingModule {
   uint64_t ticket;
   pid_t pid;  // the process that began the dlclose (a forked child drops its parent's)
@@ -67,18 +71,18 @@ struct ClosingModule {
   std::string name;
 };
 
-// What the code lock guards.
+// What the code lock guards (the lock is its `lock`, named TheCodeLock() everywhere).
 struct CodeGate {
   CodeLock lock;
   // The one whose tables the handler reads, if any.
-  Collector* collector GUARDED_BY(lock) = nullptr;
+  Collector* collector GUARDED_BY(TheCodeLock()) = nullptr;
   // A forked child's copy of its parent's is not used.
-  pid_t collector_pid GUARDED_BY(lock) = 0;
-  std::vector<ClosingModule> closing GUARDED_BY(lock);
-  uint64_t next_ticket GUARDED_BY(lock) = 1;
+  pid_t collector_pid GUARDED_BY(TheCodeLock()) = 0;
+  std::vector<ClosingModule> closing GUARDED_BY(TheCodeLock());
+  uint64_t next_ticket GUARDED_BY(TheCodeLock()) = 1;
   // dlcloses in progress that could not record their modules (no memory): while any runs,
   // every table published is empty (CodeGateAccess::PublishLocked).
-  uint32_t withdrawn GUARDED_BY(lock) = 0;
+  uint32_t withdrawn GUARDED_BY(TheCodeLock()) = 0;
 };
 
 // Never destroyed: a dlclose may run during exit, after static destructors.
@@ -87,16 +91,22 @@ CodeGate& Gate() {
   return *gate;
 }
 
+}  // namespace
+
+CodeLock& TheCodeLock() { return Gate().lock; }
+
+namespace {
+
 class SCOPED_CAPABILITY CodeGuard {
  public:
-  CodeGuard() ACQUIRE(Gate().lock) { Gate().lock.lock(); }
-  ~CodeGuard() RELEASE() { Gate().lock.unlock(); }
+  CodeGuard() ACQUIRE(TheCodeLock()) { TheCodeLock().lock(); }
+  ~CodeGuard() RELEASE() { TheCodeLock().unlock(); }
   CodeGuard(const CodeGuard&) = delete;
   CodeGuard& operator=(const CodeGuard&) = delete;
 };
 
 // The collector the handler reads from, in this process.
-Collector* CurrentCollectorLocked() REQUIRES(Gate().lock) {
+Collector* CurrentCollectorLocked() REQUIRES(TheCodeLock()) {
   if (Gate().collector != nullptr && Gate().collector_pid != getpid()) Gate().collector = nullptr;
   return Gate().collector;
 }
@@ -287,7 +297,7 @@ std::vector<bool> MayUnload(const std::vector<Module>& modules, const link_map* 
   return unload;
 }
 
-bool Closing(const Module& m) REQUIRES(Gate().lock) {
+bool Closing(const Module& m) REQUIRES(TheCodeLock()) {
   const pid_t pid = getpid();
   for (const ClosingModule& c : Gate().closing) {
     if (c.pid == pid && c.base == m.base && c.name == m.name) return true;
@@ -314,7 +324,7 @@ struct CodeGateAccess {
   // Publishes a table of every executable range of `modules` except those of modules being
   // closed.
   static void PublishLocked(Collector* c, const std::vector<Module>& modules)
-      REQUIRES(Gate().lock) {
+      REQUIRES(TheCodeLock()) {
     if (Gate().withdrawn != 0) {
       WithdrawLocked(c);
       return;
@@ -345,11 +355,11 @@ struct CodeGateAccess {
     table->view.readable_count = readable.size();
     c->PublishCodeTableLocked(std::move(table));
   }
-  static void ReclaimLocked(Collector* c) REQUIRES(Gate().lock) { c->ReclaimCodeRanges(); }
+  static void ReclaimLocked(Collector* c) REQUIRES(TheCodeLock()) { c->ReclaimCodeRanges(); }
   // Publishes no code ranges at all (the handler then recovers no frameless leaf's caller
   // and reads no code bytes); the current table stays owned, freed like any replaced one.
   // Allocates nothing.
-  static void WithdrawLocked(Collector* c) noexcept REQUIRES(Gate().lock) {
+  static void WithdrawLocked(Collector* c) noexcept REQUIRES(TheCodeLock()) {
     c->sampler_->code.store(nullptr, std::memory_order_seq_cst);
   }
 };

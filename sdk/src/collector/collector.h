@@ -44,6 +44,11 @@
 
 namespace inprof::internal {
 
+// The process-wide code lock (collector.cpp): the handler's code tables are built and
+// published under it.
+class CAPABILITY("mutex") CodeLock;
+CodeLock& TheCodeLock();
+
 // Where the collector delivers. Called under the collector's lock (the session's data_mu_).
 class SampleSink {
  public:
@@ -117,9 +122,9 @@ class Collector {
   void Main();
   // One round of Main: drain, modules, rescan.
   void Tick(int tick, int rescan_every);
-  // Publishes `table` (built under the code lock, which the caller holds).
-  void PublishCodeTableLocked(std::unique_ptr<CodeTable> table);
-  void ReclaimCodeRanges();
+  // Publishes `table` (built under the code lock).
+  void PublishCodeTableLocked(std::unique_ptr<CodeTable> table) REQUIRES(TheCodeLock());
+  void ReclaimCodeRanges() REQUIRES(TheCodeLock());
   // Counts an exception caught on the collector's side; keeps the first message.
   void NoteFailure(const char* where, const char* what) REQUIRES(mu_);
   // A sample's frames, adjusted for lookup (return address - 1) with a stop marker, into
@@ -149,10 +154,10 @@ class Collector {
   };
   std::vector<LastStack> last_ GUARDED_BY(mu_);
   DrainCounts counts_ GUARDED_BY(mu_);
-  // Under the process-wide code lock (collector.cpp), not mu_.
-  std::unique_ptr<CodeTable> code_current_;
-  std::vector<std::unique_ptr<CodeTable>> code_retired_;
-  unsigned long long modules_stamp_ = ~0ull;
+  // Under the process-wide code lock, not mu_.
+  std::unique_ptr<CodeTable> code_current_ GUARDED_BY(TheCodeLock());
+  std::vector<std::unique_ptr<CodeTable>> code_retired_ GUARDED_BY(TheCodeLock());
+  unsigned long long modules_stamp_ GUARDED_BY(TheCodeLock()) = ~0ull;
   // Exceptions caught (the thread's own count is atomic: Main's failures outside the drain
   // happen without the lock).
   uint64_t failed_samples_ GUARDED_BY(mu_) = 0;
