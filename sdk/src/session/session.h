@@ -189,7 +189,7 @@ class Session : private SampleSink {
   };
   SampleCounts counts_ GUARDED_BY(data_mu_);
   Taps taps_ GUARDED_BY(data_mu_);
-  LuaSplicer lua_ GUARDED_BY(data_mu_);  // (its frames under its own lock)
+  LuaSplicer lua_ GUARDED_BY(data_mu_);  // its frames under its own frames_mu_
   ProfileBuilder builder_;
   // Publishes the handler's code ranges: declared after registry_, destroyed before it.
   std::unique_ptr<Collector> collector_;
