@@ -36,10 +36,10 @@ Progress::Progress(std::string path, uint64_t size, bool enabled)
 Progress::~Progress() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   thread_.join();
   // Erase the line so the command's own output starts on a clean one.
   if (drawn_) std::fputs("\r\033[K", stderr);
@@ -48,12 +48,18 @@ Progress::~Progress() {
 void Progress::Run() {
   const auto start = std::chrono::steady_clock::now();
   const bool at_once = Forced() || size_ > kLargeFile;
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!at_once && wake_.wait_for(lock, kDelay, [this] { return stop_; })) return;
+  MutexLock lock(&mutex_);
+  // Until stop_ or the time is up (condition_variable::wait_for with a predicate).
+  auto wait = [this](std::chrono::steady_clock::time_point deadline) REQUIRES(mutex_) {
+    while (!stop_ && wake_.WaitUntil(&mutex_, deadline)) {
+    }
+    return stop_;
+  };
+  if (!at_once && wait(std::chrono::steady_clock::now() + kDelay)) return;
   while (true) {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     Draw(elapsed.count());
-    if (wake_.wait_for(lock, kRefresh, [this] { return stop_; })) return;
+    if (wait(std::chrono::steady_clock::now() + kRefresh)) return;
   }
 }
 

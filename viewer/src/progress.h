@@ -4,11 +4,11 @@
 #define INPROF_VIEWER_PROGRESS_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "inprof/thread_annotations.h"
 
 namespace inprof::viewer {
 
@@ -38,10 +38,10 @@ class Progress {
   const uint64_t size_;
   std::atomic<uint64_t> read_{0};
   std::atomic<bool> parsing_{false};
-  bool drawn_ = false;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
+  bool drawn_ = false;  // the drawing thread's; read by the destructor after the join
+  Mutex mutex_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

@@ -9,12 +9,12 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <new>
 #include <string_view>
 #include <unordered_map>
 
 #include "inprof/profile.h"
+#include "inprof/thread_annotations.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 
@@ -24,15 +24,15 @@ namespace {
 // The table of sets: ids are 1 + index into `sets`, never reused, never freed (a set's strings
 // stay where they are, so a thread's cache can point at them).
 struct LabelTable {
-  std::mutex mu;
-  std::deque<std::vector<Label>> sets;
-  std::unordered_map<std::string, uint32_t> ids;  // canonical text of a set -> id
-  size_t bytes = 0;
-  uint64_t overflows = 0;
+  Mutex mu;
+  std::deque<std::vector<Label>> sets GUARDED_BY(mu);
+  std::unordered_map<std::string, uint32_t> ids GUARDED_BY(mu);  // canonical text of a set -> id
+  size_t bytes GUARDED_BY(mu) = 0;
+  uint64_t overflows GUARDED_BY(mu) = 0;
   std::atomic<uint32_t> count{0};  // sets.size(), readable without the lock
   // In a forked child whose fork could not take the lock (see ForkPrepare): the table may
   // have been mid-update, so it is read no more and nothing is added (new sets overflow).
-  bool torn = false;
+  bool torn GUARDED_BY(mu) = false;
 };
 
 LabelTable& Table();
@@ -49,36 +49,39 @@ constexpr int64_t kForkLockWaitNs = 50'000'000;
 std::atomic<pthread_t> g_fork_lock_holder{0};
 static_assert(std::atomic<pthread_t>::is_always_lock_free);
 
-void ForkPrepare() {
+// The fork handlers take mu in one function and release it in another: outside what the
+// analysis follows.
+void ForkPrepare() NO_THREAD_SAFETY_ANALYSIS {
   LabelTable& t = Table();
   const int64_t deadline = ClockNsRaw(CLOCK_MONOTONIC) + kForkLockWaitNs;
-  while (!t.mu.try_lock()) {
+  while (!t.mu.TryLock()) {
     if (ClockNsRaw(CLOCK_MONOTONIC) >= deadline) return;
     sched_yield();
   }
   g_fork_lock_holder.store(pthread_self(), std::memory_order_relaxed);
 }
 
-void ForkParent() {
+void ForkParent() NO_THREAD_SAFETY_ANALYSIS {
   if (g_fork_lock_holder.load(std::memory_order_relaxed) != pthread_self()) return;
   g_fork_lock_holder.store(0, std::memory_order_relaxed);
-  Table().mu.unlock();
+  Table().mu.Unlock();
 }
 
-void ForkChild() {
+void ForkChild() NO_THREAD_SAFETY_ANALYSIS {
   LabelTable& t = Table();
   if (g_fork_lock_holder.load(std::memory_order_relaxed) == pthread_self()) {
     g_fork_lock_holder.store(0, std::memory_order_relaxed);
-    t.mu.unlock();
+    t.mu.Unlock();
     return;
   }
-  new (&t.mu) std::mutex();  // the holder does not exist here, or is this thread, interrupted
+  new (&t.mu) Mutex();  // the holder does not exist here, or is this thread, interrupted
   t.torn = true;
 }
 
 LabelTable& Table() {
   // Never destroyed: threads may set labels while the process exits.
-  static LabelTable* table = [] {
+  // No lock while the table is made: no other thread can see it yet.
+  static LabelTable* table = []() NO_THREAD_SAFETY_ANALYSIS {
     auto* t = new LabelTable;
     t->sets.push_back({Label{"[overflow]", "label sets"}});  // kOverflowLabelSet
     t->count.store(1, std::memory_order_release);
@@ -147,7 +150,7 @@ bool ValidValue(std::string_view key, std::string_view value, std::string* why) 
 // The set `from` with `key` set to `value` (or removed), interned. Takes the table's lock.
 uint32_t Intern(uint32_t from, std::string_view key, const char* value) {
   LabelTable& t = Table();
-  std::lock_guard<std::mutex> lock(t.mu);
+  MutexLock lock(&t.mu);
   // A thread in the overflow set no longer knows its labels: it stays there until it clears
   // them all or restores a saved set.
   if (from == kOverflowLabelSet || t.torn) {
@@ -199,7 +202,7 @@ void StoredStrings(uint32_t id, std::string_view key, const char** stored_key,
   *stored_value = nullptr;
   if (id == 0) return;
   LabelTable& t = Table();
-  std::lock_guard<std::mutex> lock(t.mu);
+  MutexLock lock(&t.mu);
   if (t.torn) return;
   for (const Label& l : t.sets[id - 1]) {
     if (l.key == key) {
@@ -265,14 +268,14 @@ bool RestoreThreadLabels(uint32_t id) {
 std::vector<Label> LabelSetOf(uint32_t id) {
   if (id == 0) return {};
   LabelTable& t = Table();
-  std::lock_guard<std::mutex> lock(t.mu);
+  MutexLock lock(&t.mu);
   if (t.torn || id > t.sets.size()) return {};
   return t.sets[id - 1];
 }
 
 LabelStats LabelStatsNow() {
   LabelTable& t = Table();
-  std::lock_guard<std::mutex> lock(t.mu);
+  MutexLock lock(&t.mu);
   if (t.torn) return LabelStats{t.count.load(std::memory_order_relaxed) - 1, t.overflows};
   return LabelStats{t.sets.size() - 1, t.overflows};
 }

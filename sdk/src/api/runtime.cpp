@@ -10,11 +10,11 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
-#include <shared_mutex>
 
 #include "api/fork_child.h"
 #include "engines/itimer.h"
 #include "inprof/formats.h"
+#include "inprof/thread_annotations.h"
 #include "net/network_outputs.h"
 #include "session/session.h"
 #include "signal/bootstrap.h"
@@ -26,15 +26,17 @@ namespace {
 // Constructed on first use and never destroyed: the runtime must outlive every static
 // destructor of the program (threads may still be created or exit during them).
 struct Runtime {
-  std::shared_mutex lifecycle;
-  Session* session = nullptr;
-  Session* abandoned = nullptr;  // a forked child's copy of the parent's session, never used
+  // The lifecycle lock: exclusive to start or stop a session, shared to use one.
+  SharedMutex lifecycle;
+  Session* session GUARDED_BY(lifecycle) = nullptr;
+  // A forked child's copy of the parent's session, never used.
+  Session* abandoned GUARDED_BY(lifecycle) = nullptr;
   // The session inprof_stop ended, kept until the next start so that inprof_dump after
   // inprof_stop still writes its profile (a script's natural order: stop, then dump).
-  std::unique_ptr<Session> stopped;
+  std::unique_ptr<Session> stopped GUARDED_BY(lifecycle);
   // The session's pull endpoint and push client, if any. Shared: RuntimeStop stops the
   // endpoint before it takes the lifecycle lock, from a copy taken under the shared lock.
-  std::shared_ptr<NetworkOutputs> net;
+  std::shared_ptr<NetworkOutputs> net GUARDED_BY(lifecycle);
   // A forked child that follows its parent's profile, before its session starts: the
   // parent's configuration (in memory the child never frees), while the bootstrap sampler
   // (fork_child.h) takes its samples. Set inside fork(), read without the lock.
@@ -43,8 +45,8 @@ struct Runtime {
   // not yet taken): its outputs are already its own; a forked child's get its pid.
   std::atomic<bool> pending_deferred{false};
   // The deferred session's configuration, which pending_child points to.
-  std::unique_ptr<Config> deferred_config;
-  std::vector<pid_t> excluded;
+  std::unique_ptr<Config> deferred_config GUARDED_BY(lifecycle);
+  std::vector<pid_t> excluded GUARDED_BY(lifecycle);
   pthread_key_t exit_key{};
   bool has_exit_key = false;
 };
@@ -68,7 +70,7 @@ Runtime& GetRuntime() {
     r->has_exit_key = pthread_key_create(&r->exit_key, [](void*) {
                         try {
                           Runtime& rt = GetRuntime();
-                          std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+                          ReaderMutexLock lock(&rt.lifecycle);
                           if (rt.session != nullptr) rt.session->OnThreadExit();
                         } catch (...) {
                           // A C callback of the thread library: nothing may escape into it.
@@ -99,11 +101,12 @@ uint32_t ChildCopyBytes(const Session* parent, const Config& follow) {
 // and timers do not exist here: forget it without touching it. A child that follows the
 // profile gets the bootstrap sampler; its own session starts at its first safe point
 // (StartPendingChild), or never, if it ends without a sample.
-void ChildAfterFork() {
+// Not analysed: the child's lifecycle lock is made anew, held by nobody.
+void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
   if (runtime == nullptr) return;  // cannot happen (set before registration): nothing to forget
   Runtime& rt = *runtime;
-  new (&rt.lifecycle) std::shared_mutex();
+  new (&rt.lifecycle) SharedMutex();
   Session* parent = rt.session;
   const Config* follow = rt.pending_child.load(std::memory_order_acquire);
   rt.pending_child.store(nullptr, std::memory_order_release);
@@ -160,8 +163,8 @@ void MakeOutputsAbsolute(Config* config) {
 }
 
 // Starts a forked child's own session from its parent's configuration, with the stacks the
-// bootstrap sampler took so far. Caller holds the lifecycle lock exclusively.
-void StartPendingChildLocked(Runtime& rt) {
+// bootstrap sampler took so far.
+void StartPendingChildLocked(Runtime& rt) REQUIRES(rt.lifecycle) {
   const Config* pending = rt.pending_child.exchange(nullptr, std::memory_order_acq_rel);
   if (pending == nullptr) return;
   BootstrapDisarm();
@@ -193,7 +196,7 @@ void StartPendingChild(bool always) {
   Runtime& rt = GetRuntime();
   if (rt.pending_child.load(std::memory_order_acquire) == nullptr) return;
   if (!always && BootstrapSamples() == 0) return;
-  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  WriterMutexLock lock(&rt.lifecycle);
   StartPendingChildLocked(rt);
 }
 
@@ -217,7 +220,7 @@ constexpr uint32_t kRawWakeSamples = 8;
 RuntimeResult RuntimeStart(Config config) {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
-  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  WriterMutexLock lock(&rt.lifecycle);
   if (rt.session != nullptr || rt.pending_child.load(std::memory_order_acquire) != nullptr) {
     return {RuntimeError::kAlreadyStarted,
             "inprof_start: a profile is already running (call inprof_stop first)"};
@@ -283,7 +286,7 @@ RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher) {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   {
-    std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+    WriterMutexLock lock(&rt.lifecycle);
     if (rt.session == nullptr && rt.pending_child.load(std::memory_order_acquire) == nullptr &&
         InstallDeferredHandler(config.signal) == 0) {
       MakeOutputsAbsolute(&config);
@@ -313,7 +316,7 @@ RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher) {
 void RuntimeMarkDeferredStarted() {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   const Config* pending = rt.pending_child.load(std::memory_order_acquire);
   if (pending == nullptr || !rt.pending_deferred.load(std::memory_order_acquire)) return;
   [[maybe_unused]] Status s = WriteBootstrapRaw(*pending, pending->outputs, false);
@@ -328,7 +331,7 @@ RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
   ProfilerWorkScope work;
   StartPendingChild(true);
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   // The running profile, or the one inprof_stop ended (until the next start).
   Session* session = rt.session != nullptr ? rt.session : rt.stopped.get();
   if (session == nullptr) {
@@ -352,12 +355,12 @@ RuntimeResult RuntimeStop() {
   // exit. Stopping it again under the lock below then returns at once.
   std::shared_ptr<NetworkOutputs> serving;
   {
-    std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+    ReaderMutexLock lock(&rt.lifecycle);
     serving = rt.net;
   }
   if (serving) serving->StopServing();
   serving.reset();
-  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  WriterMutexLock lock(&rt.lifecycle);
   if (rt.session == nullptr) {
     return {RuntimeError::kNotStarted, "inprof_stop: no profile is running"};
   }
@@ -406,7 +409,7 @@ RuntimeResult RuntimeStop() {
   }
   std::string line = summary ? session->SummaryLine(written) : std::string();
   rt.stopped = std::move(session);
-  lock.unlock();
+  lock.Unlock();
   // The push queue drains without the lock (NetworkOutputs::kFlushMs at most): the
   // program's threads start and exit meanwhile.
   if (net) net->Finish();
@@ -433,7 +436,7 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
     *started = true;
   }
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   if (rt.session == nullptr) return {RuntimeError::kNotStarted, "inprof_lua_start: the profile stopped"};
   const std::vector<std::string>& events = rt.session->config().events;
   const bool has_lua = std::find(events.begin(), events.end(), "lua") != events.end();
@@ -448,32 +451,32 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
 
 void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   if (rt.session != nullptr) rt.session->AddLuaStack(dump, weight, vmstate);
 }
 
 int RuntimeLuaIntervalMs() {
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   return rt.session != nullptr ? rt.session->LuaIntervalMs() : 10;
 }
 
 void RuntimeLuaDetach() {
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   if (rt.session != nullptr) rt.session->ClearLuaVm();
 }
 
 bool RuntimeRunning() {
   Runtime& rt = GetRuntime();
   if (rt.pending_child.load(std::memory_order_acquire) != nullptr) return true;
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   return rt.session != nullptr;
 }
 
 void RuntimeExcludeThread(pid_t tid) {
   Runtime& rt = GetRuntime();
-  std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+  WriterMutexLock lock(&rt.lifecycle);
   rt.excluded.push_back(tid);
   if (rt.session != nullptr) rt.session->ExcludeThread(tid);
 }
@@ -482,7 +485,7 @@ void RuntimeOnThreadStart() {
   // A forked child that starts threads needs its session to sample them.
   StartPendingChild(true);
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   // Arm the exit hook even when no session runs now: one may start while we live.
   if (rt.has_exit_key) pthread_setspecific(rt.exit_key, reinterpret_cast<void*>(1));
   if (rt.session != nullptr) rt.session->OnThreadStart();
@@ -496,7 +499,7 @@ void RuntimeBeforeDlclose() {
   if (GetRuntime().pending_child.load(std::memory_order_acquire) != nullptr) BootstrapForgetCode();
   StartPendingChild(false);
   Runtime& rt = GetRuntime();
-  std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+  ReaderMutexLock lock(&rt.lifecycle);
   if (rt.session != nullptr) rt.session->BeforeDlclose();
 }
 
@@ -516,7 +519,7 @@ uint64_t RuntimePendingChildSamples() {
 bool RuntimeWriteForExec(Config* restart, bool* wrote) {
   Runtime& rt = GetRuntime();
   {
-    std::shared_lock<std::shared_mutex> lock(rt.lifecycle);
+    ReaderMutexLock lock(&rt.lifecycle);
     const Config* pending = rt.pending_child.load(std::memory_order_acquire);
     if (rt.session != nullptr) {
       *restart = rt.session->config();
@@ -555,7 +558,7 @@ void RuntimeWriteForExit() {
     if (pending != nullptr && OnlyRawOutputs(*pending)) {
       // A short process of a recording: its samples are all in the bootstrap table, and a
       // session would start only to write them. Written as they are.
-      std::unique_lock<std::shared_mutex> lock(rt.lifecycle);
+      WriterMutexLock lock(&rt.lifecycle);
       pending = rt.pending_child.exchange(nullptr, std::memory_order_acq_rel);
       if (pending == nullptr) return;
       BootstrapDisarm();

@@ -32,13 +32,15 @@ constexpr int kRescanIntervalMs = 100;
 // row: something is persistently wrong and retrying every few milliseconds helps nobody.
 constexpr int kMaxConsecutiveFailures = 100;
 
+}  // namespace
+
 // The code lock (collector.h). A plain mutex held by another thread when the program forks
 // would stay locked in the child forever (the child's dlclose hook would hang); this one is
 // taken over by a process that finds it held by its parent's thread. No pthread_atfork: the
 // order of fork handlers between libraries is not ours to choose. Not async-signal-safe.
-class CodeLock {
+class CAPABILITY("mutex") CodeLock {
  public:
-  void lock() {
+  void lock() ACQUIRE() {
     const uint64_t me = static_cast<uint64_t>(getpid()) << 1 | 1;
     for (int spins = 0;; ++spins) {
       uint64_t seen = 0;
@@ -55,11 +57,13 @@ class CodeLock {
       }
     }
   }
-  void unlock() { owner_.store(0, std::memory_order_release); }
+  void unlock() RELEASE() { owner_.store(0, std::memory_order_release); }
 
  private:
   std::atomic<uint64_t> owner_{0};
 };
+
+namespace {
 
 struct ClosingModule {
   uint64_t ticket;
@@ -68,16 +72,18 @@ struct ClosingModule {
   std::string name;
 };
 
-// What the code lock guards.
+// What the code lock guards (the lock is its `lock`, named TheCodeLock() everywhere).
 struct CodeGate {
   CodeLock lock;
-  Collector* collector = nullptr;  // the one whose tables the handler reads, if any
-  pid_t collector_pid = 0;         // a forked child's copy of its parent's is not used
-  std::vector<ClosingModule> closing;
-  uint64_t next_ticket = 1;
+  // The one whose tables the handler reads, if any.
+  Collector* collector GUARDED_BY(TheCodeLock()) = nullptr;
+  // A forked child's copy of its parent's is not used.
+  pid_t collector_pid GUARDED_BY(TheCodeLock()) = 0;
+  std::vector<ClosingModule> closing GUARDED_BY(TheCodeLock());
+  uint64_t next_ticket GUARDED_BY(TheCodeLock()) = 1;
   // dlcloses in progress that could not record their modules (no memory): while any runs,
   // every table published is empty (CodeGateAccess::PublishLocked).
-  uint32_t withdrawn = 0;
+  uint32_t withdrawn GUARDED_BY(TheCodeLock()) = 0;
 };
 
 // Never destroyed: a dlclose may run during exit, after static destructors.
@@ -86,19 +92,24 @@ CodeGate& Gate() {
   return *gate;
 }
 
-class CodeGuard {
+}  // namespace
+
+CodeLock& TheCodeLock() { return Gate().lock; }
+
+namespace {
+
+class SCOPED_CAPABILITY CodeGuard {
  public:
-  CodeGuard() { Gate().lock.lock(); }
-  ~CodeGuard() { Gate().lock.unlock(); }
+  CodeGuard() ACQUIRE(TheCodeLock()) { TheCodeLock().lock(); }
+  ~CodeGuard() RELEASE() { TheCodeLock().unlock(); }
   CodeGuard(const CodeGuard&) = delete;
   CodeGuard& operator=(const CodeGuard&) = delete;
 };
 
-// The collector the handler reads from, in this process; under the lock.
-Collector* CurrentCollectorLocked() {
-  CodeGate& gate = Gate();
-  if (gate.collector != nullptr && gate.collector_pid != getpid()) gate.collector = nullptr;
-  return gate.collector;
+// The collector the handler reads from, in this process.
+Collector* CurrentCollectorLocked() REQUIRES(TheCodeLock()) {
+  if (Gate().collector != nullptr && Gate().collector_pid != getpid()) Gate().collector = nullptr;
+  return Gate().collector;
 }
 
 // One loaded module as dl_iterate_phdr reports it.
@@ -287,7 +298,7 @@ std::vector<bool> MayUnload(const std::vector<Module>& modules, const link_map* 
   return unload;
 }
 
-bool Closing(const Module& m) {
+bool Closing(const Module& m) REQUIRES(TheCodeLock()) {
   const pid_t pid = getpid();
   for (const ClosingModule& c : Gate().closing) {
     if (c.pid == pid && c.base == m.base && c.name == m.name) return true;
@@ -312,8 +323,9 @@ unsigned long long ModulesStamp() {
 // What the dlclose hook's functions do to a collector's tables, under the code lock.
 struct CodeGateAccess {
   // Publishes a table of every executable range of `modules` except those of modules being
-  // closed. Caller holds the code lock.
-  static void PublishLocked(Collector* c, const std::vector<Module>& modules) {
+  // closed.
+  static void PublishLocked(Collector* c, const std::vector<Module>& modules)
+      REQUIRES(TheCodeLock()) {
     if (Gate().withdrawn != 0) {
       WithdrawLocked(c);
       return;
@@ -344,16 +356,16 @@ struct CodeGateAccess {
     table->view.readable_count = readable.size();
     c->PublishCodeTableLocked(std::move(table));
   }
-  static void ReclaimLocked(Collector* c) { c->ReclaimCodeRanges(); }
+  static void ReclaimLocked(Collector* c) REQUIRES(TheCodeLock()) { c->ReclaimCodeRanges(); }
   // Publishes no code ranges at all (the handler then recovers no frameless leaf's caller
   // and reads no code bytes); the current table stays owned, freed like any replaced one.
   // Allocates nothing.
-  static void WithdrawLocked(Collector* c) noexcept {
+  static void WithdrawLocked(Collector* c) noexcept REQUIRES(TheCodeLock()) {
     c->sampler_->code.store(nullptr, std::memory_order_seq_cst);
   }
 };
 
-Collector::Collector(Sampler* sampler, std::mutex* mu, SampleSink* sink,
+Collector::Collector(Sampler* sampler, Mutex* mu, SampleSink* sink,
                      std::unique_ptr<DwarfUnwinder> dwarf)
     : sampler_(sampler), mu_(mu), sink_(sink), dwarf_(std::move(dwarf)) {
   CodeGuard guard;
@@ -422,12 +434,12 @@ void Collector::Main() {
       failures_in_a_row = 0;
     } catch (const std::exception& e) {
       thread_failures_.fetch_add(1, std::memory_order_relaxed);
-      std::lock_guard<std::mutex> lock(*mu_);
+      MutexLock lock(mu_);
       NoteFailure("collector", e.what());
       ++failures_in_a_row;
     } catch (...) {
       thread_failures_.fetch_add(1, std::memory_order_relaxed);
-      std::lock_guard<std::mutex> lock(*mu_);
+      MutexLock lock(mu_);
       NoteFailure("collector", "unknown exception");
       ++failures_in_a_row;
     }
@@ -441,7 +453,7 @@ void Collector::Main() {
 
 void Collector::Tick(int tick, int rescan_every) {
   {
-    std::lock_guard<std::mutex> lock(*mu_);
+    MutexLock lock(mu_);
     DrainLocked();
     registry_->ReleaseRetired();
     sink_->OnDrained();
@@ -512,7 +524,7 @@ void Collector::DrainLocked(bool before_dlclose) {
       }
       ring->pop();
     }
-    const auto emit_exit = [&] {
+    const auto emit_exit = [&]() REQUIRES(mu_) {
       if (!has_exit) return;
       has_exit = false;
       try {
@@ -692,13 +704,14 @@ DlcloseTicket BeforeDlcloseUnmap(void* handle) noexcept {
     CodeGuard guard;
     Collector* collector = CurrentCollectorLocked();
     if (collector == nullptr) return ticket;  // no handler reads a table
-    CodeGate& gate = Gate();
-    ticket.id = gate.next_ticket++;
+    ticket.id = Gate().next_ticket++;
     try {
       const std::vector<Module> modules = ReadModules(true);
       const std::vector<bool> unload = MayUnload(modules, map);
       for (size_t i = 0; i < modules.size(); ++i) {
-        if (unload[i]) gate.closing.push_back({ticket.id, getpid(), modules[i].base, modules[i].name});
+        if (unload[i]) {
+          Gate().closing.push_back({ticket.id, getpid(), modules[i].base, modules[i].name});
+        }
       }
       CodeGateAccess::PublishLocked(collector, modules);
     } catch (...) {
@@ -706,7 +719,7 @@ DlcloseTicket BeforeDlcloseUnmap(void* handle) noexcept {
       // table at all until AfterDlcloseUnmap, which keeps the invariant at the cost of leaf
       // recovery meanwhile. Entries this ticket recorded are erased after the call.
       CountContained(ContainedAt::kHook);
-      ++gate.withdrawn;
+      ++Gate().withdrawn;
       ticket.withdrew = true;
       CodeGateAccess::WithdrawLocked(collector);
     }
@@ -726,9 +739,8 @@ void AfterDlcloseUnmap(const DlcloseTicket& ticket) noexcept {
   if (ticket.id == 0) return;
   try {
     CodeGuard guard;
-    CodeGate& gate = Gate();
-    if (ticket.withdrew) --gate.withdrawn;
-    std::erase_if(gate.closing, [&](const ClosingModule& c) { return c.ticket == ticket.id; });
+    if (ticket.withdrew) --Gate().withdrawn;
+    std::erase_if(Gate().closing, [&](const ClosingModule& c) { return c.ticket == ticket.id; });
     Collector* collector = CurrentCollectorLocked();
     if (collector == nullptr) return;
     CodeGateAccess::PublishLocked(collector, ReadModules(false));

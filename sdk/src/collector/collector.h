@@ -5,8 +5,8 @@
 //
 //   handler -> ThreadSlot rings / stack copies -> Collector::DrainLocked -> SampleSink
 //
-// Concurrency contract: the drain runs under the session's data lock (`mu`, given at
-// construction), on the collector thread every few milliseconds, and on any thread that
+// Concurrency contract: the drain runs under the session's data_mu_ (given at construction,
+// mu_ here), on the collector thread every few milliseconds, and on any thread that
 // needs the newest samples (dump, tap, Lua stack, dlclose hook) with that lock held. The
 // code-range tables are the collector thread's (and Start's, before it runs). Start/Stop are
 // called by the session's Start/Stop. The handler reads only what the sampler publishes.
@@ -32,19 +32,24 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "inprof/dwarf_unwind.h"
-#include "threads/sampler.h"
 #include "collector/stack_buffer.h"
+#include "inprof/dwarf_unwind.h"
+#include "inprof/thread_annotations.h"
+#include "threads/sampler.h"
 #include "threads/thread_registry.h"
 
 namespace inprof::internal {
 
-// Where the collector delivers. Called under the data lock.
+// The process-wide code lock (collector.cpp): the handler's code tables are built and
+// published under it.
+class CAPABILITY("mutex") CodeLock;
+CodeLock& TheCodeLock();
+
+// Where the collector delivers. Called under the collector's lock (the session's data_mu_).
 class SampleSink {
  public:
   virtual ~SampleSink() = default;
@@ -53,7 +58,7 @@ class SampleSink {
   virtual void OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) = 0;
   // After each drain on the collector thread (continuous mode closes windows here).
   virtual void OnDrained() = 0;
-  // The process loaded or unloaded a module (outside the data lock).
+  // The process loaded or unloaded a module (without the collector's lock).
   virtual void OnModulesChanged() = 0;
 };
 
@@ -71,7 +76,7 @@ struct DrainCounts {
 class Collector {
  public:
   // `dwarf` null: stack copies are not unwound (unwind=fp).
-  Collector(Sampler* sampler, std::mutex* mu, SampleSink* sink,
+  Collector(Sampler* sampler, Mutex* mu, SampleSink* sink,
             std::unique_ptr<DwarfUnwinder> dwarf);
   ~Collector();
   Collector(const Collector&) = delete;
@@ -86,19 +91,22 @@ class Collector {
   // Ends the thread (idempotent). The last drain is the caller's.
   void Stop();
   // Drains every ring, unwinding stack copies unless a dlclose is in progress
-  // (`before_dlclose`: the hook's own drain, just before its unload). Caller holds the lock.
+  // (`before_dlclose`: the hook's own drain, just before its unload).
   // An exception from the sink or the unwinder drops that one sample (counted, see
   // Warnings) and the drain goes on.
-  void DrainLocked(bool before_dlclose = false);
+  void DrainLocked(bool before_dlclose = false) REQUIRES(mu_);
   bool unwinds_copies() const { return dwarf_ != nullptr; }
   // A stack copy taken before the session started (a bootstrap sample, signal/bootstrap.h),
   // unwound into `out` as a drained copy is. False when copies are not unwound (unwind=fp) or
-  // the unwinder failed: the caller keeps the sample's fp walk then. Caller holds the lock.
-  bool UnwindEarlyCopyLocked(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out);
-  const DrainCounts& counts() const { return counts_; }  // under the lock
+  // the unwinder failed: the caller keeps the sample's fp walk then.
+  bool UnwindEarlyCopyLocked(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out)
+      REQUIRES(mu_);
+  const DrainCounts& counts() const REQUIRES(mu_) { return counts_; }
   // What went wrong on the collector's side, for the health block's warnings: samples
-  // dropped by an exception, and whether the thread stopped early. Under the lock.
-  std::vector<std::string> Warnings() const;
+  // dropped by an exception, and whether the thread stopped early.
+  std::vector<std::string> Warnings() const REQUIRES(mu_);
+  // The lock the collector drains under: the session's data_mu_.
+  Mutex* lock() const RETURN_CAPABILITY(mu_) { return mu_; }
 
  private:
   // Code ranges published to the handler (the newest is in sampler->code) and the ones
@@ -114,46 +122,48 @@ class Collector {
   void Main();
   // One round of Main: drain, modules, rescan.
   void Tick(int tick, int rescan_every);
-  // Publishes `table` (built under the code lock, which the caller holds).
-  void PublishCodeTableLocked(std::unique_ptr<CodeTable> table);
-  void ReclaimCodeRanges();
+  // Publishes `table` (built under the code lock).
+  void PublishCodeTableLocked(std::unique_ptr<CodeTable> table) REQUIRES(TheCodeLock());
+  void ReclaimCodeRanges() REQUIRES(TheCodeLock());
   // Counts an exception caught on the collector's side; keeps the first message.
-  void NoteFailure(const char* where, const char* what);
+  void NoteFailure(const char* where, const char* what) REQUIRES(mu_);
   // A sample's frames, adjusted for lookup (return address - 1) with a stop marker, into
-  // `out`. Caller holds the lock.
-  void AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out);
-  void UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out);
+  // `out`.
+  void AdjustFrames(std::span<const uintptr_t> frames, WalkStop stop, StackBuffer* out)
+      REQUIRES(mu_);
+  void UnwindCopy(const CopyRecord& copy, const uint8_t* bytes, StackBuffer* out) REQUIRES(mu_);
   // Hands stack_ to the sink as slot `index`'s sample, and keeps it as that thread's last.
-  void EmitLocked(uint32_t index, ThreadSlot& slot, const SampleMeta& meta);
+  void EmitLocked(uint32_t index, ThreadSlot& slot, const SampleMeta& meta) REQUIRES(mu_);
   // The sample an exiting thread took for the periods its signals missed
   // (SampleRecord::repeat_last): with the stack of the thread's last sample, else `record`'s.
-  void EmitExitSampleLocked(uint32_t index, ThreadSlot& slot, const SampleRecord& record);
+  void EmitExitSampleLocked(uint32_t index, ThreadSlot& slot, const SampleRecord& record)
+      REQUIRES(mu_);
 
   Sampler* sampler_;
-  std::mutex* mu_;
+  Mutex* const mu_;
   SampleSink* sink_;
   ThreadRegistry* registry_ = nullptr;
   std::unique_ptr<DwarfUnwinder> dwarf_;
-  std::vector<uintptr_t> dwarf_pcs_;  // under the lock
-  StackBuffer stack_;                  // the sample being drained, under the lock
-  // Per slot, under the lock: the stack of the last sample drained from it (as handed to the
-  // sink) and the slot's generation then, for the sample its thread's exit takes.
+  std::vector<uintptr_t> dwarf_pcs_ GUARDED_BY(mu_);
+  StackBuffer stack_ GUARDED_BY(mu_);  // the sample being drained
+  // Per slot: the stack of the last sample drained from it (as handed to the sink) and the
+  // slot's generation then, for the sample its thread's exit takes.
   struct LastStack {
     uint32_t generation = 0;
     std::vector<uintptr_t> frames;
   };
-  std::vector<LastStack> last_;
-  DrainCounts counts_;                 // under the lock
-  // Under the process-wide code lock (collector.cpp), not `mu`.
-  std::unique_ptr<CodeTable> code_current_;
-  std::vector<std::unique_ptr<CodeTable>> code_retired_;
-  unsigned long long modules_stamp_ = ~0ull;
-  // Exceptions caught (under `mu`; the thread's own count is atomic: Main's failures outside
-  // the drain happen without the lock).
-  uint64_t failed_samples_ = 0;
+  std::vector<LastStack> last_ GUARDED_BY(mu_);
+  DrainCounts counts_ GUARDED_BY(mu_);
+  // Under the process-wide code lock, not mu_.
+  std::unique_ptr<CodeTable> code_current_ GUARDED_BY(TheCodeLock());
+  std::vector<std::unique_ptr<CodeTable>> code_retired_ GUARDED_BY(TheCodeLock());
+  unsigned long long modules_stamp_ GUARDED_BY(TheCodeLock()) = ~0ull;
+  // Exceptions caught (the thread's own count is atomic: Main's failures outside the drain
+  // happen without the lock).
+  uint64_t failed_samples_ GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> thread_failures_{0};
   std::atomic<bool> thread_gave_up_{false};
-  std::string first_failure_;  // under `mu`
+  std::string first_failure_ GUARDED_BY(mu_);
   std::atomic<uint32_t> wake_{0};  // futex word: 1 once Stop asks Main to end
   int drain_ms_ = 10;
   pthread_t thread_{};

@@ -2,8 +2,8 @@
 // profile_builder.h). Control path.
 #include "collector/profile_builder.h"
 
-#include "inprof/symbolize_raw.h"
 #include "api/labels.h"
+#include "inprof/symbolize_raw.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -61,12 +61,12 @@ ProfileBuilder::ProfileBuilder(const Config& config, const std::vector<const Eve
       }()) {}
 
 void ProfileBuilder::NoteModules() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   symbolizer_.RefreshModules();
 }
 
 Profile ProfileBuilder::Symbolize(const RawProfile& raw) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const SymbolizerStats before = symbolizer_.Stats();
   Profile profile = SymbolizeRawProfile(raw, symbolizer_);
   // New answers reach the cache now: the process may end without another chance.
@@ -153,7 +153,7 @@ RawProfile ProfileBuilder::BuildRaw(const StackTable& table, Health health,
   }
   std::stable_sort(raw.timeline.begin(), raw.timeline.end(),
                    [](const TimedSample& a, const TimedSample& b) { return a.time_ns < b.time_ns; });
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   symbolizer_.RefreshModules();
   raw.modules = symbolizer_.RecordedModules();
   return raw;

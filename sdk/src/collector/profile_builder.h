@@ -9,7 +9,6 @@
 #define INPROF_SDK_PROFILE_BUILDER_H_
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "api/config.h"
@@ -18,6 +17,7 @@
 #include "inprof/profile.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
+#include "inprof/thread_annotations.h"
 #include "lua/lua_splicer.h"
 
 namespace inprof::internal {
@@ -55,8 +55,8 @@ class ProfileBuilder {
   const std::vector<const EventSpec*>* events_;
   const LuaSplicer* lua_;
   std::vector<EventInfo> EventInfos() const;
-  std::mutex mu_;
-  Symbolizer symbolizer_;
+  Mutex mu_;
+  Symbolizer symbolizer_ GUARDED_BY(mu_);
 };
 
 }  // namespace inprof::internal

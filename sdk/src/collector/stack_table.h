@@ -6,7 +6,7 @@
 // budget, the sample is charged to the [overflow] stack and counted: memory never grows
 // past the budget and no weight is silently lost.
 //
-// Thread-safety: not thread-safe; the session serialises access (drain lock).
+// Thread-safety: not thread-safe; the session serialises access (its data_mu_).
 #ifndef INPROF_SDK_STACK_TABLE_H_
 #define INPROF_SDK_STACK_TABLE_H_
 

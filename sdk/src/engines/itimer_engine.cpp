@@ -20,28 +20,30 @@
 #include <time.h>
 
 #include <cerrno>
-#include <mutex>
 #include <new>
 
-#include "signal/raw_syscall.h"
 #include "engines/engine.h"
 #include "engines/itimer.h"
+#include "inprof/thread_annotations.h"
+#include "signal/raw_syscall.h"
 #include "threads/thread_registry.h"
 
 namespace inprof::internal {
 namespace {
 
-// The engine that owns ITIMER_PROF, for the hooks. Guarded by g_itimer_mu; the period is
-// also readable without it (exec hooks must not lock: a vfork child shares our memory).
+// The engine that owns ITIMER_PROF, for the hooks. The period is also readable without
+// g_itimer_mu (exec hooks must not lock: a vfork child shares our memory).
 class ItimerEngine;
-std::mutex g_itimer_mu;
-ItimerEngine* g_itimer = nullptr;
+Mutex g_itimer_mu;
+ItimerEngine* g_itimer GUARDED_BY(g_itimer_mu) = nullptr;
 std::atomic<long> g_armed_period_ns{0};
 
 }  // namespace
 
-void ForgetItimerAfterFork() {
-  new (&g_itimer_mu) std::mutex();
+// In the forked child, whose copy of the mutex may be held by a thread that does not exist
+// there: a fresh mutex, and nothing locked.
+void ForgetItimerAfterFork() NO_THREAD_SAFETY_ANALYSIS {
+  new (&g_itimer_mu) Mutex();
   g_itimer = nullptr;
   g_armed_period_ns.store(0, std::memory_order_relaxed);
 }
@@ -130,7 +132,7 @@ class ItimerEngine final : public Engine {
   int Start(ThreadSource* source, long first_ns) override {
     int error = 0;
     {
-      std::lock_guard<std::mutex> lock(g_itimer_mu);
+      MutexLock lock(&g_itimer_mu);
       if (g_itimer != this && !stopped_) {
         g_itimer = this;
         if (!yielded_) error = ArmLocked();  // else the program owns ITIMER_PROF for now
@@ -173,7 +175,7 @@ class ItimerEngine final : public Engine {
   void ForgetInChild(ThreadSource*) override {}
 
   void StopAll() override {
-    std::lock_guard<std::mutex> lock(g_itimer_mu);
+    MutexLock lock(&g_itimer_mu);
     stopped_ = true;
     if (g_itimer != this) return;
     DisarmLocked();
@@ -181,7 +183,7 @@ class ItimerEngine final : public Engine {
   }
 
   std::vector<std::string> Warnings() const override {
-    std::lock_guard<std::mutex> lock(g_itimer_mu);
+    MutexLock lock(&g_itimer_mu);
     std::vector<std::string> out;
     if (takeovers_ != 0) {
       out.push_back("the program armed ITIMER_PROF itself " + std::to_string(takeovers_) +
@@ -194,7 +196,7 @@ class ItimerEngine final : public Engine {
 
   // setitimer hook: the program arms (or disarms) ITIMER_PROF. Arming takes it over from
   // us; disarming gives it back once its own call is done.
-  void ProgramArms() {
+  void ProgramArms() REQUIRES(g_itimer_mu) {
     if (!yielded_) {
       ++takeovers_;
       yielded_ = true;
@@ -202,7 +204,7 @@ class ItimerEngine final : public Engine {
       g_armed_period_ns.store(0, std::memory_order_release);
     }
   }
-  void ProgramDisarmed() {
+  void ProgramDisarmed() REQUIRES(g_itimer_mu) {
     if (yielded_ && !stopped_) {
       yielded_ = false;
       ArmLocked();
@@ -210,7 +212,7 @@ class ItimerEngine final : public Engine {
   }
 
  private:
-  int ArmLocked() {
+  int ArmLocked() REQUIRES(g_itimer_mu) {
     // CPU time of the threads while the timer was not ours is not theirs to be charged for.
     sampler_->itimer_period_ns = period_ns_;
     for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
@@ -228,7 +230,7 @@ class ItimerEngine final : public Engine {
     g_armed_period_ns.store(period_ns_, std::memory_order_release);
     return 0;
   }
-  void DisarmLocked() {
+  void DisarmLocked() REQUIRES(g_itimer_mu) {
     if (!yielded_) SetProfTimer(0);
     sampler_->itimer_event.store(0, std::memory_order_release);
     g_armed_period_ns.store(0, std::memory_order_release);
@@ -238,9 +240,9 @@ class ItimerEngine final : public Engine {
   uint32_t event_;
   long period_ns_;
   std::unique_ptr<std::atomic<uint64_t>[]> table_;
-  bool stopped_ = false;   // guarded by g_itimer_mu
-  bool yielded_ = false;   // guarded by g_itimer_mu
-  uint64_t takeovers_ = 0;  // guarded by g_itimer_mu
+  bool stopped_ GUARDED_BY(g_itimer_mu) = false;
+  bool yielded_ GUARDED_BY(g_itimer_mu) = false;
+  uint64_t takeovers_ GUARDED_BY(g_itimer_mu) = 0;
 };
 
 }  // namespace
@@ -251,7 +253,7 @@ std::unique_ptr<Engine> MakeItimerEngine(Sampler* sampler, uint32_t event, long 
 }
 
 void ItimerProgramSets(bool arming) {
-  std::lock_guard<std::mutex> lock(g_itimer_mu);
+  MutexLock lock(&g_itimer_mu);
   if (g_itimer == nullptr) return;
   if (arming) {
     g_itimer->ProgramArms();
@@ -261,7 +263,7 @@ void ItimerProgramSets(bool arming) {
 }
 
 bool ItimerOwned() {
-  std::lock_guard<std::mutex> lock(g_itimer_mu);
+  MutexLock lock(&g_itimer_mu);
   return g_itimer != nullptr;
 }
 

@@ -42,7 +42,7 @@ constexpr int kMaxLuaFrames = 100;
 
 void Session::SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
                        bool mixed) {
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   int event = -1;
   for (size_t e = 0; e < engines_.events.size(); ++e) {
     if (engines_.events[e]->source == EventSource::kLua) event = static_cast<int>(e);
@@ -51,7 +51,7 @@ void Session::SetLuaVm(pid_t tid, std::vector<std::pair<uintptr_t, uintptr_t>> v
 }
 
 void Session::ClearLuaVm() {
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   DrainLocked();  // native samples taken while the VM ran get its last stack
   SpliceLuaPendingLocked();
   lua_.Detach();
@@ -59,13 +59,14 @@ void Session::ClearLuaVm() {
 
 void Session::SpliceLuaPendingLocked() {
   lua_.SplicePending(sampler_.code.load(std::memory_order_acquire),
-                     [this](std::span<const uintptr_t> stack, const SampleMeta& meta) {
+                     [this](std::span<const uintptr_t> stack, const SampleMeta& meta)
+                         REQUIRES(data_mu_) {
                        AggregateLocked(stack, meta);
                      });
 }
 
 void Session::AddLuaStack(std::string_view dump, uint32_t weight, char vmstate) {
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   if (lua_.tid() == 0) return;
   std::span<const uintptr_t> lua_stack = lua_.Parse(dump);
   if (lua_.mixed()) {

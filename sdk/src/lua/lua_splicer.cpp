@@ -91,7 +91,7 @@ uintptr_t LuaSplicer::Intern(std::string_view name, std::string_view location) {
   } else {
     return 0;  // a C function: not a Lua frame
   }
-  std::lock_guard<std::mutex> lock(frames_mu_);
+  MutexLock lock(&frames_mu_);
   const uintptr_t id = kLuaFrameMarker | frames_.size();
   frames_.push_back(std::move(frame));
   frame_ids_.emplace(std::move(key), id);
@@ -117,7 +117,7 @@ std::span<const uintptr_t> LuaSplicer::Parse(std::string_view dump) {
 uintptr_t LuaSplicer::VmStateFrame(char vmstate) { return Intern(VmStateName(vmstate), {}); }
 
 Frame LuaSplicer::FrameOf(uintptr_t marker) const {
-  std::lock_guard<std::mutex> lock(frames_mu_);
+  MutexLock lock(&frames_mu_);
   const size_t index = marker & ((uintptr_t{1} << 48) - 1);
   if (index < frames_.size()) return frames_[index];
   Frame unknown;

@@ -5,10 +5,10 @@
 // Lua frames are not addresses: each distinct (function, file, line) is interned as
 // kLuaFrameMarker | index into frames_, which the profile builder resolves with FrameOf.
 //
-// Concurrency contract: everything but FrameOf runs under the collector's lock (the
-// session's data_mu_), on the VM's thread (stacks at safe points, never in a signal handler)
-// or the collector thread (native samples). FrameOf may run on any thread, concurrently: it
-// takes frames_mu_. Not async-signal-safe.
+// Concurrency contract: everything but FrameOf runs under the session's data_mu_ (its lua_
+// member is GUARDED_BY it), on the VM's thread (stacks at safe points, never in a signal
+// handler) or the collector thread (native samples). FrameOf may run on any thread,
+// concurrently: it takes frames_mu_. Not async-signal-safe.
 #ifndef INPROF_SDK_LUA_SPLICER_H_
 #define INPROF_SDK_LUA_SPLICER_H_
 
@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +26,7 @@
 
 #include "collector/stack_buffer.h"
 #include "inprof/profile.h"
+#include "inprof/thread_annotations.h"
 #include "threads/sampler.h"
 
 namespace inprof::internal {
@@ -87,8 +87,8 @@ class LuaSplicer {
   std::vector<Pending> pending_;
   std::unordered_map<std::string, uintptr_t> frame_ids_;
   std::unordered_map<std::string, std::string> paths_;  // chunk name -> canonical path
-  mutable std::mutex frames_mu_;                         // frames_
-  std::deque<Frame> frames_;
+  mutable Mutex frames_mu_;
+  std::deque<Frame> frames_ GUARDED_BY(frames_mu_);
   uint64_t spliced_ = 0;
   uint64_t unspliced_ = 0;
 };

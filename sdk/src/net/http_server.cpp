@@ -30,7 +30,7 @@ HttpServer::Context::Wait HttpServer::Context::WaitFor(std::chrono::milliseconds
   char sink[4096];
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(server_->mu_);
+      MutexLock lock(&server_->mu_);
       if (server_->stopping_) return Wait::kStopped;
     }
     const auto left =
@@ -41,10 +41,10 @@ HttpServer::Context::Wait HttpServer::Context::WaitFor(std::chrono::milliseconds
     if (n < 0) {
       if (errno == EINTR) continue;
       // Cannot watch the socket (out of kernel memory): wait on the stop alone.
-      std::unique_lock<std::mutex> lock(server_->mu_);
-      return server_->cv_.wait_until(lock, deadline, [this] { return server_->stopping_; })
-                 ? Wait::kStopped
-                 : Wait::kElapsed;
+      MutexLock lock(&server_->mu_);
+      while (!server_->stopping_ && server_->cv_.WaitUntil(&server_->mu_, deadline)) {
+      }
+      return server_->stopping_ ? Wait::kStopped : Wait::kElapsed;
     }
     if (p[1].revents != 0) return Wait::kStopped;
     if ((p[0].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) return Wait::kClientGone;
@@ -114,14 +114,14 @@ Status HttpServer::Start(const ListenAddress& address) {
 }
 
 void HttpServer::Stop() {
-  std::lock_guard<std::mutex> serialized(stop_mu_);
+  MutexLock serialized(&stop_mu_);
   if (!running_) return;
   running_ = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   // Never into a number the program closed and reused: the listener then notices the stop
   // at its next poll timeout (ListenLoop).
   if (StillOurs(wake_fd_, wake_id_)) {
@@ -133,8 +133,11 @@ void HttpServer::Stop() {
   if (listener_ != pthread_t{}) pthread_join(listener_, nullptr);
   for (pthread_t worker : workers_) pthread_join(worker, nullptr);
   workers_.clear();
-  for (int fd : pending_) close(fd);
-  pending_.clear();
+  {
+    MutexLock lock(&mu_);  // no thread is left to contend for it
+    for (int fd : pending_) close(fd);
+    pending_.clear();
+  }
   if (StillOurs(listen_fd_, listen_id_)) close(listen_fd_);
   if (StillOurs(wake_fd_, wake_id_)) close(wake_fd_);
   listen_fd_ = wake_fd_ = -1;
@@ -184,7 +187,7 @@ void HttpServer::ListenLoop() {
       return;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (stopping_) return;
     }
     if (n == 0) continue;
@@ -211,17 +214,18 @@ void HttpServer::ListenLoop() {
       // previous request waits for that connection's close, and on a loaded machine it may
       // see it only some milliseconds later; refusing the client meanwhile is a 503 it
       // cannot make sense of.
-      std::unique_lock<std::mutex> lock(mu_);
-      freed_.wait_for(lock, std::chrono::milliseconds(100), [this] {
-        return stopping_ || busy_ + static_cast<int>(pending_.size()) < options_.workers;
-      });
+      MutexLock lock(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      while (!(stopping_ || busy_ + static_cast<int>(pending_.size()) < options_.workers) &&
+             freed_.WaitUntil(&mu_, deadline)) {
+      }
       if (busy_ + static_cast<int>(pending_.size()) < options_.workers) {
         pending_.push_back(fd);
         queued = true;
       }
     }
     if (queued) {
-      cv_.notify_one();
+      cv_.NotifyOne();
       continue;
     }
     // Every worker is busy (captures of N seconds hold one each): refuse now, do not queue.
@@ -243,8 +247,8 @@ void HttpServer::WorkerLoop() {
   for (;;) {
     int fd;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && pending_.empty()) cv_.Wait(&mu_);
       if (stopping_) return;
       fd = pending_.front();
       pending_.pop_front();
@@ -259,10 +263,10 @@ void HttpServer::WorkerLoop() {
     }
     close(fd);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       --busy_;
     }
-    freed_.notify_one();
+    freed_.NotifyOne();
   }
 }
 

@@ -18,14 +18,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "inprof/status.h"
+#include "inprof/thread_annotations.h"
 #include "net/http.h"
 
 namespace inprof::internal {
@@ -106,15 +105,16 @@ class HttpServer {
   uint16_t port_ = 0;
   pthread_t listener_{};
   std::vector<pthread_t> workers_;
-  std::mutex stop_mu_;  // serializes Stop: the second caller waits for the first's joins
+  // Serializes Stop: the second caller waits for the first's joins. Taken before mu_.
+  Mutex stop_mu_ ACQUIRED_BEFORE(mu_);
   bool running_ = false;
 
-  std::mutex mu_;
-  std::condition_variable cv_;  // new connections, stop
-  std::condition_variable freed_;  // a worker is done with its connection
-  std::deque<int> pending_;     // accepted, waiting for a worker
-  int busy_ = 0;                // workers serving a connection
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar cv_;  // new connections, stop
+  CondVar freed_;  // a worker is done with its connection
+  std::deque<int> pending_ GUARDED_BY(mu_);  // accepted, waiting for a worker
+  int busy_ GUARDED_BY(mu_) = 0;             // workers serving a connection
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace inprof::internal

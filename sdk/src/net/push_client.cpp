@@ -302,7 +302,7 @@ void PushClient::Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t 
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++stats_.windows;
     stats_.merged_series += merged;
     for (Request& r : requests) {
@@ -323,23 +323,25 @@ void PushClient::Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t 
     }
     stats_.queued = queue_.size();
   }
-  cv_.notify_all();  // the sender, and Stop may wait on the same variable
+  cv_.NotifyAll();  // the sender, and Stop may wait on the same variable
 }
 
 void PushClient::Stop(std::chrono::milliseconds flush) {
   if (!running_) return;
   running_ = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     flush_deadline_ = std::chrono::steady_clock::now() + flush;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   {
     // The sender ends by itself once the queue is empty or the deadline has passed between
     // requests; a request in flight at the deadline is cut off here.
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_until(lock, flush_deadline_, [this] { return sender_done_; })) {
+    MutexLock lock(&mu_);
+    while (!sender_done_ && cv_.WaitUntil(&mu_, flush_deadline_)) {
+    }
+    if (!sender_done_) {
       if (StillOurs(cancel_fd_, cancel_id_)) {
         const uint64_t one = 1;
         [[maybe_unused]] ssize_t n = write(cancel_fd_, &one, sizeof one);
@@ -354,7 +356,7 @@ void PushClient::Stop(std::chrono::milliseconds flush) {
     }
   }
   pthread_join(thread_, nullptr);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stats_.dropped += queue_.size();
   queue_.clear();
   stats_.queued = 0;
@@ -362,7 +364,7 @@ void PushClient::Stop(std::chrono::milliseconds flush) {
 }
 
 PushStats PushClient::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -383,7 +385,7 @@ std::string PushClient::Summary() const {
 
 void* PushClient::Entry(void* self) {
   // An exception leaving a thread's entry function ends the program (std::terminate). Run
-  // holds its lock through a unique_lock, so after a failure (out of memory building a
+  // holds its lock through a MutexLock, so after a failure (out of memory building a
   // request) the sender ends cleanly: Stop still joins it and counts what is left as dropped.
   auto* client = static_cast<PushClient*>(self);
   try {
@@ -398,10 +400,10 @@ void* PushClient::Entry(void* self) {
     CountContained(ContainedAt::kNetwork);
   }
   {
-    std::lock_guard<std::mutex> lock(client->mu_);
+    MutexLock lock(&client->mu_);
     client->sender_done_ = true;
   }
-  client->cv_.notify_all();
+  client->cv_.NotifyAll();
   return nullptr;
 }
 
@@ -415,9 +417,9 @@ void PushClient::Run() {
   HttpFields headers;
   if (!options_.tenant.empty()) headers.emplace_back("X-Scope-OrgID", options_.tenant);
   int attempt = 0;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
     if (queue_.empty()) return;  // stopping, nothing left
     if (stopping_ && std::chrono::steady_clock::now() >= flush_deadline_) return;
     // The request leaves the queue while it is tried; a retryable failure puts it back at the
@@ -433,20 +435,20 @@ void PushClient::Run() {
                       .count();
       timeout = static_cast<int>(std::clamp<long long>(left, 1, timeout));
     }
-    lock.unlock();
+    lock.Unlock();
     HttpClientResult result =
         HttpPost(options_.url, request.path_and_query, headers, "application/octet-stream",
                  *request.body, timeout, StillOurs(cancel_fd_, cancel_id_) ? cancel_fd_ : -1);
-    lock.lock();
+    lock.Lock();
     if (result.status >= 200 && result.status < 300) {
       ++stats_.sent;
       attempt = 0;
       stats_.last_error.clear();
       if (failing_) {
         failing_ = false;
-        lock.unlock();
+        lock.Unlock();
         Log("push to " + options_.url.text + " works again");
-        lock.lock();
+        lock.Lock();
       }
       continue;
     }
@@ -464,9 +466,9 @@ void PushClient::Run() {
     }
     if (!Retryable(result.status)) {
       ++stats_.rejected;
-      lock.unlock();
+      lock.Unlock();
       Log("push to " + options_.url.text + " rejected a window: " + error);
-      lock.lock();
+      lock.Lock();
       continue;
     }
     ++stats_.retries;
@@ -489,19 +491,20 @@ void PushClient::Run() {
     if (!failing_) {
       failing_ = true;
       const size_t queued = queue_.size();
-      lock.unlock();
+      lock.Unlock();
       Log("push to " + options_.url.text + " failed: " + error + "; retrying with backoff (" +
           std::to_string(queued) + " requests queued, the oldest are dropped past " +
           std::to_string(options_.max_windows) + ")");
-      lock.lock();
+      lock.Lock();
     }
     if (stopping_) {
       // Flushing at exit: retry only within the deadline.
       if (std::chrono::steady_clock::now() + delay >= flush_deadline_) return;
     }
-    cv_.wait_for(lock, delay, [this] {
-      return stopping_ && std::chrono::steady_clock::now() >= flush_deadline_;
-    });
+    const auto retry_at = std::chrono::steady_clock::now() + delay;
+    while (!(stopping_ && std::chrono::steady_clock::now() >= flush_deadline_) &&
+           cv_.WaitUntil(&mu_, retry_at)) {
+    }
   }
 }
 

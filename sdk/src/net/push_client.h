@@ -18,11 +18,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <utility>
@@ -30,6 +28,7 @@
 
 #include "inprof/profile.h"
 #include "inprof/status.h"
+#include "inprof/thread_annotations.h"
 #include "net/http.h"
 #include "net/http_server.h"
 
@@ -121,7 +120,7 @@ class PushClient {
     std::shared_ptr<const std::string> body;  // shared: the sender copies the request
   };
   static void* Entry(void* self);
-  void Run();
+  void Run() EXCLUDES(mu_);
   void Log(const std::string& message);
 
   PushOptions options_;
@@ -129,16 +128,18 @@ class PushClient {
   pthread_t thread_{};
   bool running_ = false;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Request> queue_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Request> queue_ GUARDED_BY(mu_);
   std::atomic<uint64_t> next_id_{0};
-  PushStats stats_;
-  bool stopping_ = false;
-  bool sender_done_ = false;  // Run has returned (Stop waits for it until the deadline)
+  PushStats stats_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  // Run has returned (Stop waits for it until the deadline).
+  bool sender_done_ GUARDED_BY(mu_) = false;
   int cancel_fd_ = -1;        // eventfd: readable once the flush deadline has passed
   FdIdentity cancel_id_;      // ... and which file it is (the program may close it)
-  std::chrono::steady_clock::time_point flush_deadline_{};
+  std::chrono::steady_clock::time_point flush_deadline_ GUARDED_BY(mu_){};
+  // The sender thread's own (seeded by Start before the thread runs).
   std::mt19937_64 rng_;
   bool failing_ = false;  // a failure was reported and no success since
 };

@@ -1,7 +1,7 @@
 // The window/export pipeline and the one output-writing path (see export_pipeline.h).
 // Control path.
-#include "signal/raw_syscall.h"
 #include "session/export_pipeline.h"
+#include "signal/raw_syscall.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -142,22 +142,22 @@ pid_t ExportPipeline::Start() {
 
 void ExportPipeline::Push(RawWindow window) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     while (queue_.size() >= 2) {
       queue_.pop_front();
       dropped_.fetch_add(1, std::memory_order_relaxed);
     }
     queue_.push_back(std::move(window));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void ExportPipeline::Finish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (running_) {
     pthread_join(thread_, nullptr);
     running_ = false;
@@ -183,8 +183,8 @@ void ExportPipeline::Main() {
   for (;;) {
     RawWindow window;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stop_ && queue_.empty()) cv_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping, nothing left
       window = std::move(queue_.front());
       queue_.pop_front();
@@ -204,7 +204,7 @@ void ExportPipeline::Main() {
 void ExportPipeline::NoteFailedWindow(uint64_t sequence, const char* what) noexcept {
   CountContained(ContainedAt::kExporter);
   failed_.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!first_failure_.empty()) return;
   try {
     first_failure_ = std::string("window ") + std::to_string(sequence) + ": " + what;
@@ -244,7 +244,7 @@ void ExportPipeline::Export(RawWindow& raw) {
                [&](const std::string& file, Format format, const ExportOptions& options) {
                  Status s = WriteWindowFile(window.profile, format, file, stamp, options, &written);
                  if (!s.ok()) {
-                   std::lock_guard<std::mutex> lock(mu_);
+                   MutexLock lock(&mu_);
                    if (errors_++ == 0) {
                      first_error_ = s.message();
                      if (!config_.quiet) {
@@ -256,7 +256,7 @@ void ExportPipeline::Export(RawWindow& raw) {
                  return s;
                });
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     last_files_ = std::move(written);
   }
   exported_.fetch_add(1, std::memory_order_relaxed);
@@ -293,7 +293,7 @@ Status ExportPipeline::WriteWindowFile(const Profile& profile, Format format,
 }
 
 std::string ExportPipeline::SummaryLines(uint64_t closed) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::string line = "inprof: windows: " + std::to_string(windows_exported()) + " of " +
                      std::to_string(closed) + " written (" +
                      std::to_string(dropped_.load(std::memory_order_relaxed)) + " dropped";

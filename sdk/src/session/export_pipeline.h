@@ -17,12 +17,10 @@
 #include <pthread.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +29,7 @@
 #include "collector/stack_table.h"
 #include "inprof/formats.h"
 #include "inprof/raw_profile.h"
+#include "inprof/thread_annotations.h"
 
 namespace inprof::internal {
 
@@ -78,7 +77,7 @@ Status WriteOutputs(Profile& profile, const Config& config,
                     const FileWriter& write);
 
 // The current window of continuous mode: when it started, when the next one is due, and the
-// counters at its start. Under the collector's lock.
+// counters at its start. Under the session's data_mu_.
 class WindowClock {
  public:
   void Start(int64_t unix_ns, int64_t monotonic_ns, double length_seconds);
@@ -144,14 +143,14 @@ class ExportPipeline {
   Builder build_;
   std::vector<std::function<void(const Window&)>> listeners_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<RawWindow> queue_;  // under mu_
-  bool stop_ = false;            // under mu_
-  std::vector<std::string> last_files_;  // under mu_
-  std::string first_error_;              // under mu_
-  uint64_t errors_ = 0;                  // under mu_
-  std::string first_failure_;            // under mu_: the first window whose export threw
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<RawWindow> queue_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::vector<std::string> last_files_ GUARDED_BY(mu_);
+  std::string first_error_ GUARDED_BY(mu_);
+  uint64_t errors_ GUARDED_BY(mu_) = 0;
+  std::string first_failure_ GUARDED_BY(mu_);  // the first window whose export threw
   pthread_t thread_{};
   bool running_ = false;
   std::atomic<uint64_t> exported_{0};

@@ -1,5 +1,5 @@
-#include "signal/raw_syscall.h"
 #include "session/session.h"
+#include "signal/raw_syscall.h"
 
 #include <signal.h>
 #include <sys/syscall.h>
@@ -69,7 +69,10 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   times_.start_realtime_ns = Now(CLOCK_REALTIME);
   times_.start_monotonic_ns = Now(CLOCK_MONOTONIC);
   times_.start_cpu_ns = Now(CLOCK_PROCESS_CPUTIME_ID);
-  table_.set_time_origin(times_.start_monotonic_ns);  // no sample yet: nothing else reads it
+  {
+    MutexLock lock(&data_mu_);  // uncontended: no collector yet
+    table_.set_time_origin(times_.start_monotonic_ns);
+  }
 
   // Engines first, then the unwinder: their warnings are listed in that order.
   Status chosen = ChooseEngines(config_, LuaIntervalMs(), &sampler_, &engines_);
@@ -85,7 +88,11 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
     return chosen;
   }
   if (config_.window > 0) {
-    window_.Start(times_.start_realtime_ns, times_.start_monotonic_ns, config_.window);
+    {
+      // The collector thread runs already: its OnDrained reads the window clock.
+      MutexLock lock(&data_mu_);
+      window_.Start(times_.start_realtime_ns, times_.start_monotonic_ns, config_.window);
+    }
     if (const pid_t exporter = pipeline_.Start(); exporter != 0) {
       registry_->Exclude(exporter);
     } else {
@@ -143,7 +150,7 @@ void Session::Stop() {
   times_.stop_monotonic_ns = Now(CLOCK_MONOTONIC);
   times_.stop_cpu_ns = Now(CLOCK_PROCESS_CPUTIME_ID);
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     DrainLocked();
     registry_->ReleaseRetired();
     // Mixed Lua mode: samples still waiting for a Lua stack get the last one.
@@ -191,7 +198,7 @@ void Session::MarkRawOutputsStarted() {
   if (!any) return;
   Health health;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     health = CurrentHealth();
   }
   const RawProfile header = builder_.BuildRawHeader(std::move(health), times_.start_realtime_ns);
@@ -252,7 +259,11 @@ Health Session::CurrentHealth() {
   h.achieved_hz =
       cpu_ns > 0 ? static_cast<double>(counts_.first_event_weight) * 1e9 / static_cast<double>(cpu_ns) : 0;
   const SamplerCounters& c = sampler_.counters;
-  const DrainCounts drained = collector_ ? collector_->counts() : DrainCounts{};
+  DrainCounts drained;
+  if (collector_) {
+    CollectorLockHeld();
+    drained = collector_->counts();
+  }
   h.samples = counts_.samples;
   h.dropped =
       c.ring_full.load(std::memory_order_relaxed) + c.reentered.load(std::memory_order_relaxed);
@@ -267,7 +278,6 @@ Health Session::CurrentHealth() {
 
 void Session::AddHealthWarnings(Health* health) {
   Health& h = *health;
-  // Callers hold data_mu_ (table_).
   if (const uint64_t n = table_.timeline_dropped(); n != 0) {
     h.warnings.push_back("the timeline is full: " + std::to_string(n) +
                          " later samples have no time (they are in every aggregate; "
@@ -278,8 +288,10 @@ void Session::AddHealthWarnings(Health* health) {
                          " label changes were refused (at most 16 labels per thread, 4096 "
                          "distinct sets): those threads' samples are labelled [overflow]");
   }
-  const DrainCounts drained = collector_ ? collector_->counts() : DrainCounts{};
+  DrainCounts drained;
   if (collector_) {
+    CollectorLockHeld();
+    drained = collector_->counts();
     for (std::string& w : collector_->Warnings()) h.warnings.push_back(std::move(w));
   }
   if (registry_) {
@@ -354,7 +366,7 @@ void Session::AddHealthWarnings(Health* health) {
 std::string Session::SummaryLine(const std::vector<std::string>& written) {
   Health h;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     h = CurrentHealth();
   }
   const int64_t end = stopped_ ? times_.stop_monotonic_ns : Now(CLOCK_MONOTONIC);
@@ -389,7 +401,7 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   if (config_.window > 0) {
     uint64_t closed;
     {
-      std::lock_guard<std::mutex> lock(data_mu_);
+      MutexLock lock(&data_mu_);
       closed = window_.closed();
     }
     line += "\n" + pipeline_.SummaryLines(closed);
@@ -451,7 +463,7 @@ void Session::AggregateLocked(std::span<const uintptr_t> stack, const SampleMeta
 }
 
 uint64_t Session::samples() {
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   return counts_.samples;
 }
 
@@ -465,7 +477,7 @@ void Session::ImportBootstrap(pid_t tid) {
   times_.start_realtime_ns = g_bootstrap.start_realtime_ns;
   times_.start_monotonic_ns = g_bootstrap.start_monotonic_ns;
   times_.start_cpu_ns = g_bootstrap.start_cpu_ns;
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   table_.set_time_origin(times_.start_monotonic_ns);
   // Into the table directly (no tap can be open yet), then the samples' times, which name
   // the bootstrap table's entries.
@@ -483,7 +495,8 @@ void Session::ImportBootstrap(pid_t tid) {
     BootstrapForEach([&](const BootstrapStack& s) { walks.emplace(s.entry, s); });
     auto record = std::make_unique<CopyRecord>();
     StackBuffer unwound;
-    BootstrapCopiesForEach([&](const BootstrapTable::Copy& c, const uint8_t* bytes) {
+    BootstrapCopiesForEach([&](const BootstrapTable::Copy& c, const uint8_t* bytes)
+                               REQUIRES(data_mu_) {
       CopyRecord& r = *record;
       r.tid = static_cast<uint32_t>(tid);
       r.weight = c.weight;
@@ -502,6 +515,7 @@ void Session::ImportBootstrap(pid_t tid) {
         r.fp_depth = static_cast<uint16_t>(n);
         r.fp_stop = w->second.stop;
       }
+      CollectorLockHeld();
       if (!collector_->UnwindEarlyCopyLocked(r, bytes, &unwound)) return;
       if (tid > 0) unwound.push(kThreadMarker | static_cast<uintptr_t>(tid));
       if (c.labels != 0) unwound.push(kLabelsMarker | c.labels);
@@ -518,7 +532,7 @@ void Session::ImportBootstrap(pid_t tid) {
     const auto it = moved.find(entry);
     return it == moved.end() ? weight : weight - std::min(weight, it->second);
   };
-  BootstrapForEach([&](const BootstrapStack& s) {
+  BootstrapForEach([&](const BootstrapStack& s) REQUIRES(data_mu_) {
     const uint64_t weight = remaining(s.entry, s.weight);
     if (weight == 0) return;
     BootstrapStackForLookup(s, tid, &stack);
@@ -530,7 +544,7 @@ void Session::ImportBootstrap(pid_t tid) {
     stack_of_entry[BootstrapTable::kNoEntry] = table_.Add(kOverflow, lost, 0);
   }
   uint32_t time_index = 0;
-  BootstrapTimesForEach([&](int64_t time_ns, uint32_t entry, uint32_t weight) {
+  BootstrapTimesForEach([&](int64_t time_ns, uint32_t entry, uint32_t weight) REQUIRES(data_mu_) {
     const uint32_t i = time_index++;
     if (i < moved_time.size() && moved_time[i]) return;
     if (const auto it = stack_of_entry.find(entry); it != stack_of_entry.end()) {
@@ -546,9 +560,10 @@ void Session::ImportBootstrap(pid_t tid) {
 
 void Session::BeforeDlclose() {
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     // Only when no other dlclose is under way: that one may be unmapping right now.
     if (collector_ && g_dlclose_in_progress.load(std::memory_order_acquire) == 1) {
+      CollectorLockHeld();
       collector_->DrainLocked(true);
     }
   }

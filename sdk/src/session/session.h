@@ -24,7 +24,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -42,6 +41,7 @@
 #include "engines/events.h"
 #include "inprof/profile.h"
 #include "inprof/status.h"
+#include "inprof/thread_annotations.h"
 #include "lua/lua_splicer.h"
 #include "session/export_pipeline.h"
 #include "session/taps.h"
@@ -137,30 +137,37 @@ class Session : private SampleSink {
   uint64_t windows_exported() const { return pipeline_.windows_exported(); }
 
  private:
-  // SampleSink, called by the collector under data_mu_.
-  void OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) override;
-  void OnDrained() override;
+  // SampleSink, called by the collector under data_mu_ (the collector's lock).
+  void OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) override
+      REQUIRES(data_mu_);
+  void OnDrained() override REQUIRES(data_mu_);
   void OnModulesChanged() override { NoteModules(); }
-  // Into the session's table and every tap. Caller holds data_mu_.
-  void AggregateLocked(std::span<const uintptr_t> stack, const SampleMeta& meta);
-  void CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event);
-  // Mixed Lua mode: the deferred native samples, spliced. Caller holds data_mu_.
-  void SpliceLuaPendingLocked();
-  // Drains the rings now (the collector's drain). Caller holds data_mu_.
-  void DrainLocked() {
-    if (collector_) collector_->DrainLocked();
+  // Into the session's table and every tap.
+  void AggregateLocked(std::span<const uintptr_t> stack, const SampleMeta& meta)
+      REQUIRES(data_mu_);
+  void CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) REQUIRES(data_mu_);
+  // Mixed Lua mode: the deferred native samples, spliced.
+  void SpliceLuaPendingLocked() REQUIRES(data_mu_);
+  // Drains the rings now (the collector's drain).
+  void DrainLocked() REQUIRES(data_mu_) {
+    if (!collector_) return;
+    CollectorLockHeld();
+    collector_->DrainLocked();
   }
+  // The collector was given data_mu_ as its lock: tells the analysis that the two names are
+  // one mutex. Checks nothing at run time; collector_ is set.
+  void CollectorLockHeld() const REQUIRES(data_mu_) ASSERT_CAPABILITY(collector_->lock()) {}
   // Closes the current window: moves the stack table to the export pipeline and starts the
-  // next. Caller holds data_mu_.
-  void RotateWindowLocked(int64_t now_monotonic_ns);
+  // next.
+  void RotateWindowLocked(int64_t now_monotonic_ns) REQUIRES(data_mu_);
   // Bytes of the stack table for the current window (or the whole run) and for each tap.
   size_t TableBudget() const;
   size_t TapBudget() const;
   // Start's steps after the engines are chosen: the collector, the handler, the threads.
   Status StartSampling(const std::vector<pid_t>& excluded, std::unique_ptr<DwarfUnwinder> dwarf);
-  Health CurrentHealth();
+  Health CurrentHealth() REQUIRES(data_mu_);
   // The warnings of the health block: the engines', the registry's, the drain's.
-  void AddHealthWarnings(Health* h);
+  void AddHealthWarnings(Health* h) REQUIRES(data_mu_);
   int DrainIntervalMs() const;
 
   Config config_;
@@ -171,25 +178,26 @@ class Session : private SampleSink {
   std::vector<std::string> warnings_;  // from Start, shown in every summary
   std::unique_ptr<ThreadRegistry> registry_;
 
-  std::mutex data_mu_;
-  StackTable table_;  // under data_mu_
-  // Samples aggregated so far, under data_mu_.
+  // The collector drains under it too (Collector::lock()).
+  Mutex data_mu_;
+  StackTable table_ GUARDED_BY(data_mu_);
+  // Samples aggregated so far.
   struct SampleCounts {
     uint64_t samples = 0;
     uint64_t weight = 0;
     uint64_t first_event_weight = 0;  // the rate in the health block is the first event's
     uint64_t overruns = 0;            // timer expirations the kernel could not deliver
   };
-  SampleCounts counts_;
-  Taps taps_;       // under data_mu_
-  LuaSplicer lua_;  // under data_mu_ (its frames under its own lock)
+  SampleCounts counts_ GUARDED_BY(data_mu_);
+  Taps taps_ GUARDED_BY(data_mu_);
+  LuaSplicer lua_ GUARDED_BY(data_mu_);  // its frames under its own frames_mu_
   ProfileBuilder builder_;
   // Publishes the handler's code ranges: declared after registry_, destroyed before it.
   std::unique_ptr<Collector> collector_;
-  // Continuous mode: the current window (table_ holds its stacks), under data_mu_, and the
-  // pipeline that exports closed windows (it symbolizes through builder_, so it is declared
-  // after everything it uses).
-  WindowClock window_;
+  // Continuous mode: the current window (table_ holds its stacks), and the pipeline that
+  // exports closed windows (it symbolizes through builder_, so it is declared after
+  // everything it uses).
+  WindowClock window_ GUARDED_BY(data_mu_);
   ExportPipeline pipeline_;
 
   bool started_ = false;

@@ -17,7 +17,7 @@ RawProfile Session::SnapshotRaw() {
   int64_t start_unix_ns = times_.start_realtime_ns;
   int64_t start_monotonic_ns = times_.start_monotonic_ns;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     DrainLocked();
     copy = table_;
     health = CurrentHealth();
@@ -32,7 +32,7 @@ RawProfile Session::SnapshotRaw() {
 }
 
 uint64_t Session::AddTap() {
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   if (!started_ || stopped_) return 0;
   DrainLocked();  // what came before the tap is not its business
   return taps_.Open(TapBudget(), config_.events.size(), config_.timeline);
@@ -42,7 +42,7 @@ std::optional<Window> Session::TakeTap(uint64_t id) {
   std::optional<Taps::Tap> tap;
   Health health;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     if (!stopped_) DrainLocked();
     tap = taps_.Take(id);
     if (!tap) return std::nullopt;

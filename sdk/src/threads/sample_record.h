@@ -108,7 +108,7 @@ struct SampleRecord {
 };
 
 // Single producer (the sampled thread's handler), single consumer (whoever holds the
-// session's drain lock). try_emplace never allocates.
+// session's data_mu_). try_emplace never allocates.
 using SampleRing = moodycamel::ReaderWriterQueue<SampleRecord>;
 
 // A sample whose stack was copied for DWARF unwinding by the collector. In auto mode the
@@ -126,7 +126,7 @@ struct CopyRecord {
 };
 
 // Per-thread ring of stack copies: one producer (the thread's handler), one consumer (whoever
-// holds the session's drain lock). Records and their byte windows are allocated and touched
+// holds the session's data_mu_). Records and their byte windows are allocated and touched
 // when the thread is registered (copy_ring.cpp), so the handler never allocates or faults.
 class CopyRing {
  public:

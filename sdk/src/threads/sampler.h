@@ -3,12 +3,12 @@
 // Concurrency contract:
 // - The handler (any sampled thread) reads a slot's state, generation, bounds and ring, and
 //   enqueues into that ring; it updates only atomic counters.
-// - The control path (registry, under Session's registry lock) changes slots; a slot's ring
+// - The control path (the ThreadRegistry, under its mu_) changes slots; a slot's ring
 //   is set before its state becomes kActive and freed only after the slot left kActive, its
 //   timer was deleted, and no handler is counted in ThreadSlot::handlers (a handler that
 //   loaded kActive before the slot left it may still be writing the ring on another CPU:
 //   deleting a timer does not wait for a handler already running).
-// - One consumer at a time drains rings (Session's drain lock).
+// - One consumer at a time drains rings (under the session's data_mu_).
 // Signal-safe header.
 #ifndef INPROF_SDK_SAMPLER_H_
 #define INPROF_SDK_SAMPLER_H_
@@ -112,7 +112,7 @@ struct ThreadSlot {
   int64_t armed_cpu_ns[TimerToken::kMaxEvents] = {};
   long first_ns[TimerToken::kMaxEvents] = {};
   // Samples of the first event drained from this slot's ring (written by the drain, read by
-  // the registry when the slot is released or health is taken; both hold the drain lock).
+  // the registry when the slot is released or health is taken; both under the session's data_mu_).
   uint64_t drained_samples = 0;
   uint64_t drained_weight = 0;
 };

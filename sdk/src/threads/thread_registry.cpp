@@ -111,7 +111,7 @@ SampleRing* ThreadRegistry::TakeRingLocked() {
 }
 
 void ThreadRegistry::EnableStackCopies(uint32_t slots, uint32_t bytes, size_t budget) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   copy_slots_ = slots;
   copy_bytes_ = bytes;
   copy_budget_ = budget;
@@ -470,7 +470,7 @@ void ThreadRegistry::RegisterCurrentThread() {
       }
       pthread_attr_destroy(&attr);
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const pid_t tid = CurrentTid();
     exiting_.erase(tid);  // a new thread that reuses the id of one that just exited
     RegisterLocked(tid, lo, hi, true);
@@ -482,13 +482,13 @@ void ThreadRegistry::RegisterCurrentThread() {
 }
 
 void ThreadRegistry::RegisterKnownThread(pid_t tid, uintptr_t stack_lo, uintptr_t stack_hi) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   RegisterLocked(tid, stack_lo, stack_hi, true);
 }
 
 void ThreadRegistry::UnregisterCurrentThread() {
   try {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const pid_t tid = CurrentTid();
     auto it = by_tid_.find(tid);
     if (it != by_tid_.end()) {
@@ -507,7 +507,7 @@ void ThreadRegistry::UnregisterCurrentThread() {
 }
 
 void ThreadRegistry::Exclude(pid_t tid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   excluded_.insert(tid);
   ForgetUnsampledLocked(tid, true);  // not the program's: not one of its unsampled threads
   auto it = by_tid_.find(tid);
@@ -533,7 +533,7 @@ void ThreadRegistry::Rescan() {
       return;  // /proc not mounted: only hooked threads are sampled
     }
     std::sort(alive.begin(), alive.end());
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     RescanLocked(alive);
   } catch (...) {
     CountContained(ContainedAt::kRegistry);
@@ -641,7 +641,7 @@ void ThreadRegistry::ResolveBoundsLocked() {
 }
 
 void ThreadRegistry::RetireAll() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
   std::vector<uint32_t> all;
   for (const auto& [tid, index] : by_tid_) all.push_back(index);
@@ -649,7 +649,7 @@ void ThreadRegistry::RetireAll() {
 }
 
 void ThreadRegistry::ReleaseRetired() {
-  std::lock_guard<std::mutex> lock(mu_);  // std::mutex::lock: throws only on a broken mutex
+  MutexLock lock(&mu_);  // std::mutex::lock underneath: throws only on a broken mutex
   for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
     ThreadSlot& slot = slots_[i];
     if (slot.state.load(std::memory_order_acquire) != SlotState::kRetiring) continue;
@@ -697,7 +697,7 @@ void ThreadRegistry::ForgetInChild() {
 }
 
 std::vector<ThreadHealth> ThreadRegistry::ThreadHealthSnapshot(double expected_per_cpu_second) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<ThreadRecord> records = records_;
   std::vector<bool> alive(records.size(), false);
   for (uint32_t i = 0; i < sampler_->slot_count; ++i) {
@@ -734,27 +734,27 @@ std::vector<ThreadHealth> ThreadRegistry::ThreadHealthSnapshot(double expected_p
 }
 
 uint64_t ThreadRegistry::threads_seen() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return threads_seen_;
 }
 
 uint64_t ThreadRegistry::threads_without_copies() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return threads_without_copies_;
 }
 
 uint64_t ThreadRegistry::threads_unsampled() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return threads_unsampled_;
 }
 
 uint64_t ThreadRegistry::threads_failed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return threads_failed_;
 }
 
 std::vector<std::string> ThreadRegistry::TakeWarnings() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> out = std::move(warnings_);
   warnings_.clear();
   if (threads_failed_ != 0) {
