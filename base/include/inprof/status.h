@@ -21,12 +21,12 @@ namespace inprof {
 // decides never reads the message.
 enum class StatusCode : uint8_t {
   kOk,
-  kUnknown,          // a failure no caller distinguishes (Status::Error)
-  kInvalidArgument,  // bad configuration, URL, label, input text
-  kAlreadyExists,    // a file that must not be replaced is there; a profile already runs
-  kNotFound,         // a file, event or resource that is not there
-  kUnavailable,      // the system refused (no perf_event, no timers, no thread)
-  kIo,               // reading or writing a file or socket failed
+  kUnknown,             // a failure no caller distinguishes (Status::Error)
+  kInvalidArgument,     // bad configuration, URL, label, input text
+  kAlreadyExists,       // a file that must not be replaced is there; a profile already runs
+  kNotFound,            // a file, event or resource that is not there
+  kUnavailable,         // the system refused (no perf_event, no timers, no thread)
+  kIo,                  // reading or writing a file or socket failed
   kFailedPrecondition,  // the call needs a state that is not there: no profile is running
 };
 
@@ -53,10 +53,10 @@ class Status {
   static Status FailedPrecondition(std::string message) {
     return Status(StatusCode::kFailedPrecondition, std::move(message));
   }
-  // A failed system call on a control path: "context: strerror(err)", and the code a caller
-  // decides by (a missing file is kNotFound, an existing one kAlreadyExists, a refused permission or resource kUnavailable,
-  // anything else kIo). strerror, not strerror_r: the control path may allocate, and the
-  // message must read like every other "context: reason" line the user sees.
+  // A failed system call on a control path: "context: strerror(err)", the line a user reads
+  // everywhere else, and the code a caller decides by: a missing file is kNotFound, an
+  // existing one kAlreadyExists, a refused permission or resource kUnavailable, a bad
+  // argument kInvalidArgument, anything else kIo. Not for the signal path (it allocates).
   static Status FromErrno(int err, std::string context) {
     StatusCode code = StatusCode::kIo;
     if (err == ENOENT) {
