@@ -170,12 +170,14 @@ FileSymbolizer::FileSymbolizer(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 FileSymbolizer::~FileSymbolizer() = default;
 
 StatusOr<std::unique_ptr<FileSymbolizer>> FileSymbolizer::Open(const std::string& path) {
-  std::string problem;
-  const int fd = internal::OpenRegularFile(path.c_str(), &problem);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::NotFound("'" + path + "': No such file");
-    return Status::Io("'" + path + "': " + problem);
+  StatusOr<int> opened = internal::OpenRegularFile(path.c_str());
+  if (!opened.ok()) {
+    if (opened.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("'" + path + "': No such file");
+    }
+    return Status::Error("'" + path + "': " + opened.status().message(), opened.status().code());
   }
+  const int fd = *opened;
   auto impl = std::make_unique<Impl>();
   impl->dwfl = internal::BeginOfflineDwfl();
   if (impl->dwfl == nullptr) {
