@@ -55,12 +55,12 @@ BENCHMARK(BM_CopyStack)->Arg(4096)->Arg(16384)->Arg(65536);
 void BM_Unwind(benchmark::State& state) {
   const auto backend = static_cast<DwarfBackend>(state.range(0));
   const int depth = static_cast<int>(state.range(1));
-  std::string error;
-  auto unwinder = DwarfUnwinder::Create(backend, &error);
-  if (!unwinder) {
-    state.SkipWithError(error.c_str());
+  auto created = DwarfUnwinder::Create(backend);
+  if (!created.ok()) {
+    state.SkipWithError(created.status().message().c_str());
     return;
   }
+  std::unique_ptr<DwarfUnwinder> unwinder = std::move(*created);
   std::vector<uint8_t> buffer(64 * 1024);
   StackCopy copy;
   const StackBounds bounds = ThreadStack();
@@ -98,11 +98,10 @@ void BM_UnwindCold(benchmark::State& state) {
     getcontext(&context);
     CopyStack(&context, bounds, buffer.data(), buffer.size(), &copy);
   });
-  std::string error;
-  auto unwinder = DwarfUnwinder::Create(backend, &error);
+  auto unwinder = *DwarfUnwinder::Create(backend);
   uintptr_t pcs[512];
   for (auto _ : state) {
-    unwinder->RefreshModules(&error);
+    unwinder->RefreshModules();
     benchmark::DoNotOptimize(unwinder->Unwind(copy, buffer.data(), pcs, 512));
   }
   state.SetLabel(backend == DwarfBackend::kLibunwind ? "libunwind" : "libdwfl");

@@ -253,24 +253,22 @@ int HexDigit(char c) {
 
 // A string field: "-" is the empty string; otherwise bytes, with \\ \s \t \n \r \xHH escapes.
 // Control characters must be escaped (a bare one is a damaged file, not a name).
-bool ParseString(std::string_view t, std::string* out, std::string* why) {
+Status ParseString(std::string_view t, std::string* out) {
   out->clear();
-  if (t == "-") return true;
+  if (t == "-") return Status::Ok();
   out->reserve(t.size());
   for (size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
-      *why = "a control character in a string field (it must be escaped)";
-      return false;
+      return Status::InvalidArgument("a control character in a string field (it must be escaped)");
     }
     if (c != '\\') {
       *out += c;
       continue;
     }
     if (++i == t.size()) {
-      *why = "a string field ends in a lone '\\'";
-      return false;
+      return Status::InvalidArgument("a string field ends in a lone '\\'");
     }
     const char letter = t[i];
     const auto* e = std::find_if(std::begin(kEscapes), std::end(kEscapes),
@@ -281,17 +279,16 @@ bool ParseString(std::string_view t, std::string* out, std::string* why) {
       const int hi = i + 1 < t.size() ? HexDigit(t[i + 1]) : -1;
       const int lo = i + 2 < t.size() ? HexDigit(t[i + 2]) : -1;
       if (hi < 0 || lo < 0) {
-        *why = "'\\x' not followed by two hex digits";
-        return false;
+        return Status::InvalidArgument("'\\x' not followed by two hex digits");
       }
       *out += static_cast<char>(hi * 16 + lo);
       i += 2;
     } else {
-      *why = std::string("unknown escape '\\") + letter + "' (known: \\\\ \\s \\t \\n \\r \\xHH)";
-      return false;
+      return Status::InvalidArgument(std::string("unknown escape '\\") + letter +
+                                     "' (known: \\\\ \\s \\t \\n \\r \\xHH)");
     }
   }
-  return true;
+  return Status::Ok();
 }
 
 class Reader {
@@ -410,9 +407,9 @@ class Reader {
   }
 
   bool String(size_t i, const char* what, std::string* out) {
-    std::string why;
-    if (ParseString(fields_[i], out, &why)) return true;
-    return Fail(std::string(what) + ": " + why);
+    const Status s = ParseString(fields_[i], out);
+    if (s.ok()) return true;
+    return Fail(std::string(what) + ": " + s.message());
   }
   bool I64(size_t i, const char* what, int64_t* out) {
     if (ParseI64(fields_[i], out)) return true;

@@ -152,7 +152,10 @@ int DwflSession::OpenFile(Module& module) {
       if (module.loaded && !module.segments.empty()) {
         fd = OpenMappedFile(module.segments.front().begin, &map_files_usable_);
       }
-      if (fd < 0) fd = OpenRegularFile(module.path.c_str());
+      if (fd < 0) {
+        StatusOr<int> opened = OpenRegularFile(module.path.c_str());
+        if (opened.ok()) fd = *opened;
+      }
       break;
   }
   return fd;

@@ -23,11 +23,11 @@
 #include <utility>
 #include <vector>
 
-#include "inprof/symbolize.h"
 #include "demangle.h"
 #include "dwfl_session.h"
 #include "function_symbols.h"
 #include "inline_chain.h"
+#include "inprof/symbolize.h"
 #include "regular_file.h"
 
 namespace inprof {
@@ -169,19 +169,20 @@ void FileSymbolizer::Impl::Resolve(uint64_t address, FileLocation* out) {
 FileSymbolizer::FileSymbolizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 FileSymbolizer::~FileSymbolizer() = default;
 
-std::unique_ptr<FileSymbolizer> FileSymbolizer::Open(const std::string& path, std::string* error) {
-  std::string problem;
-  const int fd = internal::OpenRegularFile(path.c_str(), &problem);
-  if (fd < 0) {
-    *error = "'" + path + "': " + (errno == ENOENT ? "No such file" : problem);
-    return nullptr;
+StatusOr<std::unique_ptr<FileSymbolizer>> FileSymbolizer::Open(const std::string& path) {
+  StatusOr<int> opened = internal::OpenRegularFile(path.c_str());
+  if (!opened.ok()) {
+    if (opened.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("'" + path + "': No such file");
+    }
+    return Status::Error("'" + path + "': " + opened.status().message(), opened.status().code());
   }
+  const int fd = *opened;
   auto impl = std::make_unique<Impl>();
   impl->dwfl = internal::BeginOfflineDwfl();
   if (impl->dwfl == nullptr) {
     close(fd);
-    *error = "'" + path + "': " + dwfl_errmsg(-1);
-    return nullptr;
+    return Status::Unavailable("'" + path + "': " + dwfl_errmsg(-1));
   }
   // Bias 0 with add_p_vaddr: addresses are the file's own virtual addresses, for
   // executables and shared libraries alike.
@@ -191,14 +192,12 @@ std::unique_ptr<FileSymbolizer> FileSymbolizer::Open(const std::string& path, st
   dwfl_report_end(impl->dwfl, nullptr, nullptr);
   if (impl->module == nullptr) {
     close(fd);
-    *error = path + ": file format not recognized";  // binutils' words, unquoted
-    return nullptr;
+    return Status::InvalidArgument(path + ": file format not recognized");  // binutils' words
   }
   GElf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(impl->module, &bias);
   if (elf == nullptr) {
-    *error = path + ": file format not recognized";  // binutils' words, unquoted
-    return nullptr;
+    return Status::InvalidArgument(path + ": file format not recognized");  // unquoted
   }
   impl->is64 = gelf_getclass(elf) == ELFCLASS64;
   size_t shstrndx = 0;

@@ -105,9 +105,10 @@ RecordedFile OpenRecordedFile(const Module& module, const std::vector<std::strin
   std::vector<uint8_t> id;
   std::string at_path;  // what is wrong with the file at the recorded path
   // The path is the recording's: it may name a FIFO or a device here (OpenRegularFile).
-  int fd = OpenRegularFile(module.path.c_str(), &at_path);
-  if (fd < 0) {
-    // at_path says why
+  StatusOr<int> opened = OpenRegularFile(module.path.c_str());
+  int fd = opened.ok() ? *opened : -1;
+  if (!opened.ok()) {
+    at_path = opened.status().message();
   } else if (!ReadFileBuildId(fd, &id)) {
     at_path = "not an ELF file";
   } else if (module.build_id.empty()) {
@@ -143,8 +144,9 @@ RecordedFile OpenRecordedFile(const Module& module, const std::vector<std::strin
   for (const std::string& dir : dirs) {
     for (const std::string& candidate :
          {dir + id_path, JoinPath(dir, base), dir + id_path + ".debug"}) {
-      fd = OpenRegularFile(candidate.c_str());
-      if (fd < 0) continue;
+      StatusOr<int> candidate_fd = OpenRegularFile(candidate.c_str());
+      if (!candidate_fd.ok()) continue;
+      fd = *candidate_fd;
       if (ReadFileBuildId(fd, &id) && id == module.build_id) {
         out.fd = fd;
         out.path = candidate;
@@ -193,8 +195,9 @@ int FindDebuginfoOffline(Dwfl_Module* mod, void** userdata, const char* modname,
     };
     for (const std::string& candidate : candidates) {
       // The debuglink name is the object file's, which may be anyone's.
-      const int cfd = OpenRegularFile(candidate.c_str());
-      if (cfd < 0) continue;
+      StatusOr<int> opened = OpenRegularFile(candidate.c_str());
+      if (!opened.ok()) continue;
+      const int cfd = *opened;
       struct stat st {};
       const bool is_main = have_main_stat && fstat(cfd, &st) == 0 &&
                            st.st_dev == main_stat.st_dev && st.st_ino == main_stat.st_ino;

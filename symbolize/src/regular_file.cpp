@@ -21,25 +21,22 @@ const char* FileKind(mode_t mode) {
 
 }  // namespace
 
-int OpenRegularFile(const char* path, std::string* problem) {
+StatusOr<int> OpenRegularFile(const char* path) {
   const int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
-    if (problem != nullptr) *problem = std::strerror(errno);
-    return -1;
+    const int err = errno;
+    return Status::Error(std::strerror(err),
+                         err == ENOENT ? StatusCode::kNotFound : StatusCode::kIo);
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     const int saved = errno;
     const bool stat_failed = st.st_mode == 0;
     close(fd);
-    if (problem != nullptr) {
-      const char* kind = FileKind(st.st_mode);
-      *problem = stat_failed ? std::string(std::strerror(saved))
-                 : kind      ? std::string("not a regular file (") + kind + ")"
-                             : std::string("not a regular file");
-    }
-    errno = stat_failed ? saved : EINVAL;
-    return -1;
+    if (stat_failed) return Status::Io(std::strerror(saved));
+    const char* kind = FileKind(st.st_mode);
+    return Status::InvalidArgument(kind ? std::string("not a regular file (") + kind + ")"
+                                        : std::string("not a regular file"));
   }
   return fd;
 }

@@ -89,9 +89,9 @@ bool ReachesMain(const std::vector<std::string>& names) {
 class DwarfUnwindTest : public ::testing::TestWithParam<DwarfBackend> {
  protected:
   void SetUp() override {
-    std::string error;
-    unwinder_ = DwarfUnwinder::Create(GetParam(), &error);
-    ASSERT_NE(unwinder_, nullptr) << error;
+    auto created = DwarfUnwinder::Create(GetParam());
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    unwinder_ = std::move(*created);
     EXPECT_EQ(unwinder_->backend(), GetParam());
   }
 
@@ -224,8 +224,8 @@ TEST_P(DwarfUnwindTest, DlopenedLibraryAfterRefresh) {
   Chain stale = UnwindSample(*unwinder_, sample);
 
   symbolizer_.RefreshModules();
-  std::string error;
-  ASSERT_TRUE(unwinder_->RefreshModules(&error)) << error;
+  Status refreshed = unwinder_->RefreshModules();
+  ASSERT_TRUE(refreshed.ok()) << refreshed.message();
   EXPECT_FALSE(unwinder_->ModulesChanged());
   Chain chain = UnwindSample(*unwinder_, sample);
   auto names = Names(symbolizer_, chain);
@@ -326,11 +326,12 @@ unsigned CompareBackends(DwarfUnwinder& a, DwarfUnwinder& b, const Sampler& samp
 }
 
 TEST(DwarfBackendsTest, SameChainsOnTheSameCopies) {
-  std::string error;
-  auto a = DwarfUnwinder::Create(DwarfBackend::kLibunwind, &error);
-  ASSERT_NE(a, nullptr) << error;
-  auto b = DwarfUnwinder::Create(DwarfBackend::kLibdwfl, &error);
-  ASSERT_NE(b, nullptr) << error;
+  auto created_a = DwarfUnwinder::Create(DwarfBackend::kLibunwind);
+  ASSERT_TRUE(created_a.ok()) << created_a.status().message();
+  auto created_b = DwarfUnwinder::Create(DwarfBackend::kLibdwfl);
+  ASSERT_TRUE(created_b.ok()) << created_b.status().message();
+  std::unique_ptr<DwarfUnwinder> a = std::move(*created_a);
+  std::unique_ptr<DwarfUnwinder> b = std::move(*created_b);
 
   constexpr unsigned kSamples = 500;
   Sampler whole(kSamples, kStackBytes);

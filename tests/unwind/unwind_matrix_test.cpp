@@ -204,11 +204,12 @@ class UnwindMatrixTest : public ::testing::TestWithParam<Cell> {
   }
 
   void SetUp() override {
-    std::string error;
-    libunwind_ = DwarfUnwinder::Create(DwarfBackend::kLibunwind, &error);
-    ASSERT_NE(libunwind_, nullptr) << error;
-    libdwfl_ = DwarfUnwinder::Create(DwarfBackend::kLibdwfl, &error);
-    ASSERT_NE(libdwfl_, nullptr) << error;
+    auto libunwind = DwarfUnwinder::Create(DwarfBackend::kLibunwind);
+    ASSERT_TRUE(libunwind.ok()) << libunwind.status().message();
+    libunwind_ = std::move(*libunwind);
+    auto libdwfl = DwarfUnwinder::Create(DwarfBackend::kLibdwfl);
+    ASSERT_TRUE(libdwfl.ok()) << libdwfl.status().message();
+    libdwfl_ = std::move(*libdwfl);
   }
 
   std::unique_ptr<DwarfUnwinder> libunwind_, libdwfl_;

@@ -20,7 +20,9 @@ struct Parsed {
 Parsed ParseTop(std::vector<std::string> args, const std::vector<OptionSpec>& specs) {
   Parsed p;
   args.insert(args.begin(), "top");
-  p.ok = ParseOptions("top", args, 1, specs, &p.positional, &p.help, &p.error);
+  const Status s = ParseOptions("top", args, 1, specs, &p.positional, &p.help);
+  p.ok = s.ok();
+  p.error = s.message();
   return p;
 }
 

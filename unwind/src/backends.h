@@ -3,15 +3,15 @@
 #define INPROF_UNWIND_INTERNAL_BACKENDS_H_
 
 #include <memory>
-#include <string>
 
 #include "inprof/dwarf_unwind.h"
 
 namespace inprof::internal {
 
-// Both return null and set `*error` on failure. Not async-signal-safe.
-std::unique_ptr<DwarfUnwinder> CreateLibunwindUnwinder(std::string* error);
-std::unique_ptr<DwarfUnwinder> CreateLibdwflUnwinder(std::string* error);
+// Both return kUnavailable, with a message for the user, when the backend cannot be set up.
+// Not async-signal-safe.
+StatusOr<std::unique_ptr<DwarfUnwinder>> CreateLibunwindUnwinder();
+StatusOr<std::unique_ptr<DwarfUnwinder>> CreateLibdwflUnwinder();
 
 }  // namespace inprof::internal
 

@@ -1,23 +1,19 @@
 // Backend selection for DwarfUnwinder and the names of stop reasons.
 #include <memory>
-#include <string>
 
-#include "inprof/dwarf_unwind.h"
 #include "backends.h"
+#include "inprof/dwarf_unwind.h"
 
 namespace inprof {
 
-std::unique_ptr<DwarfUnwinder> DwarfUnwinder::Create(DwarfBackend backend, std::string* error) {
-  std::string ignored;
-  if (error == nullptr) error = &ignored;
+StatusOr<std::unique_ptr<DwarfUnwinder>> DwarfUnwinder::Create(DwarfBackend backend) {
   switch (backend) {
     case DwarfBackend::kLibunwind:
-      return internal::CreateLibunwindUnwinder(error);
+      return internal::CreateLibunwindUnwinder();
     case DwarfBackend::kLibdwfl:
-      return internal::CreateLibdwflUnwinder(error);
+      return internal::CreateLibdwflUnwinder();
   }
-  *error = "unknown DWARF unwinding backend";
-  return nullptr;
+  return Status::InvalidArgument("unknown DWARF unwinding backend");
 }
 
 const char* UnwindStopName(UnwindStop stop) {

@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include "inprof/dwarf_unwind.h"
 #include "backends.h"
 #include "copy_memory.h"
+#include "inprof/dwarf_unwind.h"
 #include "module_table.h"
 #include "registers.h"
 
@@ -72,24 +72,20 @@ class LibdwflUnwinder final : public DwarfUnwinder {
     if (dwfl_ != nullptr) dwfl_end(dwfl_);
   }
 
-  bool RefreshModules(std::string* error) override {
-    std::string ignored;
-    if (error == nullptr) error = &ignored;
-    if (!modules_.Refresh(error)) return false;
+  Status RefreshModules() override {
+    if (Status s = modules_.Refresh(); !s.ok()) return s;
     if (dwfl_ != nullptr) dwfl_end(dwfl_);
     dwfl_ = dwfl_begin(&kCallbacks);
     if (dwfl_ == nullptr) {
-      *error = std::string("libdwfl: dwfl_begin: ") + dwfl_errmsg(-1);
-      return false;
+      return Status::Unavailable(std::string("libdwfl: dwfl_begin: ") + dwfl_errmsg(-1));
     }
     pid_ = getpid();
     dwfl_report_begin(dwfl_);
     const int rc = dwfl_linux_proc_report(dwfl_, pid_);
     dwfl_report_end(dwfl_, nullptr, nullptr);
     if (rc != 0) {
-      *error = std::string("libdwfl: reading /proc/self/maps: ") +
-               (rc > 0 ? std::strerror(rc) : dwfl_errmsg(-1));
-      return false;
+      return Status::Unavailable(std::string("libdwfl: reading /proc/self/maps: ") +
+                                 (rc > 0 ? std::strerror(rc) : dwfl_errmsg(-1)));
     }
     static const Dwfl_Thread_Callbacks thread_callbacks = {
         .next_thread = NextThread,
@@ -100,10 +96,9 @@ class LibdwflUnwinder final : public DwarfUnwinder {
         .thread_detach = nullptr,
     };
     if (!dwfl_attach_state(dwfl_, nullptr, pid_, &thread_callbacks, this)) {
-      *error = std::string("libdwfl: dwfl_attach_state: ") + dwfl_errmsg(-1);
-      return false;
+      return Status::Unavailable(std::string("libdwfl: dwfl_attach_state: ") + dwfl_errmsg(-1));
     }
-    return true;
+    return Status::Ok();
   }
 
   bool ModulesChanged() const override { return modules_.Changed(); }
@@ -204,10 +199,10 @@ class LibdwflUnwinder final : public DwarfUnwinder {
 
 }  // namespace
 
-std::unique_ptr<DwarfUnwinder> CreateLibdwflUnwinder(std::string* error) {
+StatusOr<std::unique_ptr<DwarfUnwinder>> CreateLibdwflUnwinder() {
   auto unwinder = std::make_unique<LibdwflUnwinder>();
-  if (!unwinder->RefreshModules(error)) return nullptr;
-  return unwinder;
+  if (Status s = unwinder->RefreshModules(); !s.ok()) return s;
+  return std::unique_ptr<DwarfUnwinder>(std::move(unwinder));
 }
 
 }  // namespace inprof::internal

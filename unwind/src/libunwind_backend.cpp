@@ -15,9 +15,9 @@
 #include <memory>
 #include <string>
 
-#include "inprof/dwarf_unwind.h"
 #include "backends.h"
 #include "copy_memory.h"
+#include "inprof/dwarf_unwind.h"
 #include "module_table.h"
 #include "registers.h"
 
@@ -97,7 +97,7 @@ class LibunwindUnwinder final : public DwarfUnwinder {
     if (as_ != nullptr) unw_destroy_addr_space(as_);
   }
 
-  bool Init(std::string* error) {
+  Status Init() {
     accessors_.find_proc_info = FindProcInfo;
     accessors_.put_unwind_info = PutUnwindInfo;
     accessors_.get_dyn_info_list_addr = GetDynInfoListAddr;
@@ -108,22 +108,20 @@ class LibunwindUnwinder final : public DwarfUnwinder {
     accessors_.get_proc_name = GetProcName;
     as_ = unw_create_addr_space(&accessors_, 0);
     if (as_ == nullptr) {
-      *error = "libunwind: unw_create_addr_space failed (out of memory?)";
-      return false;
+      return Status::Unavailable("libunwind: unw_create_addr_space failed (out of memory?)");
     }
     unw_set_caching_policy(as_, UNW_CACHE_GLOBAL);
     // libunwind 1.6.2 ignores the first size set on a fresh address space (measured: the
     // cache stays at 128 entries); the second call takes effect.
     unw_set_cache_size(as_, kCacheSize, 0);
     unw_set_cache_size(as_, kCacheSize, 0);
-    return RefreshModules(error);
+    return RefreshModules();
   }
 
-  bool RefreshModules(std::string* error) override {
-    std::string ignored;
-    if (!modules_.Refresh(error ? error : &ignored)) return false;
+  Status RefreshModules() override {
+    if (Status s = modules_.Refresh(); !s.ok()) return s;
     unw_flush_cache(as_, 0, 0);
-    return true;
+    return Status::Ok();
   }
 
   bool ModulesChanged() const override { return modules_.Changed(); }
@@ -201,10 +199,10 @@ class LibunwindUnwinder final : public DwarfUnwinder {
 
 }  // namespace
 
-std::unique_ptr<DwarfUnwinder> CreateLibunwindUnwinder(std::string* error) {
+StatusOr<std::unique_ptr<DwarfUnwinder>> CreateLibunwindUnwinder() {
   auto unwinder = std::make_unique<LibunwindUnwinder>();
-  if (!unwinder->Init(error)) return nullptr;
-  return unwinder;
+  if (Status s = unwinder->Init(); !s.ok()) return s;
+  return std::unique_ptr<DwarfUnwinder>(std::move(unwinder));
 }
 
 }  // namespace inprof::internal

@@ -114,15 +114,14 @@ int OnFirstModule(dl_phdr_info* info, size_t size, void* arg) {
 
 }  // namespace
 
-bool ModuleTable::Refresh(std::string* error) {
+Status ModuleTable::Refresh() {
   std::vector<UnwindModule> modules;
   std::vector<std::pair<uintptr_t, uintptr_t>> segments;
   std::vector<uint32_t> segment_module;
   Collect collect{&modules, &segments, &segment_module};
   dl_iterate_phdr(OnModule, &collect);
   if (modules.empty()) {
-    if (error) *error = "dl_iterate_phdr reported no module with executable code";
-    return false;
+    return Status::Unavailable("dl_iterate_phdr reported no module with executable code");
   }
   modules_ = std::move(modules);
   adds_ = collect.adds;
@@ -140,7 +139,7 @@ bool ModuleTable::Refresh(std::string* error) {
   auto by_lo = [](const Range& a, const Range& b) { return a.lo < b.lo; };
   std::sort(code_.begin(), code_.end(), by_lo);
   std::sort(segments_.begin(), segments_.end(), by_lo);
-  return true;
+  return Status::Ok();
 }
 
 bool ModuleTable::Changed() const {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "inprof/status.h"
+
 namespace inprof::internal {
 
 struct UnwindModule {
@@ -23,8 +25,8 @@ struct UnwindModule {
 // Thread-safety: not thread-safe; owned by one unwinder. Not async-signal-safe.
 class ModuleTable {
  public:
-  // Re-reads the module list with dl_iterate_phdr. Returns false when no module was found.
-  bool Refresh(std::string* error);
+  // Re-reads the module list with dl_iterate_phdr. kUnavailable when no module was found.
+  Status Refresh();
 
   // True when the loader's adds/subs counters moved since the last Refresh().
   bool Changed() const;

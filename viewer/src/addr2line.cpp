@@ -190,13 +190,13 @@ int Addr2lineMain(int argc, char** argv) {
     }
   }
 
-  std::string error;
-  std::unique_ptr<FileSymbolizer> symbolizer = FileSymbolizer::Open(options.file, &error);
-  if (symbolizer == nullptr) {
+  StatusOr<std::unique_ptr<FileSymbolizer>> opened = FileSymbolizer::Open(options.file);
+  if (!opened.ok()) {
     // binutils' messages, word for word, after the name it was run by (its argv[0]).
-    std::fprintf(stderr, "%s: %s\n", argv[0], error.c_str());
+    std::fprintf(stderr, "%s: %s\n", argv[0], opened.status().message().c_str());
     return 1;
   }
+  std::unique_ptr<FileSymbolizer> symbolizer = std::move(*opened);
   uint64_t section_begin = 0;
   uint64_t section_end = 0;
   if (!options.section.empty() &&

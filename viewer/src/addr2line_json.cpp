@@ -104,12 +104,12 @@ int SymbolizeMain(int argc, char** argv) {
         return 2;
     }
   }
-  std::string error;
-  std::unique_ptr<FileSymbolizer> symbolizer = FileSymbolizer::Open(file, &error);
-  if (symbolizer == nullptr) {
-    std::fprintf(stderr, "inprof symbolize: %s\n", error.c_str());
+  StatusOr<std::unique_ptr<FileSymbolizer>> opened = FileSymbolizer::Open(file);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "inprof symbolize: %s\n", opened.status().message().c_str());
     return 1;
   }
+  std::unique_ptr<FileSymbolizer> symbolizer = std::move(*opened);
   std::string out;
   const auto emit = [&] {
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -32,9 +32,9 @@ OptionSpec Count(std::vector<std::string> names, const char* value, size_t* targ
           }};
 }
 
-bool ParseOptions(std::string_view command, const std::vector<std::string>& args, size_t first,
-                  const std::vector<OptionSpec>& specs, std::vector<std::string>* positional,
-                  bool* help, std::string* error) {
+Status ParseOptions(std::string_view command, const std::vector<std::string>& args, size_t first,
+                    const std::vector<OptionSpec>& specs, std::vector<std::string>* positional,
+                    bool* help) {
   bool options_done = false;
   for (size_t i = first; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -48,7 +48,7 @@ bool ParseOptions(std::string_view command, const std::vector<std::string>& args
     }
     if (arg == "-h" || arg == "--help") {
       *help = true;
-      return true;
+      return Status::Ok();
     }
     std::string value;
     bool inline_value = false;
@@ -64,8 +64,7 @@ bool ParseOptions(std::string_view command, const std::vector<std::string>& args
       }
     }
     if (!spec) {
-      *error = "unknown option '" + arg + "' for " + std::string(command);
-      return false;
+      return Status::InvalidArgument("unknown option '" + arg + "' for " + std::string(command));
     }
     if (spec->optional_value && !inline_value) {
       spec->set("");
@@ -73,25 +72,23 @@ bool ParseOptions(std::string_view command, const std::vector<std::string>& args
     }
     if (!spec->value) {
       if (inline_value) {
-        *error = arg + " takes no value";
-        return false;
+        return Status::InvalidArgument(arg + " takes no value");
       }
       spec->set("");
       continue;
     }
     if (!inline_value) {
       if (i + 1 >= args.size()) {
-        *error = arg + " needs " + spec->value;
-        return false;
+        return Status::InvalidArgument(arg + " needs " + spec->value);
       }
       value = args[++i];
     }
     if (!spec->set(value)) {
-      *error = arg + " needs " + spec->value + (value.empty() ? "" : ", not '" + value + "'");
-      return false;
+      return Status::InvalidArgument(arg + " needs " + spec->value +
+                                     (value.empty() ? "" : ", not '" + value + "'"));
     }
   }
-  return true;
+  return Status::Ok();
 }
 
 int UsageError(std::string_view command, const std::string& message) {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "inprof/status.h"
+
 namespace inprof::viewer {
 
 // Exit codes of every command (grep's convention): 0 success, 1 bad or unreadable input (or,
@@ -36,11 +38,11 @@ OptionSpec Count(std::vector<std::string> names, const char* value, size_t* targ
                  size_t max);
 
 // Parses `args` from `first` on: options by `specs` (also as --name=value), "--" ends the
-// options, everything else is positional. -h/--help sets *help. False with *error set to
-// what a user reads ("unknown option '--x' for top", "-n needs a positive number").
-bool ParseOptions(std::string_view command, const std::vector<std::string>& args, size_t first,
-                  const std::vector<OptionSpec>& specs, std::vector<std::string>* positional,
-                  bool* help, std::string* error);
+// options, everything else is positional. -h/--help sets *help. kInvalidArgument with what
+// a user reads ("unknown option '--x' for top", "-n needs a positive number").
+Status ParseOptions(std::string_view command, const std::vector<std::string>& args, size_t first,
+                    const std::vector<OptionSpec>& specs, std::vector<std::string>* positional,
+                    bool* help);
 
 // Prints "inprof: MESSAGE" and where help is on stderr; returns kExitUsage.
 int UsageError(std::string_view command, const std::string& message);

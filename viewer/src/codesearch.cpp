@@ -91,11 +91,12 @@ bool LoadSearchProfile(const std::string& path, SearchOptions& o, SearchProfile*
     return false;
   }
   RemapPaths(o.maps, out->annotations);
-  std::string error;
-  if (!FindEvent(out->annotations, o.event, &out->event, &error)) {
-    std::cerr << "inprof: " << path << ": " << error << '\n';
+  StatusOr<size_t> found = FindEvent(out->annotations, o.event);
+  if (!found.ok()) {
+    std::cerr << "inprof: " << path << ": " << found.status().message() << '\n';
     return false;
   }
+  out->event = *found;
   ApplyHeat(o.heat, out->annotations);
   out->index =
       std::make_unique<HeatIndex>(out->annotations, out->event, o.criterion, o.root, o.root_given);

@@ -242,9 +242,8 @@ int Parse(const std::vector<std::string>& args, const char* help, ProfileOptions
   std::vector<OptionSpec> specs = CommonSpecs(o, flame);
   for (OptionSpec& spec : own) specs.push_back(std::move(spec));
   bool want_help = false;
-  std::string error;
-  if (!ParseOptions(args[0], args, 1, specs, positional, &want_help, &error)) {
-    return UsageError(args[0], error);
+  if (Status s = ParseOptions(args[0], args, 1, specs, positional, &want_help); !s.ok()) {
+    return UsageError(args[0], s.message());
   }
   if (want_help) {
     std::cout << help << '\n' << (flame ? "" : kCommonHelp);
@@ -287,11 +286,12 @@ int Load(ProfileOptions& o, Input* input, size_t* event) {
   }
   o.no_lines_hint = NoLinesHint(input->kind);
   RemapPaths(o.maps, input->annotations);
-  std::string error;
-  if (!FindEvent(input->annotations, o.event, event, &error)) {
-    std::cerr << "inprof: " << o.profile << ": " << error << '\n';
+  StatusOr<size_t> found = FindEvent(input->annotations, o.event);
+  if (!found.ok()) {
+    std::cerr << "inprof: " << o.profile << ": " << found.status().message() << '\n';
     return kExitBadInput;
   }
+  *event = *found;
   return -1;
 }
 

@@ -82,15 +82,14 @@ int RunConvert(const ConvertOptions& o, std::ostream& out, std::ostream& err) {
   ExportOptions options;
   options.folded_lines = o.lines;
   if (!o.event.empty()) {
-    size_t event = 0;
-    std::string error;
     Annotations events_only;
     events_only.events = input.profile.events;
-    if (!FindEvent(events_only, o.event, &event, &error)) {
-      err << "inprof: " << o.profile << ": " << error << '\n';
+    StatusOr<size_t> event = FindEvent(events_only, o.event);
+    if (!event.ok()) {
+      err << "inprof: " << o.profile << ": " << event.status().message() << '\n';
       return kBadInput;
     }
-    options.event = event;
+    options.event = *event;
   }
   for (const auto& [from, to] : o.maps) {
     for (Frame& frame : input.profile.frames) {

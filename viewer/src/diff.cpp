@@ -119,21 +119,16 @@ std::string Column(const std::string& text, size_t width) {
 // Picks the event: -e NAME in both; else the first event of BEFORE, and the event of that
 // name in AFTER or, when AFTER has none of that name (say "cpu" against perf's "cpu-clock"),
 // AFTER's first event.
-bool PickEvents(const DiffOptions& o, const Annotations& before, const Annotations& after,
-                size_t* b, size_t* a, std::string* error) {
-  if (!FindEvent(before, o.event, b, error)) {
-    *error = o.profile + ": " + *error;
-    return false;
-  }
-  const std::string& name = before.events[*b].name;
-  std::string ignored;
-  if (!FindEvent(after, name, a, &ignored)) {
-    if (!o.event.empty() || !FindEvent(after, "", a, error)) {
-      *error = o.other + ": " + (o.event.empty() ? *error : ignored);
-      return false;
-    }
-  }
-  return true;
+Status PickEvents(const DiffOptions& o, const Annotations& before, const Annotations& after,
+                  size_t* b, size_t* a) {
+  StatusOr<size_t> in_before = FindEvent(before, o.event);
+  if (!in_before.ok()) return Status::NotFound(o.profile + ": " + in_before.status().message());
+  *b = *in_before;
+  StatusOr<size_t> in_after = FindEvent(after, before.events[*b].name);
+  if (!in_after.ok() && o.event.empty()) in_after = FindEvent(after, "");
+  if (!in_after.ok()) return Status::NotFound(o.other + ": " + in_after.status().message());
+  *a = *in_after;
+  return Status::Ok();
 }
 
 // The differential flame graph (exporters' WriteDiffFlameSvg): widths from `after`, colour
@@ -245,9 +240,8 @@ int RunDiff(const DiffOptions& o, std::ostream& out, std::ostream& err) {
     RemapPaths(o.maps, input->annotations);
   }
   size_t eb = 0, ea = 0;
-  std::string error;
-  if (!PickEvents(o, before.annotations, after.annotations, &eb, &ea, &error)) {
-    err << "inprof: " << error << '\n';
+  if (Status s = PickEvents(o, before.annotations, after.annotations, &eb, &ea); !s.ok()) {
+    err << "inprof: " << s.message() << '\n';
     return kBadInput;
   }
 

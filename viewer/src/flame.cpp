@@ -15,22 +15,14 @@ namespace {
 constexpr int kBadInput = 1;
 
 // Index of the event named `name` in a profile (empty: 0).
-bool FindProfileEvent(const Profile& profile, const std::string& name, size_t* event,
-                      std::string* error) {
-  if (name.empty()) {
-    *event = 0;
-    return true;
-  }
+StatusOr<size_t> FindProfileEvent(const Profile& profile, const std::string& name) {
+  if (name.empty()) return size_t{0};
   std::string known;
   for (size_t i = 0; i < profile.events.size(); ++i) {
-    if (profile.events[i].name == name) {
-      *event = i;
-      return true;
-    }
+    if (profile.events[i].name == name) return i;
     known += (i ? ", " : "") + profile.events[i].name;
   }
-  *error = "no event '" + name + "' in the profile (it has: " + known + ")";
-  return false;
+  return Status::NotFound("no event '" + name + "' in the profile (it has: " + known + ")");
 }
 
 }  // namespace
@@ -83,11 +75,12 @@ int RunFlame(const FlameCommandOptions& options, std::ostream& out, std::ostream
     return kBadInput;
   }
   FlameOptions flame = options.flame;
-  std::string error;
-  if (!FindProfileEvent(profile, options.event, &flame.event, &error)) {
-    err << "inprof: " << options.profile << ": " << error << '\n';
+  StatusOr<size_t> event = FindProfileEvent(profile, options.event);
+  if (!event.ok()) {
+    err << "inprof: " << options.profile << ": " << event.status().message() << '\n';
     return kBadInput;
   }
+  flame.event = *event;
   // A graph of part of a profile says which part, as the timeline page's graphs do.
   if (flame.subtitle.empty() && !options.filter.empty()) {
     flame.subtitle = FlameSubtitle(profile, flame) + " (" + FilterSummary(options.filter) + ")";

@@ -289,7 +289,7 @@ std::string Shown(const std::string& path, const std::string& root) {
 }
 
 // The patterns as one regular expression (-F escapes them, -w wraps them in \b).
-bool CompilePattern(const GrepOptions& o, std::regex* re, std::string* error) {
+StatusOr<std::regex> CompilePattern(const GrepOptions& o) {
   std::string expression;
   for (const std::string& p : o.patterns) {
     expression += (expression.empty() ? "" : "|") + ("(?:" + (o.fixed ? EscapeRegex(p) : p) + ")");
@@ -298,12 +298,10 @@ bool CompilePattern(const GrepOptions& o, std::regex* re, std::string* error) {
   try {
     auto flags = std::regex::ECMAScript | std::regex::optimize;
     if (o.icase) flags |= std::regex::icase;
-    *re = std::regex(expression, flags);
+    return std::regex(expression, flags);
   } catch (const std::regex_error& e) {
-    *error = "bad pattern '" + o.patterns.front() + "': " + e.what();
-    return false;
+    return Status::InvalidArgument("bad pattern '" + o.patterns.front() + "': " + e.what());
   }
-  return true;
 }
 
 // The files to search: the PATHs (directories recursively, skipping VCS folders), or every
@@ -393,8 +391,9 @@ int RunGrep(const std::vector<std::string>& args) {
   bool ignored = false;
   std::vector<OptionSpec> specs = GrepSpecs(&o, &ignored);
   bool help = false;
-  std::string usage;
-  if (!ParseOptions("grep", args, 1, specs, &positional, &help, &usage)) return Usage(usage);
+  if (Status s = ParseOptions("grep", args, 1, specs, &positional, &help); !s.ok()) {
+    return Usage(s.message());
+  }
   if (help) {
     std::cout << kGrepHelp;
     return 0;
@@ -408,8 +407,9 @@ int RunGrep(const std::vector<std::string>& args) {
   const std::string profile_path = positional.front();
   const std::vector<std::string> paths(positional.begin() + 1, positional.end());
 
-  std::regex re;
-  if (std::string bad; !CompilePattern(o, &re, &bad)) return Usage(bad);
+  StatusOr<std::regex> compiled = CompilePattern(o);
+  if (!compiled.ok()) return Usage(compiled.status().message());
+  const std::regex& re = *compiled;
   SearchProfile profile;
   if (!LoadSearchProfile(profile_path, o.search, &profile)) return kSearchError;
   HeatIndex& index = *profile.index;

@@ -217,8 +217,9 @@ int RunHot(const std::vector<std::string>& args) {
   specs.push_back(Flag({"--plain"}, &plain));
   specs.push_back(Flag({"--line-buffered"}, &line_buffered));
   bool help = false;
-  std::string error;
-  if (!ParseOptions("hot", args, 1, specs, &positional, &help, &error)) return Usage(error);
+  if (Status s = ParseOptions("hot", args, 1, specs, &positional, &help); !s.ok()) {
+    return Usage(s.message());
+  }
   if (help) {
     std::cout << kHotHelp;
     return 0;

@@ -385,25 +385,15 @@ void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, An
   }
 }
 
-bool FindEvent(const Annotations& a, const std::string& name, size_t* event, std::string* error) {
-  if (a.events.empty()) {
-    *error = "the profile has no events";
-    return false;
-  }
-  if (name.empty()) {
-    *event = 0;
-    return true;
-  }
+StatusOr<size_t> FindEvent(const Annotations& a, const std::string& name) {
+  if (a.events.empty()) return Status::NotFound("the profile has no events");
+  if (name.empty()) return size_t{0};
   std::string known;
   for (size_t i = 0; i < a.events.size(); ++i) {
-    if (a.events[i].name == name) {
-      *event = i;
-      return true;
-    }
+    if (a.events[i].name == name) return i;
     known += (i ? ", " : "") + a.events[i].name;
   }
-  *error = "no event '" + name + "' in the profile (it has: " + known + ")";
-  return false;
+  return Status::NotFound("no event '" + name + "' in the profile (it has: " + known + ")");
 }
 
 }  // namespace inprof::viewer

@@ -137,10 +137,10 @@ int RunQuery(const std::vector<std::string>& args) {
   SearchOptions o;
   std::vector<std::string> positional;
   bool help = false;
-  std::string error;
-  if (!ParseOptions("query", args, 1, SearchSpecs(&o, /*short_event=*/true), &positional, &help,
-                    &error)) {
-    return Usage(error);
+  if (Status s = ParseOptions("query", args, 1, SearchSpecs(&o, /*short_event=*/true), &positional,
+                              &help);
+      !s.ok()) {
+    return Usage(s.message());
   }
   if (help) {
     std::cout << kQueryHelp;

@@ -188,20 +188,20 @@ std::string Absolute(const std::string& path) {
 }
 
 // A new directory named after the program and the time; -2, -3... when it exists.
-bool MakeDefaultDir(const std::string& program, std::string* dir, std::string* error) {
+StatusOr<std::string> MakeDefaultDir(const std::string& program) {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
   localtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
   const std::string base = "inprof-" + program.substr(program.rfind('/') + 1) + "-" + stamp;
+  std::string dir;
   for (int i = 1; i < 100; ++i) {
-    *dir = i == 1 ? base : base + "-" + std::to_string(i);
-    if (mkdir(dir->c_str(), 0777) == 0) return true;
+    dir = i == 1 ? base : base + "-" + std::to_string(i);
+    if (mkdir(dir.c_str(), 0777) == 0) return dir;
     if (errno != EEXIST) break;
   }
-  *error = "cannot create " + *dir + ": " + std::strerror(errno);
-  return false;
+  return Status::FromErrno(errno, "cannot create " + dir);
 }
 
 std::atomic<pid_t> g_child{0};
@@ -537,16 +537,18 @@ bool FinishTree(const RecordOptions& o, const std::string& dir, const std::strin
 // run made it.
 bool PrepareOutputDir(const std::string& program, std::string* dir_out, bool* created) {
   std::string& dir = *dir_out;
-  std::string error;
   *created = true;
   if (dir.empty()) {
-    if (!MakeDefaultDir(program, &dir, &error)) {
-      std::cerr << "inprof: record: " << error << '\n';
+    StatusOr<std::string> made = MakeDefaultDir(program);
+    if (!made.ok()) {
+      std::cerr << "inprof: record: " << made.status().message() << '\n';
       return false;
     }
+    dir = std::move(*made);
   } else if (mkdir(dir.c_str(), 0777) != 0) {
     if (errno != EEXIST) {
-      std::cerr << "inprof: record: cannot create " << dir << ": " << std::strerror(errno) << '\n';
+      std::cerr << "inprof: record: " << Status::FromErrno(errno, "cannot create " + dir).message()
+                << '\n';
       return false;
     }
     *created = false;
@@ -557,7 +559,7 @@ bool PrepareOutputDir(const std::string& program, std::string* dir_out, bool* cr
     }
   }
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    std::cerr << "inprof: record: cannot write into " << dir << ": " << std::strerror(errno)
+    std::cerr << "inprof: record: " << Status::FromErrno(errno, "cannot write into " + dir).message()
               << '\n';
     return false;
   }

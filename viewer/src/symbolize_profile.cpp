@@ -362,9 +362,8 @@ int RunSymbolizeProfile(const std::vector<std::string>& args) {
       Flag({"-q", "--quiet"}, &quiet),
   };
   bool help = false;
-  std::string error;
-  if (!ParseOptions(args[0], args, 1, specs, &o.inputs, &help, &error)) {
-    return UsageError(args[0], error);
+  if (Status s = ParseOptions(args[0], args, 1, specs, &o.inputs, &help); !s.ok()) {
+    return UsageError(args[0], s.message());
   }
   if (help) {
     std::cout << kHelp;

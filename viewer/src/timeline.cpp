@@ -577,10 +577,10 @@ std::string Page(const Timeline& t, const TimelineOptions& o, const Profile& pro
 
 int Usage(const std::string& message) { return UsageError("timeline", message); }
 
-bool FindEventIndex(const Profile& p, const std::string& name, size_t* event, std::string* error) {
+StatusOr<size_t> FindEventIndex(const Profile& p, const std::string& name) {
   Annotations events_only;
   events_only.events = p.events;
-  return FindEvent(events_only, name, event, error);
+  return FindEvent(events_only, name);
 }
 
 }  // namespace
@@ -604,8 +604,9 @@ int RunTimeline(const std::vector<std::string>& args) {
   for (OptionSpec& spec : FilterOptionSpecs(&o.filter)) specs.push_back(std::move(spec));
   std::vector<std::string> positional;
   bool help = false;
-  std::string error;
-  if (!ParseOptions("timeline", args, 1, specs, &positional, &help, &error)) return Usage(error);
+  if (Status s = ParseOptions("timeline", args, 1, specs, &positional, &help); !s.ok()) {
+    return Usage(s.message());
+  }
   if (help) {
     std::cout << kTimelineHelp;
     return 0;
@@ -639,11 +640,12 @@ int RunTimeline(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   const Profile& profile = input.profile;
-  size_t event = 0;
-  if (!FindEventIndex(profile, o.event, &event, &error)) {
-    std::cerr << "inprof: " << o.profile << ": " << error << '\n';
+  StatusOr<size_t> found = FindEventIndex(profile, o.event);
+  if (!found.ok()) {
+    std::cerr << "inprof: " << o.profile << ": " << found.status().message() << '\n';
     return kExitBadInput;
   }
+  const size_t event = *found;
   const int64_t first_col = std::max<int64_t>(o.filter.from_ns.value_or(0), 0) / kSecond;
   if (const int64_t last = LastSecond(profile, event, first_col); last - first_col >= kMaxColumns) {
     std::cerr << "inprof: " << o.profile << ": the samples span " << last - first_col + 1

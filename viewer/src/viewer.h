@@ -152,8 +152,8 @@ std::string FilterSummary(const ProfileFilter& filter);
 // Rewrites source paths that start with a map's OLD prefix to NEW (first match wins).
 void RemapPaths(const std::vector<std::pair<std::string, std::string>>& maps, Annotations& a);
 
-// Index of the event named `name` (empty: 0); false with a message when there is none.
-bool FindEvent(const Annotations& a, const std::string& name, size_t* event, std::string* error);
+// Index of the event named `name` (empty: 0); kNotFound with a message when there is none.
+StatusOr<size_t> FindEvent(const Annotations& a, const std::string& name);
 
 // What an event's weights count, the one rule every command follows (docs/viewer.md,
 // "Units"): "samples" when each weight stands for a period of the event's unit (CPU time

@@ -6,9 +6,14 @@
 #ifndef INPROF_STATUS_H_
 #define INPROF_STATUS_H_
 
+#include <cassert>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 namespace inprof {
 
@@ -16,12 +21,13 @@ namespace inprof {
 // decides never reads the message.
 enum class StatusCode : uint8_t {
   kOk,
-  kUnknown,          // a failure no caller distinguishes (Status::Error)
-  kInvalidArgument,  // bad configuration, URL, label, input text
-  kAlreadyExists,    // a file that must not be replaced is there
-  kNotFound,         // a file, event or resource that is not there
-  kUnavailable,      // the system refused (no perf_event, no timers, no thread)
-  kIo,               // reading or writing a file or socket failed
+  kUnknown,             // a failure no caller distinguishes (Status::Error)
+  kInvalidArgument,     // bad configuration, URL, label, input text
+  kAlreadyExists,       // a file that must not be replaced is there; a profile already runs
+  kNotFound,            // a file, event or resource that is not there
+  kUnavailable,         // the system refused (no perf_event, no timers, no thread)
+  kIo,                  // reading or writing a file or socket failed
+  kFailedPrecondition,  // the call needs a state that is not there: no profile is running
 };
 
 class Status {
@@ -44,6 +50,28 @@ class Status {
     return Status(StatusCode::kUnavailable, std::move(message));
   }
   static Status Io(std::string message) { return Status(StatusCode::kIo, std::move(message)); }
+  static Status FailedPrecondition(std::string message) {
+    return Status(StatusCode::kFailedPrecondition, std::move(message));
+  }
+  // A failed system call on a control path: "context: strerror(err)", the line a user reads
+  // everywhere else, and the code a caller decides by: a missing file is kNotFound, an
+  // existing one kAlreadyExists, a refused permission or resource kUnavailable, a bad
+  // argument kInvalidArgument, anything else kIo. Not for the signal path (it allocates).
+  static Status FromErrno(int err, std::string context) {
+    StatusCode code = StatusCode::kIo;
+    if (err == ENOENT) {
+      code = StatusCode::kNotFound;
+    } else if (err == EEXIST) {
+      code = StatusCode::kAlreadyExists;
+    } else if (err == EACCES || err == EPERM || err == ENOSYS || err == EAGAIN || err == ENOMEM) {
+      code = StatusCode::kUnavailable;
+    } else if (err == EINVAL) {
+      code = StatusCode::kInvalidArgument;
+    }
+    context += ": ";
+    context += std::strerror(err);
+    return Status(code, std::move(context));
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
@@ -53,6 +81,52 @@ class Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+};
+
+// A value, or the non-ok Status that says why there is none (Abseil's StatusOr). Reading the
+// value of a failed StatusOr is a programming error, as is making one from an ok Status: both
+// assert.
+//
+// Thread-safety: a plain value.
+template <typename T>
+class StatusOr {
+ public:
+  // From anything that converts to T (a unique_ptr<Derived> for a unique_ptr<Base>).
+  template <typename U = T,
+            typename = std::enable_if_t<std::is_convertible_v<U&&, T> &&
+                                        !std::is_same_v<std::decay_t<U>, Status> &&
+                                        !std::is_same_v<std::decay_t<U>, StatusOr>>>
+  StatusOr(U&& value)  // NOLINT(google-explicit-constructor)
+      : v_(std::in_place_index<0>, std::forward<U>(value)) {}
+  StatusOr(Status status) : v_(std::in_place_index<1>, std::move(status)) {  // NOLINT(google-explicit-constructor)
+    assert(!std::get<Status>(v_).ok() && "StatusOr from an ok Status has no value");
+    if (std::get<Status>(v_).ok()) v_ = Status::Error("StatusOr made from an ok Status");
+  }
+
+  bool ok() const { return v_.index() == 0; }
+  // Ok when there is a value.
+  Status status() const { return ok() ? Status::Ok() : std::get<Status>(v_); }
+
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<T, Status> v_;
 };
 
 }  // namespace inprof

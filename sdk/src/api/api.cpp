@@ -11,28 +11,40 @@
 
 namespace {
 
-using inprof::internal::RuntimeError;
-using inprof::internal::RuntimeResult;
+using inprof::Status;
+using inprof::StatusCode;
 
 thread_local std::string t_last_error;
 
-int Report(const RuntimeResult& result) {
-  t_last_error = result.message;
-  switch (result.error) {
-    case RuntimeError::kOk:
+// The one place a Status becomes an inprof_error. The runtime states its failures in these
+// codes: a bad configuration or label kInvalidArgument, a second start kAlreadyExists, no
+// running profile kFailedPrecondition, an output that could not be written kIo (a file's own
+// kAlreadyExists or kNotFound is restated as kIo before it gets here), a refused resource
+// kUnavailable; kUnknown is a failure no one foresaw.
+int ErrorCode(StatusCode code) noexcept {
+  switch (code) {
+    case StatusCode::kOk:
       return INPROF_OK;
-    case RuntimeError::kConfig:
+    case StatusCode::kInvalidArgument:
       return INPROF_ERR_CONFIG;
-    case RuntimeError::kAlreadyStarted:
+    case StatusCode::kAlreadyExists:
       return INPROF_ERR_ALREADY_STARTED;
-    case RuntimeError::kNotStarted:
+    case StatusCode::kFailedPrecondition:
       return INPROF_ERR_NOT_STARTED;
-    case RuntimeError::kOutput:
+    case StatusCode::kIo:
+    case StatusCode::kNotFound:
       return INPROF_ERR_OUTPUT;
-    case RuntimeError::kSystem:
+    case StatusCode::kUnavailable:
       return INPROF_ERR_SYSTEM;
+    case StatusCode::kUnknown:
+      return INPROF_ERR_INTERNAL;
   }
   return INPROF_ERR_INTERNAL;
+}
+
+int Report(const Status& status) {
+  t_last_error = status.message();
+  return ErrorCode(status.code());
 }
 
 // Sets the message inprof_last_error returns. Throws nothing: with no memory for the
@@ -56,29 +68,20 @@ int Guarded(const char* what, F&& f) noexcept {
     return f();
   } catch (const std::bad_alloc&) {
     SetLastError(what, ": out of memory");
-    return INPROF_ERR_SYSTEM;
+    return ErrorCode(StatusCode::kUnavailable);
   } catch (const std::exception& e) {
     SetLastError(what, ": internal error: ", e.what());
-    return INPROF_ERR_INTERNAL;
+    return ErrorCode(StatusCode::kUnknown);
   } catch (...) {
     SetLastError(what, ": internal error");
-    return INPROF_ERR_INTERNAL;
+    return ErrorCode(StatusCode::kUnknown);
   }
 }
 
 int LabelCall(const char* key, const char* value) {
-  std::string why;
-  switch (inprof::internal::SetThreadLabel(key, value, &why)) {
-    case inprof::internal::LabelResult::kOk:
-      return INPROF_OK;
-    case inprof::internal::LabelResult::kInvalid:
-      t_last_error = why;
-      return INPROF_ERR_CONFIG;
-    case inprof::internal::LabelResult::kOverflow:
-      t_last_error = why;
-      return INPROF_ERR_SYSTEM;
-  }
-  return INPROF_ERR_INTERNAL;
+  // Report only on failure: the fast path leaves inprof_last_error as it was.
+  Status s = inprof::internal::SetThreadLabel(key, value);
+  return s.ok() ? INPROF_OK : Report(s);
 }
 
 }  // namespace
@@ -90,7 +93,7 @@ int inprof_start(const char* config_text) {
     inprof::internal::Config config;
     inprof::Status s = config_text == nullptr ? inprof::internal::ConfigFromEnvironment(&config)
                                               : inprof::internal::ParseConfig(config_text, &config);
-    if (!s.ok()) return Report({RuntimeError::kConfig, "inprof_start: " + s.message()});
+    if (!s.ok()) return Report(Status::InvalidArgument("inprof_start: " + s.message()));
     return Report(inprof::internal::RuntimeStart(std::move(config)));
   });
 }
@@ -101,8 +104,8 @@ int inprof_dump(const char* outputs) {
     std::vector<std::string> list;
     inprof::Status s = inprof::internal::ParseOutputs(outputs, &list,
                                                       /*check_writable=*/false);
-    if (!s.ok()) return Report({RuntimeError::kConfig, "inprof_dump: " + s.message()});
-    if (list.empty()) return Report({RuntimeError::kConfig, "inprof_dump: empty output list"});
+    if (!s.ok()) return Report(Status::InvalidArgument("inprof_dump: " + s.message()));
+    if (list.empty()) return Report(Status::InvalidArgument("inprof_dump: empty output list"));
     return Report(inprof::internal::RuntimeDump(&list));
   });
 }
@@ -155,7 +158,7 @@ const char* inprof_last_error(void) { return t_last_error.c_str(); }
 int inprof_label_set(const char* key, const char* value) {
   if (value == nullptr) {
     SetLastError("inprof_label_set: the value must not be NULL (inprof_label_clear removes a label)");
-    return INPROF_ERR_CONFIG;
+    return ErrorCode(StatusCode::kInvalidArgument);
   }
   return Guarded("inprof_label_set", [&] { return LabelCall(key, value); });
 }
@@ -172,10 +175,9 @@ inprof_labels_t inprof_labels_save(void) { return inprof::internal::CurrentThrea
 
 int inprof_labels_restore(inprof_labels_t saved) {
   return Guarded("inprof_labels_restore", [&] {
-    if (inprof::internal::RestoreThreadLabels(saved)) return INPROF_OK;
-    t_last_error = "inprof_labels_restore: " + std::to_string(saved) +
-                   " is not a value inprof_labels_save returned";
-    return INPROF_ERR_CONFIG;
+    if (inprof::internal::RestoreThreadLabels(saved)) return int{INPROF_OK};
+    return Report(Status::InvalidArgument("inprof_labels_restore: " + std::to_string(saved) +
+                                          " is not a value inprof_labels_save returned"));
   });
 }
 

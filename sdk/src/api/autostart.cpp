@@ -71,12 +71,12 @@ void Autostart() {
   if (watcher != 0) RuntimeExcludeThread(watcher);
   // Most processes of a profiled command (a shell's subshells, a compiler driver's helpers)
   // end before their first sample: their session starts only when that sample comes.
-  RuntimeResult started =
+  Status started =
       CanStartLazily(config) ? RuntimeStartDeferred(std::move(config), TerminationWatcherRunsHere())
                              : RuntimeStart(std::move(config));
-  if (started.error != RuntimeError::kOk) {
+  if (!started.ok()) {
     std::fprintf(stderr, "inprof: %s; the program runs without profiling\n",
-                 started.message.c_str());
+                 started.message().c_str());
     return;
   }
   // The exit paths (exit_paths.cpp) were registered by the start, before main runs: the

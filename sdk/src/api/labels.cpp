@@ -114,37 +114,37 @@ size_t CacheSlot(uint32_t from, const char* key, const char* value) {
   return (h >> 32) & (kCacheSize - 1);
 }
 
-bool ValidKey(std::string_view key, std::string* why) {
+Status ValidKey(std::string_view key) {
   if (key.empty() || key.size() > kMaxLabelKey) {
-    *why = "a label key must have 1 to " + std::to_string(kMaxLabelKey) + " bytes";
-    return false;
+    return Status::InvalidArgument("a label key must have 1 to " + std::to_string(kMaxLabelKey) +
+                                   " bytes");
   }
   for (size_t i = 0; i < key.size(); ++i) {
     const char c = key[i];
     const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
     const bool digit = (c >= '0' && c <= '9') || c == '.';
     if (!(letter || (i > 0 && digit))) {
-      *why = "label key '" + std::string(key.substr(0, 64)) +
-             "': use letters, digits, '_' and '.', starting with a letter or '_'";
-      return false;
+      return Status::InvalidArgument(
+          "label key '" + std::string(key.substr(0, 64)) +
+          "': use letters, digits, '_' and '.', starting with a letter or '_'");
     }
   }
-  return true;
+  return Status::Ok();
 }
 
-bool ValidValue(std::string_view key, std::string_view value, std::string* why) {
+Status ValidValue(std::string_view key, std::string_view value) {
   if (value.empty() || value.size() > kMaxLabelValue) {
-    *why = "label '" + std::string(key) + "': a value must have 1 to " +
-           std::to_string(kMaxLabelValue) + " bytes (inprof_label_clear removes a label)";
-    return false;
+    return Status::InvalidArgument("label '" + std::string(key) + "': a value must have 1 to " +
+                                   std::to_string(kMaxLabelValue) +
+                                   " bytes (inprof_label_clear removes a label)");
   }
   for (unsigned char c : value) {
     if (c < 0x20 || c == 0x7f) {
-      *why = "label '" + std::string(key) + "': control characters are not allowed in a value";
-      return false;
+      return Status::InvalidArgument("label '" + std::string(key) +
+                                     "': control characters are not allowed in a value");
     }
   }
-  return true;
+  return Status::Ok();
 }
 
 // The set `from` with `key` set to `value` (or removed), interned. Takes the table's lock.
@@ -215,7 +215,7 @@ void StoredStrings(uint32_t id, std::string_view key, const char** stored_key,
 
 }  // namespace
 
-LabelResult SetThreadLabel(const char* key, const char* value, std::string* why) {
+Status SetThreadLabel(const char* key, const char* value) {
   const uint32_t from = ThreadLabelSet();
   Move& m = t_moves[CacheSlot(from, key, value)];
   if (m.from == from && m.key == key && m.value == value && m.stored_key != nullptr &&
@@ -223,22 +223,23 @@ LabelResult SetThreadLabel(const char* key, const char* value, std::string* why)
       (value == nullptr ? m.stored_value == nullptr
                         : m.stored_value != nullptr && std::strcmp(value, m.stored_value) == 0)) {
     SetThreadLabelSet(m.to);
-    return LabelResult::kOk;
+    return Status::Ok();
   }
   if (key == nullptr) {
-    *why = "a label key must not be NULL";
-    return LabelResult::kInvalid;
+    return Status::InvalidArgument("a label key must not be NULL");
   }
   const std::string_view k(key);
-  if (!ValidKey(k, why)) return LabelResult::kInvalid;
-  if (value != nullptr && !ValidValue(k, value, why)) return LabelResult::kInvalid;
+  if (Status s = ValidKey(k); !s.ok()) return s;
+  if (value != nullptr) {
+    if (Status s = ValidValue(k, value); !s.ok()) return s;
+  }
   const uint32_t to = Intern(from, k, value);
   SetThreadLabelSet(to);
   if (to == kOverflowLabelSet) {
-    *why = "too many labels: at most " + std::to_string(kMaxLabelsPerSet) + " per thread, " +
-           std::to_string(kMaxLabelSets) + " distinct sets in the process; this thread's " +
-           "samples are labelled [overflow] until its labels are cleared";
-    return LabelResult::kOverflow;
+    return Status::Unavailable("too many labels: at most " + std::to_string(kMaxLabelsPerSet) +
+                               " per thread, " + std::to_string(kMaxLabelSets) +
+                               " distinct sets in the process; this thread's samples are " +
+                               "labelled [overflow] until its labels are cleared");
   }
   // Remember the move. A removal caches only when the key was there: the stored key of the
   // source set would be needed otherwise, and removing an absent key is rare.
@@ -251,7 +252,7 @@ LabelResult SetThreadLabel(const char* key, const char* value, std::string* why)
     StoredStrings(from, k, &stored_key, &ignored);
   }
   if (stored_key != nullptr) m = Move{from, to, key, value, stored_key, stored_value};
-  return LabelResult::kOk;
+  return Status::Ok();
 }
 
 void ClearThreadLabels() { SetThreadLabelSet(0); }

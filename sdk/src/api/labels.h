@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "inprof/profile.h"
+#include "inprof/status.h"
 
 namespace inprof::internal {
 
@@ -36,11 +37,10 @@ inline constexpr size_t kMaxLabelBytes = size_t{1} << 20;
 // The set a thread is put in when its labels would pass the bounds.
 inline constexpr uint32_t kOverflowLabelSet = 1;
 
-enum class LabelResult { kOk, kInvalid, kOverflow };
-
-// Sets `key` to `value` (value nullptr: removes `key`) on the calling thread. kInvalid leaves
-// the thread's labels as they were; *why says what was wrong.
-LabelResult SetThreadLabel(const char* key, const char* value, std::string* why);
+// Sets `key` to `value` (value nullptr: removes `key`) on the calling thread. A bad key or
+// value is kInvalidArgument and leaves the thread's labels as they were; kUnavailable: the
+// bounds are passed and the thread is in the overflow set. The ok path allocates nothing.
+Status SetThreadLabel(const char* key, const char* value);
 // Removes every label of the calling thread.
 void ClearThreadLabels();
 // The calling thread's set, and putting it back (a scope guard's restore). An id that was

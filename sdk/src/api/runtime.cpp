@@ -217,13 +217,13 @@ constexpr uint32_t kRawWakeSamples = 8;
 }  // namespace
 
 
-RuntimeResult RuntimeStart(Config config) {
+Status RuntimeStart(Config config) {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   WriterMutexLock lock(&rt.lifecycle);
   if (rt.session != nullptr || rt.pending_child.load(std::memory_order_acquire) != nullptr) {
-    return {RuntimeError::kAlreadyStarted,
-            "inprof_start: a profile is already running (call inprof_stop first)"};
+    return Status::AlreadyExists(
+        "inprof_start: a profile is already running (call inprof_stop first)");
   }
   MakeOutputsAbsolute(&config);
   // The previous profile is no longer dumped once a new one starts.
@@ -239,22 +239,22 @@ RuntimeResult RuntimeStart(Config config) {
   if (config.window > 0) {
     for (const std::string& path : config.outputs) {
       if (FormatFromPath(path) == Format::kRaw) {
-        return {RuntimeError::kConfig, "inprof_start: output '" + path +
-                                           "': a raw profile is written once, at the end; "
-                                           "continuous mode (window) cannot write it"};
+        return Status::InvalidArgument("inprof_start: output '" + path +
+                                       "': a raw profile is written once, at the end; "
+                                       "continuous mode (window) cannot write it");
       }
     }
   }
   auto session = std::make_unique<Session>(std::move(config));
   auto net = NetworkOutputs::Attach(session.get());
   Status s = session->Start(rt.excluded);
-  if (!s.ok()) return {RuntimeError::kSystem, "inprof_start: " + s.message()};
+  if (!s.ok()) return Status::Unavailable("inprof_start: " + s.message());
   if (net) {
     s = net->Start();
     if (!s.ok()) {
       net.reset();
       session->Stop();
-      return {RuntimeError::kSystem, "inprof_start: " + s.message()};
+      return Status::Unavailable("inprof_start: " + s.message());
     }
   }
   PublishExitInfo(session->config());
@@ -262,7 +262,7 @@ RuntimeResult RuntimeStart(Config config) {
   session->MarkRawOutputsStarted();
   rt.session = session.release();
   rt.net = std::move(net);
-  return {};
+  return Status::Ok();
 }
 
 bool OnlyRawOutputs(const Config& config) {
@@ -282,7 +282,7 @@ bool CanStartLazily(const Config& config) {
          config.engine == EngineChoice::kAuto;  // an explicit engine is checked at start
 }
 
-RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher) {
+Status RuntimeStartDeferred(Config config, bool wake_watcher) {
   ProfilerWorkScope work;
   Runtime& rt = GetRuntime();
   {
@@ -302,7 +302,7 @@ RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher) {
       const uint32_t copy_bytes = config.unwind != UnwindChoice::kFp ? config.stack_bytes : 0;
       if (BootstrapArmDeferred(config.signal, config.frequency, config.max_depth, copy_bytes,
                                wake_watcher, wake_after)) {
-        return {};
+        return Status::Ok();
       }
       rt.pending_child.store(nullptr, std::memory_order_release);
       rt.pending_deferred.store(false, std::memory_order_release);
@@ -327,7 +327,7 @@ void RuntimeStartDeferredNow() {
   StartPendingChild(true);
 }
 
-RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
+Status RuntimeDump(const std::vector<std::string>* outputs) {
   ProfilerWorkScope work;
   StartPendingChild(true);
   Runtime& rt = GetRuntime();
@@ -335,18 +335,18 @@ RuntimeResult RuntimeDump(const std::vector<std::string>* outputs) {
   // The running profile, or the one inprof_stop ended (until the next start).
   Session* session = rt.session != nullptr ? rt.session : rt.stopped.get();
   if (session == nullptr) {
-    return {RuntimeError::kNotStarted, "inprof_dump: no profile is running"};
+    return Status::FailedPrecondition("inprof_dump: no profile is running");
   }
   const std::vector<std::string>& list = outputs ? *outputs : session->config().outputs;
   if (list.empty()) {
-    return {RuntimeError::kOutput, "inprof_dump: no outputs given and none configured"};
+    return Status::Io("inprof_dump: no outputs given and none configured");
   }
   Status s = session->Dump(list);
-  if (!s.ok()) return {RuntimeError::kOutput, "inprof_dump: " + s.message()};
-  return {};
+  if (!s.ok()) return Status::Io("inprof_dump: " + s.message());
+  return Status::Ok();
 }
 
-RuntimeResult RuntimeStop() {
+Status RuntimeStop() {
   ProfilerWorkScope work;
   StartPendingChild(true);
   Runtime& rt = GetRuntime();
@@ -362,7 +362,7 @@ RuntimeResult RuntimeStop() {
   serving.reset();
   WriterMutexLock lock(&rt.lifecycle);
   if (rt.session == nullptr) {
-    return {RuntimeError::kNotStarted, "inprof_stop: no profile is running"};
+    return Status::FailedPrecondition("inprof_stop: no profile is running");
   }
   std::unique_ptr<Session> session(rt.session);
   std::shared_ptr<NetworkOutputs> net = std::move(rt.net);
@@ -371,7 +371,7 @@ RuntimeResult RuntimeStop() {
   // drains after the lock is released (Finish, below).
   if (net) net->StopServing();
   session->Stop();
-  RuntimeResult result;
+  Status result;
   std::vector<std::string> written;
   // Continuous mode wrote every window, the last one included, as it closed. A profile
   // without a sample writes nothing: no empty files from processes that never ran long
@@ -379,7 +379,7 @@ RuntimeResult RuntimeStop() {
   const bool sampled = session->samples() != 0;
   if (!session->config().outputs.empty() && session->config().window <= 0 && sampled) {
     Status s = session->Dump(session->config().outputs);
-    if (!s.ok()) result = {RuntimeError::kOutput, "inprof_stop: " + s.message()};
+    if (!s.ok()) result = Status::Io("inprof_stop: " + s.message());
     for (const std::string& path : session->config().outputs) {
       for (const auto& [file, event] : session->FilesFor(path)) {
         if (access(file.c_str(), F_OK) == 0) written.push_back(file);
@@ -417,13 +417,13 @@ RuntimeResult RuntimeStop() {
     if (net) {
       for (const std::string& extra : net->SummaryLines()) line += "\ninprof: " + extra;
     }
-    if (!result.message.empty()) line += "\ninprof: error: " + result.message;
+    if (!result.message().empty()) line += "\ninprof: error: " + result.message();
     std::fprintf(stderr, "%s\n", line.c_str());
   }
   return result;
 }
 
-RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
+Status RuntimeLuaAttach(Config config, bool mixed,
                                std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
                                bool* started) {
   ProfilerWorkScope work;
@@ -431,22 +431,24 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
   StartPendingChild(true);
   if (!RuntimeRunning()) {
     if (!mixed) config.events = {"lua"};
-    RuntimeResult r = RuntimeStart(std::move(config));
-    if (r.error != RuntimeError::kOk) return r;
+    Status r = RuntimeStart(std::move(config));
+    if (!r.ok()) return r;
     *started = true;
   }
   Runtime& rt = GetRuntime();
   ReaderMutexLock lock(&rt.lifecycle);
-  if (rt.session == nullptr) return {RuntimeError::kNotStarted, "inprof_lua_start: the profile stopped"};
+  if (rt.session == nullptr) {
+    return Status::FailedPrecondition("inprof_lua_start: the profile stopped");
+  }
   const std::vector<std::string>& events = rt.session->config().events;
   const bool has_lua = std::find(events.begin(), events.end(), "lua") != events.end();
   if (!mixed && !has_lua) {
-    return {RuntimeError::kAlreadyStarted,
-            "inprof_lua_start: a native profile is already running (events: no lua); start "
-            "with mixed=1 to add Lua stacks to its samples"};
+    return Status::AlreadyExists(
+        "inprof_lua_start: a native profile is already running (events: no lua); start "
+        "with mixed=1 to add Lua stacks to its samples");
   }
   rt.session->SetLuaVm(static_cast<pid_t>(syscall(SYS_gettid)), std::move(vm_ranges), mixed);
-  return {};
+  return Status::Ok();
 }
 
 void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate) {

@@ -17,20 +17,18 @@
 
 #include "api/config.h"
 #include "inprof/profile.h"
+#include "inprof/status.h"
 #include "signal/signal_handler.h"
 
 struct lua_State;
 
 namespace inprof::internal {
 
-enum class RuntimeError { kOk, kConfig, kAlreadyStarted, kNotStarted, kOutput, kSystem };
-
-struct RuntimeResult {
-  RuntimeError error = RuntimeError::kOk;
-  std::string message;
-};
-
-RuntimeResult RuntimeStart(Config config);
+// The lifecycle's failures, in the codes the C API maps to inprof_error (api.cpp, ErrorCode):
+// a bad configuration kInvalidArgument, a profile already running kAlreadyExists, none running
+// kFailedPrecondition, an output not written kIo, a resource the system refused kUnavailable.
+// Each message starts with the C function's name ("inprof_start: ...").
+Status RuntimeStart(Config config);
 // Whether autostart may defer the session to the first sample: files at exit only, the cpu
 // event on CPU-time timers, `lazy` not turned off.
 bool CanStartLazily(const Config& config);
@@ -38,7 +36,7 @@ bool CanStartLazily(const Config& config);
 // calling thread; the session itself starts at the first sample (with `wake_watcher` the
 // handler wakes the exit watcher, which calls RuntimeStartDeferredNow), at a new thread, a
 // dlclose, an API call or an exit path with samples, and never for a process that takes none.
-RuntimeResult RuntimeStartDeferred(Config config, bool wake_watcher);
+Status RuntimeStartDeferred(Config config, bool wake_watcher);
 void RuntimeStartDeferredNow();
 // The exit watcher at a deferred raw-only process's first sample: writes its started marker
 // (WriteBootstrapRaw, not complete), so that a process killed before its session starts is
@@ -46,22 +44,22 @@ void RuntimeStartDeferredNow();
 void RuntimeMarkDeferredStarted();
 // True when every output is a raw profile (a process inside `inprof record`).
 bool OnlyRawOutputs(const Config& config);
-RuntimeResult RuntimeDump(const std::vector<std::string>* outputs);
-RuntimeResult RuntimeStop();
+Status RuntimeDump(const std::vector<std::string>* outputs);
+Status RuntimeStop();
 
 // The LuaJIT bridge (inprof/luajit.h). Attach: makes the calling thread the Lua VM's thread
 // in the running session (starting one with `config` when none runs; `*started` says so);
 // the session must sample the `lua` event unless `mixed`. Stack: hands one stack from the
 // VM's profiler callback to the session. Detach: forgets the VM. Not async-signal-safe.
-RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
+Status RuntimeLuaAttach(Config config, bool mixed,
                                std::vector<std::pair<uintptr_t, uintptr_t>> vm_ranges,
                                bool* started);
 void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate);
 int RuntimeLuaIntervalMs();
 void RuntimeLuaDetach();
 // inprof_lua_start / inprof_lua_stop (lua_bridge.cpp).
-RuntimeResult LuaStart(lua_State* L, const char* config);
-RuntimeResult LuaStop(lua_State* L);
+Status LuaStart(lua_State* L, const char* config);
+Status LuaStop(lua_State* L);
 bool RuntimeRunning();
 
 // Threads of the profiler itself that no session may sample.

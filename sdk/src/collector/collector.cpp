@@ -548,8 +548,7 @@ void Collector::DrainLocked(bool before_dlclose) {
       try {
         if (!modules_checked) {
           modules_checked = true;
-          std::string error;
-          if (dwarf_->ModulesChanged()) dwarf_->RefreshModules(&error);
+          if (dwarf_->ModulesChanged()) dwarf_->RefreshModules();
         }
         stack_.clear();
         UnwindCopy(*copy, bytes, &stack_);
@@ -589,8 +588,7 @@ bool Collector::UnwindEarlyCopyLocked(const CopyRecord& copy, const uint8_t* byt
                                       StackBuffer* out) {
   if (!dwarf_) return false;
   try {
-    std::string error;
-    if (dwarf_->ModulesChanged()) dwarf_->RefreshModules(&error);
+    if (dwarf_->ModulesChanged()) dwarf_->RefreshModules();
     out->clear();
     UnwindCopy(copy, bytes, out);
     return out->frames().size() != 0;

@@ -271,12 +271,12 @@ Status ChooseUnwinder(const Config& config, UnwinderChoice* out,
                       std::vector<std::string>* warnings) {
   out->mode = UnwindMode::kFp;
   if (config.unwind == UnwindChoice::kFp) return Status::Ok();
-  std::string error;
-  out->dwarf = DwarfUnwinder::Create(config.dwarf_backend == DwarfBackendChoice::kLibdwfl
-                                         ? DwarfBackend::kLibdwfl
-                                         : DwarfBackend::kLibunwind,
-                                     &error);
-  if (!out->dwarf) {
+  StatusOr<std::unique_ptr<DwarfUnwinder>> dwarf =
+      DwarfUnwinder::Create(config.dwarf_backend == DwarfBackendChoice::kLibdwfl
+                                ? DwarfBackend::kLibdwfl
+                                : DwarfBackend::kLibunwind);
+  if (!dwarf.ok()) {
+    const std::string& error = dwarf.status().message();
     if (config.unwind == UnwindChoice::kDwarf) {
       return Status::Unavailable("unwind=dwarf: " + error);
     }
@@ -284,6 +284,7 @@ Status ChooseUnwinder(const Config& config, UnwinderChoice* out,
                         "): stacks are walked with frame pointers only");
     return Status::Ok();
   }
+  out->dwarf = std::move(*dwarf);
   out->mode = config.unwind == UnwindChoice::kDwarf ? UnwindMode::kDwarf : UnwindMode::kAuto;
   return Status::Ok();
 }

@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "api/config.h"
-#include "engines/itimer.h"
 #include "api/runtime.h"
+#include "engines/itimer.h"
 #include "signal/signal_handler.h"
 
 extern char** environ;
@@ -169,13 +169,13 @@ class ExecPreparation {
       g_segment.store(segment, std::memory_order_release);
       restart_->outputs = OutputsForSegment(segment);
       try {
-        const RuntimeResult started =
+        const Status started =
             CanStartLazily(*restart_)
                 ? RuntimeStartDeferred(std::move(*restart_), TerminationWatcherRunsHere())
                 : RuntimeStart(std::move(*restart_));
-        if (started.error != RuntimeError::kOk) {
+        if (!started.ok()) {
           std::fprintf(stderr, "inprof: after a failed exec: %s; no more profiling\n",
-                       started.message.c_str());
+                       started.message().c_str());
         }
       } catch (...) {
         // The program goes on unprofiled.

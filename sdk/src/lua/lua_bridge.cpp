@@ -167,7 +167,7 @@ std::vector<std::pair<uintptr_t, uintptr_t>> CodeRangesOf(const void* symbol) {
 }
 
 // Takes the bridge's own key, mixed=1|0, out of `text`; `rest` is everything else.
-RuntimeResult SplitMixed(const char* config_text, bool* mixed, std::string* rest) {
+Status SplitMixed(const char* config_text, bool* mixed, std::string* rest) {
   std::string_view text = config_text != nullptr ? config_text : "";
   while (!text.empty()) {
     const size_t comma = text.find(',');
@@ -182,28 +182,28 @@ RuntimeResult SplitMixed(const char* config_text, bool* mixed, std::string* rest
       } else if (v == "0" || v == "false" || v == "no" || v == "off") {
         *mixed = false;
       } else {
-        return {RuntimeError::kConfig,
-                "inprof_lua_start: invalid mixed='" + std::string(v) + "': expected 1 or 0"};
+        return Status::InvalidArgument("inprof_lua_start: invalid mixed='" + std::string(v) +
+                                       "': expected 1 or 0");
       }
       continue;
     }
     if (!rest->empty()) *rest += ',';
     *rest += item;
   }
-  return {};
+  return Status::Ok();
 }
 
 }  // namespace
 
-RuntimeResult LuaStart(lua_State* L, const char* config_text) {
+Status LuaStart(lua_State* L, const char* config_text) {
   // Starting LuaJIT's profiler (its setitimer goes through the itimer hook) and ours is the
   // profiler's work: samples meanwhile are left out.
   ProfilerWorkScope work;
-  if (L == nullptr) return {RuntimeError::kConfig, "inprof_lua_start: no lua_State given"};
+  if (L == nullptr) return Status::InvalidArgument("inprof_lua_start: no lua_State given");
   if (g_vm != nullptr) {
-    return {RuntimeError::kAlreadyStarted,
-            "inprof_lua_start: a LuaJIT VM is already profiled (LuaJIT profiles one at a time); "
-            "call inprof_lua_stop first"};
+    return Status::AlreadyExists(
+        "inprof_lua_start: a LuaJIT VM is already profiled (LuaJIT profiles one at a time); "
+        "call inprof_lua_stop first");
   }
   if (g_luajit.start == nullptr) {
     g_luajit.start = reinterpret_cast<ProfileStartFn>(dlsym(RTLD_DEFAULT, "luaJIT_profile_start"));
@@ -212,29 +212,27 @@ RuntimeResult LuaStart(lua_State* L, const char* config_text) {
         reinterpret_cast<DumpStackFn>(dlsym(RTLD_DEFAULT, "luaJIT_profile_dumpstack"));
     if (g_luajit.start == nullptr || g_luajit.stop == nullptr || g_luajit.dumpstack == nullptr) {
       g_luajit = {};
-      return {RuntimeError::kSystem,
-              "inprof_lua_start: LuaJIT's profiler (luaJIT_profile_start) is not in this "
-              "process: LuaJIT 2.1 is needed (plain Lua 5.x has no profiler API)"};
+      return Status::Unavailable(
+          "inprof_lua_start: LuaJIT's profiler (luaJIT_profile_start) is not in this "
+          "process: LuaJIT 2.1 is needed (plain Lua 5.x has no profiler API)");
     }
   }
   // "mixed" is the bridge's own key; the rest is inprof_start's configuration.
   bool mixed = false;
   std::string rest;
-  if (RuntimeResult r = SplitMixed(config_text, &mixed, &rest); r.error != RuntimeError::kOk) {
-    return r;
-  }
+  if (Status r = SplitMixed(config_text, &mixed, &rest); !r.ok()) return r;
   Config config;
   Status s = ParseConfig(rest, &config);
-  if (!s.ok()) return {RuntimeError::kConfig, "inprof_lua_start: " + s.message()};
+  if (!s.ok()) return Status::InvalidArgument("inprof_lua_start: " + s.message());
   // LuaJIT's profiler takes SIGPROF while it runs. When this library was not preloaded, its
   // sigaction hook does not see LuaJIT's call, so the native sampler must not share the
   // signal: it moves to a real-time one unless told otherwise.
   if (mixed && rest.find("signal=") == std::string::npos) config.signal = SIGRTMIN + 4;
   bool started = false;
-  RuntimeResult r = RuntimeLuaAttach(std::move(config), mixed,
-                                     CodeRangesOf(reinterpret_cast<const void*>(g_luajit.start)),
-                                     &started);
-  if (r.error != RuntimeError::kOk) {
+  Status r = RuntimeLuaAttach(std::move(config), mixed,
+                              CodeRangesOf(reinterpret_cast<const void*>(g_luajit.start)),
+                              &started);
+  if (!r.ok()) {
     if (started) RuntimeStop();
     return r;
   }
@@ -260,24 +258,26 @@ RuntimeResult LuaStart(lua_State* L, const char* config_text) {
   // a hot compiled loop reports all its samples at once, at the line where it exits.
   const std::string mode = "li" + std::to_string(mixed ? 1 : RuntimeLuaIntervalMs());
   g_luajit.start(L, mode.c_str(), &OnLuaSample, nullptr);
-  return {};
+  return Status::Ok();
 }
 
-RuntimeResult LuaStop(lua_State* L) {
+Status LuaStop(lua_State* L) {
   ProfilerWorkScope work;
   if (g_vm == nullptr || L != g_vm) {
-    return {RuntimeError::kNotStarted, "inprof_lua_stop: this VM is not being profiled"};
+    return Status::FailedPrecondition("inprof_lua_stop: this VM is not being profiled");
   }
   g_luajit.stop(L);
   RuntimeLuaDetach();
   g_vm = nullptr;
   if (g_started_profile) {
     g_started_profile = false;
-    RuntimeResult r = RuntimeStop();
-    if (r.error != RuntimeError::kOk) r.message = "inprof_lua_stop: " + r.message.substr(r.message.find(':') + 2);
-    return r;
+    Status r = RuntimeStop();
+    if (r.ok()) return r;
+    // The same failure, named by the call the script made.
+    return Status::Error("inprof_lua_stop: " + r.message().substr(r.message().find(':') + 2),
+                         r.code());
   }
-  return {};
+  return Status::Ok();
 }
 
 }  // namespace inprof::internal

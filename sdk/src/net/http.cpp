@@ -201,15 +201,16 @@ struct PendingLookup {
 // push under way at exit must end within the flush time (docs/network.md). A numeric
 // address needs no resolver and is converted here; a name is resolved by glibc's own
 // resolver thread (getaddrinfo_a), which is left to finish on its own when we stop waiting.
-// 0, or kCancelled / -1 with `error` set.
-int ResolveAbandonable(const std::string& host, const std::string& port, int64_t deadline_ms,
-                       int cancel_fd, struct addrinfo** out, std::string* error) {
+// The address list (the caller frees it), or kUnavailable saying why there is none.
+StatusOr<struct addrinfo*> ResolveAbandonable(const std::string& host, const std::string& port,
+                                              int64_t deadline_ms, int cancel_fd) {
+  struct addrinfo* out = nullptr;
   struct addrinfo hints;
   std::memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICHOST;
-  if (getaddrinfo(host.c_str(), port.c_str(), &hints, out) == 0) return 0;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &out) == 0) return out;
   hints.ai_flags = 0;
   auto* lookup = new PendingLookup{};
   lookup->hints = hints;
@@ -222,8 +223,7 @@ int ResolveAbandonable(const std::string& host, const std::string& port, int64_t
   int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr);
   if (rc != 0) {
     delete lookup;
-    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
-    return -1;
+    return Status::Unavailable("cannot resolve " + host + ": " + gai_strerror(rc));
   }
   for (;;) {
     rc = gai_error(&lookup->cb);
@@ -238,10 +238,9 @@ int ResolveAbandonable(const std::string& host, const std::string& port, int64_t
         if (lookup->cb.ar_result != nullptr) freeaddrinfo(lookup->cb.ar_result);
         delete lookup;
       }  // else: still being resolved; abandoned (see PendingLookup)
-      *error = "cannot resolve " + host + ": " +
-               (cancelled ? std::string("cancelled at stop (the flush time ran out)")
-                          : std::string("timed out"));
-      return cancelled ? kCancelled : -1;
+      return Status::Unavailable("cannot resolve " + host + ": " +
+                                 (cancelled ? "cancelled at stop (the flush time ran out)"
+                                            : "timed out"));
     }
     const struct gaicb* wait[1] = {&lookup->cb};
     const struct timespec slice = {0, static_cast<long>(std::min<int64_t>(left, 10)) * 1000000};
@@ -249,18 +248,19 @@ int ResolveAbandonable(const std::string& host, const std::string& port, int64_t
   }
   if (rc != 0) {
     delete lookup;
-    *error = "cannot resolve " + host + ": " + gai_strerror(rc);
-    return -1;
+    return Status::Unavailable("cannot resolve " + host + ": " + gai_strerror(rc));
   }
-  *out = lookup->cb.ar_result;
+  out = lookup->cb.ar_result;
   delete lookup;
-  return 0;
+  return out;
 }
 
-int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string* error) {
-  struct addrinfo* list = nullptr;
+// A connected socket, or kUnavailable saying why there is none.
+StatusOr<int> Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd) {
   const std::string port = std::to_string(url.port);
-  if (ResolveAbandonable(url.host, port, deadline_ms, cancel_fd, &list, error) != 0) return -1;
+  StatusOr<struct addrinfo*> resolved = ResolveAbandonable(url.host, port, deadline_ms, cancel_fd);
+  if (!resolved.ok()) return resolved.status();
+  struct addrinfo* list = *resolved;
   int fd = -1;
   std::string last = "no address";
   for (struct addrinfo* a = list; a != nullptr && fd < 0; a = a->ai_next) {
@@ -282,9 +282,8 @@ int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string*
           // Said the way every other cancelled step says it.
           close(fd);
           freeaddrinfo(list);
-          *error = "cannot connect to " + url.host + ":" + port +
-                   ": cancelled at stop (the flush time ran out)";
-          return -1;
+          return Status::Unavailable("cannot connect to " + url.host + ":" + port +
+                                     ": cancelled at stop (the flush time ran out)");
         }
       }
       last = std::strerror(err);
@@ -293,7 +292,7 @@ int Connect(const HttpUrl& url, int64_t deadline_ms, int cancel_fd, std::string*
     }
   }
   freeaddrinfo(list);
-  if (fd < 0) *error = "cannot connect to " + url.host + ":" + port + ": " + last;
+  if (fd < 0) return Status::Unavailable("cannot connect to " + url.host + ":" + port + ": " + last);
   return fd;
 }
 
@@ -696,8 +695,12 @@ HttpClientResult HttpPost(const HttpUrl& url, std::string_view path_and_query,
     }
   }
   int64_t deadline = NowMs() + timeout_ms;
-  const int fd = Connect(url, deadline, cancel_fd, &result.error);
-  if (fd < 0) return result;
+  StatusOr<int> connected = Connect(url, deadline, cancel_fd);
+  if (!connected.ok()) {
+    result.error = connected.status().message();
+    return result;
+  }
+  const int fd = *connected;
   std::string host = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
   if (url.port != 80) host += ":" + std::to_string(url.port);
   std::string head = "POST " + url.path + std::string(path_and_query) + " HTTP/1.1\r\n";

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "inprof/raw_profile.h"
+#include "inprof/status.h"
 
 namespace inprof {
 
@@ -174,9 +175,9 @@ struct FileLocation {
 // Thread-safety: not thread-safe; one instance per thread. Not async-signal-safe.
 class FileSymbolizer {
  public:
-  // Opens `path`. On failure returns nullptr and sets `*error` to a message that names
-  // the file ("'x': No such file", "'x': not an ELF file").
-  static std::unique_ptr<FileSymbolizer> Open(const std::string& path, std::string* error);
+  // Opens `path`. On failure a message that names the file ("'x': No such file" kNotFound,
+  // "x: file format not recognized" kInvalidArgument).
+  static StatusOr<std::unique_ptr<FileSymbolizer>> Open(const std::string& path);
   ~FileSymbolizer();
   FileSymbolizer(const FileSymbolizer&) = delete;
   FileSymbolizer& operator=(const FileSymbolizer&) = delete;

@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "inprof/status.h"
 #include "inprof/unwind.h"
 
 namespace inprof {
@@ -61,17 +62,16 @@ struct UnwindResult {
 
 class DwarfUnwinder {
  public:
-  // Creates an unwinder with the given backend and reads the loaded modules. Returns null
-  // and sets `*error` (a message for the user) when the backend cannot be set up.
-  // Not async-signal-safe.
-  static std::unique_ptr<DwarfUnwinder> Create(DwarfBackend backend, std::string* error);
+  // Creates an unwinder with the given backend and reads the loaded modules. kUnavailable,
+  // with a message for the user, when the backend cannot be set up. Not async-signal-safe.
+  static StatusOr<std::unique_ptr<DwarfUnwinder>> Create(DwarfBackend backend);
 
   virtual ~DwarfUnwinder() = default;
 
   // Re-reads the loaded modules (dl_iterate_phdr) and their .eh_frame_hdr search tables and
-  // drops every cached unwind result. Call after dlopen/dlclose. Returns false and sets
-  // `*error` when no module could be read. Not async-signal-safe.
-  virtual bool RefreshModules(std::string* error) = 0;
+  // drops every cached unwind result. Call after dlopen/dlclose. kUnavailable when no module
+  // could be read. Not async-signal-safe.
+  virtual Status RefreshModules() = 0;
 
   // True when modules were loaded or unloaded since the last RefreshModules() (the loader's
   // adds/subs counters; takes the loader lock briefly). Not async-signal-safe.
