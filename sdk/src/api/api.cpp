@@ -7,6 +7,7 @@
 #include "api/config.h"
 #include "api/labels.h"
 #include "api/runtime.h"
+#include "lua/lua_bridge.h"
 
 namespace {
 

@@ -19,6 +19,7 @@
 #include "inprof/inprof.h"
 #include "api/config.h"
 #include "api/runtime.h"
+#include "hooks/exec_hooks.h"
 #include "session/session.h"
 
 namespace inprof::internal {

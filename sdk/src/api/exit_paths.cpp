@@ -25,6 +25,7 @@
 #include "api/runtime.h"
 #include "session/session.h"
 #include "signal/signal_handler.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 

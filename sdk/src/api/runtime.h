@@ -19,8 +19,6 @@
 #include "api/config.h"
 #include "signal/signal_handler.h"
 
-struct lua_State;
-
 namespace inprof::internal {
 
 enum class RuntimeError { kOk, kConfig, kAlreadyStarted, kNotStarted, kOutput, kSystem };
@@ -59,9 +57,6 @@ RuntimeResult RuntimeLuaAttach(Config config, bool mixed,
 void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate);
 int RuntimeLuaIntervalMs();
 void RuntimeLuaDetach();
-// inprof_lua_start / inprof_lua_stop (lua_bridge.cpp).
-RuntimeResult LuaStart(lua_State* L, const char* config);
-RuntimeResult LuaStop(lua_State* L);
 bool RuntimeRunning();
 
 // Threads of the profiler itself that no session may sample.
@@ -94,12 +89,6 @@ void EndExecWrite();
 // `*restart` gets the configuration to start again with if the exec fails, `*wrote` whether
 // a profile was written. Not async-signal-safe.
 bool RuntimeWriteForExec(Config* restart, bool* wrote);
-// The segment this image writes (exec_hooks.cpp): N from INPROF_EXEC_SEGMENT=<pid>:<N> when
-// the pid is ours (an earlier image of this process wrote before its exec), else 0.
-int ExecSegmentFromEnvironment();
-// The outputs this process's images derive their names from (before PathForExec), and the
-// segment of this image. Not async-signal-safe.
-void NoteExecOutputs(const std::vector<std::string>& outputs, int segment);
 // Registers the atexit and at_quick_exit handlers (once) and makes this process the owner.
 void ExitPathsInit();
 // The thread that finishes the profile on SIGTERM/SIGINT: its tid, 0 if it could not start.
@@ -132,20 +121,6 @@ void RuntimeWriteForExit();
 // Samples a forked child took before its session started (0 when none is pending).
 // Async-signal-safe.
 uint64_t RuntimePendingChildSamples();
-
-// Marks the calling thread as doing the profiler's own work while alive: its samples are
-// the profiler's and left out (t_profiler_work). Inline: one store each way.
-class ProfilerWorkScope {
- public:
-  ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
-  ~ProfilerWorkScope() { t_profiler_work = outer_; }
-  ProfilerWorkScope(const ProfilerWorkScope&) = delete;
-  ProfilerWorkScope& operator=(const ProfilerWorkScope&) = delete;
-  static bool Active() { return t_profiler_work; }
-
- private:
-  bool outer_;
-};
 
 }  // namespace inprof::internal
 

@@ -17,10 +17,10 @@
 #include <string>
 #include <string_view>
 
+#include "collector/stack_table.h"
 #include "threads/contained.h"
-#include "api/runtime.h"
-#include "session/session.h"
 #include "signal/signal_handler.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 

@@ -9,8 +9,11 @@
 
 namespace inprof::internal {
 
-// setitimer as the C library provides it, bypassing our hook.
+// setitimer as the C library provides it, bypassing our hook (itimer_hooks.cpp), and
+// resolving it now (the hook's constructor, before autostart may start a session).
+using SetitimerFn = int (*)(int, const struct itimerval*, struct itimerval*);
 int RealSetitimer(int which, const struct itimerval* value, struct itimerval* old);
+SetitimerFn ResolveSetitimer();
 
 // The program set ITIMER_PROF (arming it when `arming`) while the itimer engine may own it:
 // arming takes it over from us, disarming after a takeover gives it back.

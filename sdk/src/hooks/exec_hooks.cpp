@@ -40,6 +40,7 @@
 #include "api/config.h"
 #include "engines/itimer.h"
 #include "api/runtime.h"
+#include "hooks/exec_hooks.h"
 #include "signal/signal_handler.h"
 
 extern char** environ;

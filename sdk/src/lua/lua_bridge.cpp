@@ -29,6 +29,7 @@
 #include "api/config.h"
 #include "signal/raw_syscall.h"
 #include "api/runtime.h"
+#include "lua/lua_bridge.h"
 #include "session/session.h"
 #include "signal/signal_handler.h"
 

@@ -10,6 +10,7 @@
 #include "net/pull_handler.h"
 #include "net/push_client.h"
 #include "session/session.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 namespace {

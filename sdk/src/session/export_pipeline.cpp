@@ -11,8 +11,9 @@
 #include <ctime>
 #include <optional>
 
-#include "api/runtime.h"
 #include "session/session.h"
+#include "signal/signal_handler.h"
+#include "threads/thread_start.h"
 #include "threads/thread_registry.h"
 
 namespace inprof::internal {

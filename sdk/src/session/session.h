@@ -208,15 +208,6 @@ class Session : private SampleSink {
   std::atomic<int64_t> dump_write_ns_{0};
 };
 
-// pthread_create as the C library provides it, bypassing our hook. Not async-signal-safe.
-int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
-                      void* arg);
-
-// Starts one of the profiler's own threads: all signals blocked, not registered for
-// sampling, and returns only once the thread runs, with its tid (0 on failure) so callers
-// can exclude it before any scan could see it. Not async-signal-safe.
-pid_t StartInternalThread(pthread_t* thread, void* (*start)(void*), void* arg);
-
 }  // namespace inprof::internal
 
 #endif  // INPROF_SDK_SESSION_H_

@@ -19,6 +19,7 @@
 
 #include "engines/itimer.h"
 #include "signal/signal_handler.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 namespace {

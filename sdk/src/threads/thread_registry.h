@@ -39,11 +39,6 @@
 
 namespace inprof::internal {
 
-// The calling thread's start routine and the return address into the thread library's start
-// function, leaf first, as a sample's frames (pthread_create hook); returns how many, 0 when
-// the thread did not start through the hook.
-uint32_t ThreadStartFrames(uintptr_t* frames);
-
 class ThreadRegistry {
  public:
   // One engine per event, in event order; each thread gets a source from every engine.
