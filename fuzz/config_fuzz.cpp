@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "inprof/exporters.h"
-#include "api/config.h"
+#include "config/config.h"
 
 namespace {
 

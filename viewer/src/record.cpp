@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "cli.h"
-#include "api/config.h"
+#include "config/config.h"
 #include "symbolize_profile.h"
 #include "viewer.h"
 

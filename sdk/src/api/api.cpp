@@ -4,10 +4,10 @@
 
 #include "inprof/inprof.h"
 #include "inprof/luajit.h"
-#include "api/config.h"
-#include "api/labels.h"
+#include "config/config.h"
+#include "threads/labels.h"
 #include "api/runtime.h"
-#include "lua/lua_bridge.h"
+#include "api/lua_bridge.h"
 
 namespace {
 

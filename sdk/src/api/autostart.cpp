@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "inprof/inprof.h"
-#include "api/config.h"
+#include "config/config.h"
 #include "api/runtime.h"
 #include "hooks/exec_hooks.h"
 #include "session/session.h"

@@ -13,9 +13,9 @@
 #include <shared_mutex>
 
 #include "signal/bootstrap.h"
-#include "api/fork_child.h"
+#include "session/fork_child.h"
 #include "engines/itimer.h"
-#include "net/network_outputs.h"
+#include "session/network_outputs.h"
 #include "session/session.h"
 #include "signal/signal_handler.h"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "api/config.h"
+#include "config/config.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

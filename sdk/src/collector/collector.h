@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "inprof/dwarf_unwind.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 #include "collector/stack_buffer.h"
 #include "threads/thread_registry.h"
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 

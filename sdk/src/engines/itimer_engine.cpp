@@ -28,7 +28,6 @@
 #include "signal/raw_syscall.h"
 #include "engines/engine.h"
 #include "engines/itimer.h"
-#include "threads/thread_registry.h"
 
 namespace inprof::internal {
 

@@ -9,7 +9,7 @@
 #include "engines/itimer.h"
 
 #include "engines/engine.h"
-#include "threads/thread_registry.h"
+#include "signal/raw_syscall.h"
 
 namespace inprof::internal {
 namespace {

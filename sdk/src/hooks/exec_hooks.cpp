@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "api/config.h"
+#include "config/config.h"
 #include "engines/itimer.h"
 #include "api/runtime.h"
 #include "hooks/exec_hooks.h"

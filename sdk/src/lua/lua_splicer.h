@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "inprof/exporters.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 #include "collector/stack_buffer.h"
 
 namespace inprof::internal {

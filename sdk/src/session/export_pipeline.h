@@ -29,7 +29,7 @@
 
 #include "inprof/exporters.h"
 #include "inprof/raw_profile.h"
-#include "api/config.h"
+#include "config/config.h"
 #include "collector/stack_table.h"
 
 namespace inprof::internal {

@@ -16,12 +16,11 @@
 
 #include <linux/perf_event.h>
 
-#include "engines/events.h"
+#include "config/events.h"
 #include "signal/bootstrap.h"
-#include "api/fork_child.h"
+#include "session/fork_child.h"
 #include "engines/itimer.h"
-#include "api/labels.h"
-#include "api/runtime.h"
+#include "threads/labels.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <csignal>
 
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 

@@ -35,7 +35,7 @@
 #include "inprof/exporters.h"
 #include "threads/contained.h"
 #include "engines/engine.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 
@@ -189,10 +189,6 @@ class ThreadRegistry {
   std::vector<std::string> warnings_;  // at most kMaxWarnings between two TakeWarnings
   static constexpr size_t kMaxWarnings = 8;
 };
-
-// The kernel's CPU-time clock of any thread of this process (what pthread_getcpuclockid
-// returns, without needing a pthread_t). Async-signal-safe.
-clockid_t ThreadCpuClock(pid_t tid);
 
 }  // namespace inprof::internal
 

@@ -11,8 +11,8 @@
 #include "inprof/unwind.h"
 #include "inprof/status.h"
 #include "signal/bootstrap.h"
-#include "api/config.h"
-#include "threads/sampler.h"
+#include "config/config.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 

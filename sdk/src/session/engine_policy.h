@@ -24,10 +24,10 @@
 
 #include "inprof/dwarf_unwind.h"
 #include "inprof/status.h"
-#include "api/config.h"
+#include "config/config.h"
 #include "engines/engine.h"
-#include "engines/events.h"
-#include "threads/sampler.h"
+#include "config/events.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 

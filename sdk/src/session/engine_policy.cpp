@@ -1,5 +1,5 @@
 // The engine and unwinder choice (see engine_policy.h). Control path.
-#include "engines/engine_policy.h"
+#include "session/engine_policy.h"
 
 #include <signal.h>
 

@@ -1,7 +1,7 @@
-// A forked child's bootstrap sampler, control side (api/fork_child.h). BootstrapArm runs
+// A forked child's bootstrap sampler, control side (session/fork_child.h). BootstrapArm runs
 // inside fork() in the child: system calls and stores only.
 #include "signal/raw_syscall.h"
-#include "api/fork_child.h"
+#include "session/fork_child.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -21,8 +21,8 @@
 #include "inprof/symbolize.h"
 #include "signal/bootstrap.h"
 #include "session/export_pipeline.h"
-#include "api/labels.h"
-#include "collector/profile_builder.h"
+#include "threads/labels.h"
+#include "session/profile_builder.h"
 #include "collector/stack_buffer.h"
 #include "collector/stack_table.h"
 

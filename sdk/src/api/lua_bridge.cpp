@@ -26,10 +26,10 @@
 #include <string>
 
 #include "inprof/luajit.h"
-#include "api/config.h"
+#include "config/config.h"
 #include "signal/raw_syscall.h"
 #include "api/runtime.h"
-#include "lua/lua_bridge.h"
+#include "api/lua_bridge.h"
 #include "session/session.h"
 #include "signal/signal_handler.h"
 

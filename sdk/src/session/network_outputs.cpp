@@ -1,5 +1,5 @@
 // Wires the pull endpoint and the push client to a session. Control path.
-#include "net/network_outputs.h"
+#include "session/network_outputs.h"
 
 #include <unistd.h>
 

@@ -15,8 +15,8 @@
 #include "inprof/exporters.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"
-#include "api/config.h"
-#include "engines/events.h"
+#include "config/config.h"
+#include "config/events.h"
 #include "lua/lua_splicer.h"
 #include "collector/stack_table.h"
 
