@@ -18,6 +18,7 @@
 
 #include "inprof/inprof.h"
 #include "config/config.h"
+#include "api/exit_paths.h"
 #include "api/runtime.h"
 #include "hooks/exec_hooks.h"
 #include "session/session.h"

@@ -22,6 +22,7 @@
 
 #include "signal/bootstrap.h"
 #include "signal/raw_syscall.h"
+#include "api/exit_paths.h"
 #include "api/runtime.h"
 #include "session/session.h"
 #include "signal/signal_handler.h"

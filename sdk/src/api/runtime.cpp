@@ -1,3 +1,4 @@
+#include "api/exit_paths.h"
 #include "api/runtime.h"
 
 #include <pthread.h>

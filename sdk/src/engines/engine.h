@@ -124,6 +124,13 @@ int ProbePerfEvent(uint32_t type, uint64_t config, bool include_kernel = false);
 // What a perf_event_open errno means for the user, and what to do about it.
 std::string PerfErrorAdvice(int error);
 
+// Whether this thread can have a per-thread CPU timer (what the timer engine needs): 0 or
+// the errno of timer_create. INPROF_TEST_TIMER_ERRNO=EAGAIN|EPERM|ENOSYS forces a failure.
+int ProbeThreadTimer();
+int InjectedTimerErrno();
+// What a timer_create errno means for the user.
+std::string TimerErrorAdvice(int error);
+
 // The kernel tick rate (CONFIG_HZ), which caps the timer engine's signal rate: the
 // resolution of CLOCK_REALTIME_COARSE is one tick.
 double KernelTickHz();

@@ -5,8 +5,6 @@
 
 #include <sys/time.h>
 
-#include <string>
-
 namespace inprof::internal {
 
 // setitimer as the C library provides it, bypassing our hook (itimer_hooks.cpp), and
@@ -28,13 +26,6 @@ int RearmItimerAfterFailedExec(long period_ns);
 // In a forked child (inside fork()): the parent's engine and its lock, which a parent thread
 // may have held, are forgotten; ITIMER_PROF is not inherited. Async-signal-safe.
 void ForgetItimerAfterFork();
-
-// Whether this thread can have a per-thread CPU timer (what the timer engine needs): 0 or
-// the errno of timer_create. INPROF_TEST_TIMER_ERRNO=EAGAIN|EPERM|ENOSYS forces a failure.
-int ProbeThreadTimer();
-int InjectedTimerErrno();
-// What a timer_create errno means for the user.
-std::string TimerErrorAdvice(int error);
 
 }  // namespace inprof::internal
 

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <string>
 
-#include "engines/itimer.h"
 
 #include "engines/engine.h"
 #include "signal/raw_syscall.h"

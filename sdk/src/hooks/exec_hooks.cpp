@@ -39,6 +39,7 @@
 
 #include "config/config.h"
 #include "engines/itimer.h"
+#include "api/exit_paths.h"
 #include "api/runtime.h"
 #include "hooks/exec_hooks.h"
 #include "signal/signal_handler.h"

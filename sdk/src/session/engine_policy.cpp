@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <string_view>
 
-#include "engines/itimer.h"
 
 namespace inprof::internal {
 namespace {

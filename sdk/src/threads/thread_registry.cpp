@@ -17,7 +17,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engines/itimer.h"
 #include "signal/signal_handler.h"
 #include "threads/thread_start.h"
 
