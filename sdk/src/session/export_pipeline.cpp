@@ -11,7 +11,6 @@
 #include <ctime>
 #include <optional>
 
-#include "session/session.h"
 #include "signal/signal_handler.h"
 #include "threads/thread_start.h"
 #include "threads/thread_registry.h"
