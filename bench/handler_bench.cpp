@@ -11,8 +11,8 @@
 
 #include <cstring>
 
-#include "threads/sample_record.h"
-#include "threads/sampler.h"
+#include "signal/sample_record.h"
+#include "signal/sampler.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/config.h"
+#include "config/config.h"
 #include "inprof/formats.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "api/config.h"
+#include "config/config.h"
 
 #include <gtest/gtest.h>
 

@@ -33,8 +33,8 @@
 #include <tuple>
 #include <vector>
 
-#include "api/config.h"
 #include "cli.h"
+#include "config/config.h"
 #include "inprof/annotations.h"
 #include "inprof/formats.h"
 #include "symbolize_profile.h"

@@ -2,12 +2,13 @@
 // No exception crosses this boundary.
 #include <string>
 
-#include "api/config.h"
-#include "api/labels.h"
+#include "api/lua_bridge.h"
 #include "api/runtime.h"
+#include "config/config.h"
 #include "inprof/inprof.h"
 #include "inprof/luajit.h"
 #include "inprof/status.h"
+#include "threads/labels.h"
 
 namespace {
 

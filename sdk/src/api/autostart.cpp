@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "api/config.h"
+#include "api/exit_paths.h"
 #include "api/runtime.h"
+#include "config/config.h"
+#include "hooks/exec_hooks.h"
 #include "inprof/inprof.h"
 #include "inprof/status.h"
 #include "session/session.h"

@@ -20,11 +20,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "signal/bootstrap.h"
-#include "signal/raw_syscall.h"
+#include "api/exit_paths.h"
 #include "api/runtime.h"
 #include "session/session.h"
+#include "signal/bootstrap.h"
+#include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 

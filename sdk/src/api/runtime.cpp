@@ -1,3 +1,4 @@
+#include "api/exit_paths.h"
 #include "api/runtime.h"
 
 #include <pthread.h>
@@ -11,11 +12,11 @@
 #include <memory>
 #include <new>
 
-#include "api/fork_child.h"
 #include "engines/itimer.h"
 #include "inprof/formats.h"
 #include "inprof/thread_annotations.h"
-#include "net/network_outputs.h"
+#include "session/fork_child.h"
+#include "session/network_outputs.h"
 #include "session/session.h"
 #include "signal/bootstrap.h"
 #include "signal/signal_handler.h"

@@ -15,12 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "api/config.h"
+#include "config/config.h"
 #include "inprof/profile.h"
 #include "inprof/status.h"
 #include "signal/signal_handler.h"
-
-struct lua_State;
 
 namespace inprof::internal {
 
@@ -57,9 +55,6 @@ Status RuntimeLuaAttach(Config config, bool mixed,
 void RuntimeLuaStack(std::string_view dump, uint32_t weight, char vmstate);
 int RuntimeLuaIntervalMs();
 void RuntimeLuaDetach();
-// inprof_lua_start / inprof_lua_stop (lua_bridge.cpp).
-Status LuaStart(lua_State* L, const char* config);
-Status LuaStop(lua_State* L);
 bool RuntimeRunning();
 
 // Threads of the profiler itself that no session may sample.
@@ -74,49 +69,11 @@ void RuntimeOnThreadStart();
 // we hold our locks).
 void RuntimeBeforeDlclose();
 
-// Exit paths (exit_paths.cpp, docs/lifecycle.md).
-enum class ExitPath { kExit, kQuickExit, kUnderscoreExit, kSignal };
-// The process is ending by `path` (`status`: what _exit was given, 128 + the signal): the
-// first caller writes the profile, the others wait for it (bounded); then a termination
-// signal our handler took meanwhile ends the process. Does nothing in a process that does not
-// own the runtime's state (a vfork child). Not async-signal-safe, except that it is bounded
-// by a watchdog on the _exit path.
-void FinishForExit(ExitPath path, int status);
-// exec (exec_hooks.cpp): takes the exit paths' write turn (false when this process does not
-// own the runtime's state, or an exit path already took it) and gives it back afterwards.
-// Another exit path waits meanwhile, as for an exit's write.
-bool BeginExecWrite();
-void EndExecWrite();
 // Before an exec replaces the image: writes what this image sampled, as an exit would
 // (without the "no samples" line), and stops sampling. False when no profile was running.
 // `*restart` gets the configuration to start again with if the exec fails, `*wrote` whether
 // a profile was written. Not async-signal-safe.
 bool RuntimeWriteForExec(Config* restart, bool* wrote);
-// The segment this image writes (exec_hooks.cpp): N from INPROF_EXEC_SEGMENT=<pid>:<N> when
-// the pid is ours (an earlier image of this process wrote before its exec), else 0.
-int ExecSegmentFromEnvironment();
-// The outputs this process's images derive their names from (before PathForExec), and the
-// segment of this image. Not async-signal-safe.
-void NoteExecOutputs(const std::vector<std::string>& outputs, int segment);
-// Registers the atexit and at_quick_exit handlers (once) and makes this process the owner.
-void ExitPathsInit();
-// The thread that finishes the profile on SIGTERM/SIGINT: its tid, 0 if it could not start.
-pid_t StartTerminationWatcher();
-// Our SIGTERM/SIGINT handlers, for the signals whose action is still the default.
-void InstallTerminationHandlers();
-bool TerminationHandlersInstalled();
-// The disposition the program sees (sigaction_hooks.cpp): for a managed termination signal,
-// our handler stands for the program's SIG_DFL. TerminationAction fills in our action,
-// IsTerminationAction tells it apart, and NoteTerminationHandlerInstalled records that it is
-// installed (a forked child then starts a watcher). Async-signal-safe.
-bool TerminationSignalManaged(int signal);
-void TerminationAction(struct sigaction* action);
-bool IsTerminationAction(const struct sigaction& action);
-void NoteTerminationHandlerInstalled();
-// True when the watcher thread runs in this process (not in a forked child).
-bool TerminationWatcherRunsHere();
-// In a forked child (inside fork()): forgets the parent's exit state. Async-signal-safe.
-void ExitPathsAfterForkInChild();
 // What the exit paths need of the running profile, readable without locks: the signal the
 // watchdog may use and the write's bound (INPROF_EXIT_TIMEOUT).
 struct ExitWriteInfo {
@@ -130,20 +87,6 @@ void RuntimeWriteForExit();
 // Samples a forked child took before its session started (0 when none is pending).
 // Async-signal-safe.
 uint64_t RuntimePendingChildSamples();
-
-// Marks the calling thread as doing the profiler's own work while alive: its samples are
-// the profiler's and left out (t_profiler_work). Inline: one store each way.
-class ProfilerWorkScope {
- public:
-  ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
-  ~ProfilerWorkScope() { t_profiler_work = outer_; }
-  ProfilerWorkScope(const ProfilerWorkScope&) = delete;
-  ProfilerWorkScope& operator=(const ProfilerWorkScope&) = delete;
-  static bool Active() { return t_profiler_work; }
-
- private:
-  bool outer_;
-};
 
 }  // namespace inprof::internal
 

@@ -17,11 +17,11 @@
 #include <string>
 #include <string_view>
 
-#include "api/runtime.h"
+#include "collector/stack_table.h"
 #include "inprof/profile.h"
-#include "session/session.h"
 #include "signal/signal_handler.h"
 #include "threads/contained.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 

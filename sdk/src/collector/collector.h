@@ -39,7 +39,7 @@
 #include "collector/stack_buffer.h"
 #include "inprof/dwarf_unwind.h"
 #include "inprof/thread_annotations.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 #include "threads/thread_registry.h"
 
 namespace inprof::internal {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-#include "threads/sample_record.h"
+#include "signal/sample_record.h"
 
 namespace inprof::internal {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 
@@ -123,6 +123,13 @@ std::unique_ptr<Engine> MakePerfEngine(Sampler* sampler, int signal, uint32_t ty
 int ProbePerfEvent(uint32_t type, uint64_t config, bool include_kernel = false);
 // What a perf_event_open errno means for the user, and what to do about it.
 std::string PerfErrorAdvice(int error);
+
+// Whether this thread can have a per-thread CPU timer (what the timer engine needs): 0 or
+// the errno of timer_create. INPROF_TEST_TIMER_ERRNO=EAGAIN|EPERM|ENOSYS forces a failure.
+int ProbeThreadTimer();
+int InjectedTimerErrno();
+// What a timer_create errno means for the user.
+std::string TimerErrorAdvice(int error);
 
 // The kernel tick rate (CONFIG_HZ), which caps the timer engine's signal rate: the
 // resolution of CLOCK_REALTIME_COARSE is one tick.

@@ -5,12 +5,13 @@
 
 #include <sys/time.h>
 
-#include <string>
-
 namespace inprof::internal {
 
-// setitimer as the C library provides it, bypassing our hook.
+// setitimer as the C library provides it, bypassing our hook (itimer_hooks.cpp), and
+// resolving it now (the hook's constructor, before autostart may start a session).
+using SetitimerFn = int (*)(int, const struct itimerval*, struct itimerval*);
 int RealSetitimer(int which, const struct itimerval* value, struct itimerval* old);
+SetitimerFn ResolveSetitimer();
 
 // The program set ITIMER_PROF (arming it when `arming`) while the itimer engine may own it:
 // arming takes it over from us, disarming after a takeover gives it back.
@@ -25,13 +26,6 @@ int RearmItimerAfterFailedExec(long period_ns);
 // In a forked child (inside fork()): the parent's engine and its lock, which a parent thread
 // may have held, are forgotten; ITIMER_PROF is not inherited. Async-signal-safe.
 void ForgetItimerAfterFork();
-
-// Whether this thread can have a per-thread CPU timer (what the timer engine needs): 0 or
-// the errno of timer_create. INPROF_TEST_TIMER_ERRNO=EAGAIN|EPERM|ENOSYS forces a failure.
-int ProbeThreadTimer();
-int InjectedTimerErrno();
-// What a timer_create errno means for the user.
-std::string TimerErrorAdvice(int error);
 
 }  // namespace inprof::internal
 

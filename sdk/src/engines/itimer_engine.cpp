@@ -15,10 +15,12 @@
 //   our sampling until the program disarms it again, and health says so.
 // - Interval timers survive execve while the new image's SIGPROF action is the default
 //   (terminate): the exec hooks disarm it first.
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <time.h>
 
+#include <atomic>
 #include <cerrno>
 #include <new>
 
@@ -26,9 +28,29 @@
 #include "engines/itimer.h"
 #include "inprof/thread_annotations.h"
 #include "signal/raw_syscall.h"
-#include "threads/thread_registry.h"
 
 namespace inprof::internal {
+
+namespace {
+// Resolved when the library loads (the setitimer hook's constructor; ResolveExecFunctions in
+// exec_hooks.cpp says why), or on first use by the control path if that comes first
+// (autostart runs from another constructor).
+std::atomic<SetitimerFn> g_setitimer{nullptr};
+}  // namespace
+
+SetitimerFn ResolveSetitimer() {
+  SetitimerFn real = g_setitimer.load(std::memory_order_acquire);
+  if (real == nullptr) {
+    real = reinterpret_cast<SetitimerFn>(dlsym(RTLD_NEXT, "setitimer"));
+    g_setitimer.store(real, std::memory_order_release);
+  }
+  return real;
+}
+
+int RealSetitimer(int which, const struct itimerval* value, struct itimerval* old) {
+  return ResolveSetitimer()(which, value, old);
+}
+
 namespace {
 
 // The engine that owns ITIMER_PROF, for the hooks. The period is also readable without

@@ -6,10 +6,9 @@
 #include <cstring>
 #include <string>
 
-#include "engines/itimer.h"
 
 #include "engines/engine.h"
-#include "threads/thread_registry.h"
+#include "signal/raw_syscall.h"
 
 namespace inprof::internal {
 namespace {

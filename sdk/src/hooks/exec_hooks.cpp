@@ -37,9 +37,11 @@
 #include <string>
 #include <vector>
 
-#include "api/config.h"
+#include "api/exit_paths.h"
 #include "api/runtime.h"
+#include "config/config.h"
 #include "engines/itimer.h"
+#include "hooks/exec_hooks.h"
 #include "signal/signal_handler.h"
 
 extern char** environ;

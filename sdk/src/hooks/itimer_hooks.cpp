@@ -18,30 +18,6 @@
 
 #include "engines/itimer.h"
 
-namespace inprof::internal {
-
-namespace {
-using SetitimerFn = int (*)(int, const struct itimerval*, struct itimerval*);
-// Resolved when the library loads (see ResolveExecFunctions for why), or on first use by
-// the control path if that comes first (autostart runs from another constructor).
-std::atomic<SetitimerFn> g_setitimer{nullptr};
-}  // namespace
-
-SetitimerFn ResolveSetitimer() {
-  SetitimerFn real = g_setitimer.load(std::memory_order_acquire);
-  if (real == nullptr) {
-    real = reinterpret_cast<SetitimerFn>(dlsym(RTLD_NEXT, "setitimer"));
-    g_setitimer.store(real, std::memory_order_release);
-  }
-  return real;
-}
-
-int RealSetitimer(int which, const struct itimerval* value, struct itimerval* old) {
-  return ResolveSetitimer()(which, value, old);
-}
-
-}  // namespace inprof::internal
-
 namespace {
 
 // Resolved when the library loads, before autostart's constructor may start a session.

@@ -17,24 +17,12 @@
 #include <cerrno>
 #include <new>
 
-#include "threads/contained.h"
 #include "api/runtime.h"
-#include "session/session.h"
+#include "threads/contained.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 namespace {
-
-using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-
-PthreadCreateFn NextPthreadCreate() {
-  static PthreadCreateFn next = [] {
-    auto fn = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-    if (fn == nullptr)
-      fn = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_DEFAULT, "pthread_create"));
-    return fn;
-  }();
-  return next;
-}
 
 struct StartArgs {
   void* (*start)(void*);
@@ -46,16 +34,11 @@ struct StartArgs {
 // ends it (an exception leaving this function would reach glibc's start_thread, which is C:
 // std::terminate). What the start routine itself throws is not ours and is not caught, so it
 // behaves exactly as without inprof, and so does pthread_exit/pthread_cancel's forced unwind.
-// The thread's start routine and the return address into the thread library's start
-// function that called this trampoline: the stack of the sample its exit may take
-// (ThreadStartFrames). initial-exec, like every thread_local the runtime reads on exit.
-thread_local uintptr_t t_start_frames[2] __attribute__((tls_model("initial-exec"))) = {0, 0};
-
 void* Trampoline(void* p) {
   const StartArgs args = *static_cast<StartArgs*>(p);
   delete static_cast<StartArgs*>(p);
-  t_start_frames[0] = reinterpret_cast<uintptr_t>(args.start);
-  t_start_frames[1] = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  SetThreadStartFrames(reinterpret_cast<uintptr_t>(args.start),
+                       reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
   try {
     RuntimeOnThreadStart();
   } catch (abi::__forced_unwind&) {
@@ -67,45 +50,6 @@ void* Trampoline(void* p) {
 }
 
 }  // namespace
-
-uint32_t ThreadStartFrames(uintptr_t* frames) {
-  if (t_start_frames[0] == 0) return 0;
-  frames[0] = t_start_frames[0];
-  frames[1] = t_start_frames[1];
-  return frames[1] != 0 ? 2 : 1;
-}
-
-int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
-                      void* arg) {
-  return NextPthreadCreate()(thread, attr, start, arg);
-}
-
-pid_t StartInternalThread(pthread_t* thread, void* (*start)(void*), void* arg) {
-  struct Launch {
-    void* (*start)(void*);
-    void* arg;
-    std::atomic<pid_t> tid{0};
-  } launch{start, arg};
-  auto entry = [](void* p) -> void* {
-    auto* l = static_cast<Launch*>(p);
-    void* (*fn)(void*) = l->start;
-    void* fn_arg = l->arg;
-    l->tid.store(static_cast<pid_t>(syscall(SYS_gettid)), std::memory_order_release);
-    return fn(fn_arg);  // `launch` may be gone now
-  };
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const int rc = RealPthreadCreate(thread, nullptr, entry, &launch);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) {
-    errno = rc;
-    return 0;
-  }
-  pid_t tid;
-  while ((tid = launch.tid.load(std::memory_order_acquire)) == 0) sched_yield();
-  return tid;
-}
 
 }  // namespace inprof::internal
 

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "api/exit_paths.h"
 #include "api/runtime.h"
 #include "signal/signal_handler.h"
 

@@ -27,7 +27,7 @@
 #include "collector/stack_buffer.h"
 #include "inprof/profile.h"
 #include "inprof/thread_annotations.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 

@@ -11,11 +11,11 @@
 #include <ctime>
 #include <optional>
 
-#include "api/runtime.h"
 #include "inprof/atomic_write.h"
 #include "inprof/formats.h"
-#include "session/session.h"
+#include "signal/signal_handler.h"
 #include "threads/thread_registry.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 namespace {

@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "api/config.h"
 #include "collector/stack_table.h"
+#include "config/config.h"
 #include "inprof/formats.h"
 #include "inprof/raw_profile.h"
 #include "inprof/thread_annotations.h"

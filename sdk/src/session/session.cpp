@@ -16,14 +16,13 @@
 
 #include <linux/perf_event.h>
 
-#include "api/fork_child.h"
-#include "api/labels.h"
-#include "api/runtime.h"
-#include "engines/events.h"
+#include "config/events.h"
 #include "engines/itimer.h"
 #include "inprof/formats.h"
+#include "session/fork_child.h"
 #include "signal/bootstrap.h"
 #include "signal/signal_handler.h"
+#include "threads/labels.h"
 
 namespace inprof::internal {
 namespace {

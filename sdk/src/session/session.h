@@ -31,21 +31,21 @@
 #include <utility>
 #include <vector>
 
-#include "api/config.h"
 #include "collector/collector.h"
-#include "collector/profile_builder.h"
 #include "collector/stack_buffer.h"
 #include "collector/stack_table.h"
+#include "config/config.h"
+#include "config/events.h"
 #include "engines/engine.h"
-#include "engines/engine_policy.h"
-#include "engines/events.h"
 #include "inprof/profile.h"
 #include "inprof/status.h"
 #include "inprof/thread_annotations.h"
 #include "lua/lua_splicer.h"
+#include "session/engine_policy.h"
 #include "session/export_pipeline.h"
+#include "session/profile_builder.h"
 #include "session/taps.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 #include "threads/thread_registry.h"
 
 namespace inprof::internal {
@@ -216,15 +216,6 @@ class Session : private SampleSink {
   std::atomic<int64_t> dump_symbolize_ns_{-1};
   std::atomic<int64_t> dump_write_ns_{0};
 };
-
-// pthread_create as the C library provides it, bypassing our hook. Not async-signal-safe.
-int RealPthreadCreate(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
-                      void* arg);
-
-// Starts one of the profiler's own threads: all signals blocked, not registered for
-// sampling, and returns only once the thread runs, with its tid (0 on failure) so callers
-// can exclude it before any scan could see it. Not async-signal-safe.
-pid_t StartInternalThread(pthread_t* thread, void* (*start)(void*), void* arg);
 
 }  // namespace inprof::internal
 

@@ -16,6 +16,13 @@ int64_t ThreadCpuNsRaw();
 int64_t ClockNsSyscall(long clock_id);
 // CLOCK_MONOTONIC in ns (when a sample was taken), 0 on failure. Async-signal-safe.
 int64_t MonotonicNsRaw();
+// The kernel's CPU-time clock of any thread of this process (what pthread_getcpuclockid
+// returns, without needing a pthread_t). Async-signal-safe.
+inline clockid_t ThreadCpuClock(int32_t tid) {
+  // Linux: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) = (~tid << 3) | CPUCLOCK_PERTHREAD_MASK
+  // | CPUCLOCK_SCHED, the same encoding pthread_getcpuclockid uses.
+  return static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 4u | 2u);
+}
 // clock_gettime(clock) in ns, -1 on failure: through the vDSO's own clock_gettime when
 // InitVdsoClock found it (about 20 ns against 180 for the system call), else the system call.
 // Never through libc's clock_gettime, which another library may interpose (libfaketime):

@@ -10,9 +10,9 @@
 #include <cstdint>
 
 #include "signal/bootstrap.h"
-#include "threads/sample_record.h"
-#include "threads/sampler.h"
 #include "signal/raw_syscall.h"
+#include "signal/sample_record.h"
+#include "signal/sampler.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <csignal>
 
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 
@@ -90,12 +90,26 @@ bool IsProfilerSignal(const siginfo_t* info);
 // True on a thread that is currently inside the sampling handler. Async-signal-safe.
 bool InSamplingHandler();
 
-// Set while the calling thread does the profiler's own work (ProfilerWorkScope in
-// api/runtime.h): the handler leaves its samples there out. __thread, not thread_local:
-// a constant-initialised variable read in place, with no TLS wrapper call, so that setting it
-// is one instruction (the code before it is where a sample still shows the runtime).
-// initial-exec: the handler must never be the first to touch dynamic TLS.
+// Set while the calling thread does the profiler's own work (ProfilerWorkScope below): the
+// handler leaves its samples there out. __thread, not thread_local: a constant-initialised
+// variable read in place, with no TLS wrapper call, so that setting it is one instruction
+// (the code before it is where a sample still shows the runtime). initial-exec: the handler
+// must never be the first to touch dynamic TLS.
 extern __thread bool t_profiler_work __attribute__((tls_model("initial-exec")));
+
+// Marks the calling thread as doing the profiler's own work while alive: its samples are
+// the profiler's and left out (t_profiler_work). Inline: one store each way.
+class ProfilerWorkScope {
+ public:
+  ProfilerWorkScope() : outer_(t_profiler_work) { t_profiler_work = true; }
+  ~ProfilerWorkScope() { t_profiler_work = outer_; }
+  ProfilerWorkScope(const ProfilerWorkScope&) = delete;
+  ProfilerWorkScope& operator=(const ProfilerWorkScope&) = delete;
+  static bool Active() { return t_profiler_work; }
+
+ private:
+  bool outer_;
+};
 
 // Puts a function in the section whose code the handler treats as the profiler's own work
 // whether or not t_profiler_work is set yet: for a callback that a program thread enters

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 
-#include "threads/sample_record.h"
+#include "signal/sample_record.h"
 
 namespace inprof::internal {
 

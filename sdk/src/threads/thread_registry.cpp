@@ -17,9 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engines/itimer.h"
 #include "inprof/profile.h"
 #include "signal/signal_handler.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 namespace {
@@ -57,12 +57,6 @@ std::string CurrentThreadName() {
 }
 
 }  // namespace
-
-clockid_t ThreadCpuClock(pid_t tid) {
-  // Linux: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) = (~tid << 3) | CPUCLOCK_PERTHREAD_MASK
-  // | CPUCLOCK_SCHED, the same encoding pthread_getcpuclockid uses.
-  return static_cast<clockid_t>((~static_cast<uint32_t>(tid) << 3) | 4u | 2u);
-}
 
 ThreadRegistry::ThreadRegistry(Sampler* sampler, std::vector<Engine*> engines,
                                double frequency_hz, uint32_t max_threads)

@@ -34,15 +34,10 @@
 #include "engines/engine.h"
 #include "inprof/profile.h"
 #include "inprof/thread_annotations.h"
+#include "signal/sampler.h"
 #include "threads/contained.h"
-#include "threads/sampler.h"
 
 namespace inprof::internal {
-
-// The calling thread's start routine and the return address into the thread library's start
-// function, leaf first, as a sample's frames (pthread_create hook); returns how many, 0 when
-// the thread did not start through the hook.
-uint32_t ThreadStartFrames(uintptr_t* frames);
 
 class ThreadRegistry {
  public:
@@ -198,10 +193,6 @@ class ThreadRegistry {
   std::vector<std::string> warnings_ GUARDED_BY(mu_);
   static constexpr size_t kMaxWarnings = 8;
 };
-
-// The kernel's CPU-time clock of any thread of this process (what pthread_getcpuclockid
-// returns, without needing a pthread_t). Async-signal-safe.
-clockid_t ThreadCpuClock(pid_t tid);
 
 }  // namespace inprof::internal
 

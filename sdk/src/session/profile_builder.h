@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "api/config.h"
 #include "collector/stack_table.h"
-#include "engines/events.h"
+#include "config/config.h"
+#include "config/events.h"
 #include "inprof/profile.h"
 #include "inprof/raw_profile.h"
 #include "inprof/symbolize.h"

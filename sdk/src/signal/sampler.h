@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "threads/sample_record.h"
+#include "signal/sample_record.h"
 
 namespace inprof::internal {
 

@@ -1,4 +1,4 @@
-#include "engines/events.h"
+#include "config/events.h"
 
 #include <linux/perf_event.h>
 

@@ -1,8 +1,8 @@
-#include "api/config.h"
+#include "config/config.h"
 
 #include "inprof/formats.h"
 
-#include "engines/events.h"
+#include "config/events.h"
 #include "net/http.h"
 #include "net/push_client.h"
 

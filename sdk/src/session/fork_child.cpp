@@ -1,7 +1,7 @@
-// A forked child's bootstrap sampler, control side (api/fork_child.h). BootstrapArm runs
+// A forked child's bootstrap sampler, control side (session/fork_child.h). BootstrapArm runs
 // inside fork() in the child: system calls and stores only.
+#include "session/fork_child.h"
 #include "signal/raw_syscall.h"
-#include "api/fork_child.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -17,14 +17,14 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "inprof/raw_profile.h"
-#include "inprof/symbolize.h"
-#include "signal/bootstrap.h"
-#include "session/export_pipeline.h"
-#include "api/labels.h"
-#include "collector/profile_builder.h"
 #include "collector/stack_buffer.h"
 #include "collector/stack_table.h"
+#include "inprof/raw_profile.h"
+#include "inprof/symbolize.h"
+#include "session/export_pipeline.h"
+#include "session/profile_builder.h"
+#include "signal/bootstrap.h"
+#include "threads/labels.h"
 
 extern "C" void* __libc_stack_end;  // the C library's: the main thread's stack top
 

@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
+#include "config/events.h"
+#include "engines/engine.h"
 #include "inprof/dwarf_unwind.h"
 #include "inprof/status.h"
-#include "api/config.h"
-#include "engines/engine.h"
-#include "engines/events.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 

@@ -1,5 +1,5 @@
 // Wires the pull endpoint and the push client to a session. Control path.
-#include "net/network_outputs.h"
+#include "session/network_outputs.h"
 
 #include <unistd.h>
 
@@ -12,6 +12,7 @@
 #include "net/pull_handler.h"
 #include "net/push_client.h"
 #include "session/session.h"
+#include "threads/thread_start.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,5 +1,5 @@
 // The engine and unwinder choice (see engine_policy.h). Control path.
-#include "engines/engine_policy.h"
+#include "session/engine_policy.h"
 
 #include <signal.h>
 
@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <string_view>
 
-#include "engines/itimer.h"
 #include "inprof/status.h"
 
 namespace inprof::internal {

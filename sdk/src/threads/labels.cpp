@@ -1,6 +1,6 @@
 // Labels (labels.h): the process-wide table of label sets and each thread's moves between
 // them. Control path: runs on the program's threads, inside inprof_label_set and friends.
-#include "api/labels.h"
+#include "threads/labels.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -8,11 +8,11 @@
 #include <span>
 #include <vector>
 
-#include "inprof/unwind.h"
+#include "config/config.h"
 #include "inprof/status.h"
+#include "inprof/unwind.h"
 #include "signal/bootstrap.h"
-#include "api/config.h"
-#include "threads/sampler.h"
+#include "signal/sampler.h"
 
 namespace inprof::internal {
 

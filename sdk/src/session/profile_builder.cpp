@@ -1,9 +1,9 @@
 // From raw address stacks to the symbolized Profile the exporters write (see
 // profile_builder.h). Control path.
-#include "collector/profile_builder.h"
+#include "session/profile_builder.h"
 
-#include "api/labels.h"
 #include "inprof/symbolize_raw.h"
+#include "threads/labels.h"
 
 #include <fcntl.h>
 #include <unistd.h>

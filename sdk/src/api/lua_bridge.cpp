@@ -25,8 +25,9 @@
 #include <cstring>
 #include <string>
 
-#include "api/config.h"
+#include "api/lua_bridge.h"
 #include "api/runtime.h"
+#include "config/config.h"
 #include "inprof/luajit.h"
 #include "inprof/status.h"
 #include "session/session.h"
