@@ -10,13 +10,13 @@
 
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "collector/collector.h"
 #include "collector/stack_table.h"
 #include "engines/engine.h"
+#include "inprof/thread_annotations.h"
 #include "signal/sample_record.h"
 #include "signal/sampler.h"
 #include "threads/thread_registry.h"
@@ -68,7 +68,7 @@ class CollectorDrainTest : public ::testing::Test {
  protected:
   std::unique_ptr<Engine> engine_ = MakeNullEngine();
   Sampler sampler_;
-  std::mutex mu_;
+  Mutex mu_;
   TableSink sink_;
 };
 
@@ -84,7 +84,7 @@ TEST_F(CollectorDrainTest, RingsDrainIntoTheTableAsLookupAddresses) {
   Leave(*slot, {0x401005, 0x402010, 0x403020}, 2);
   Leave(*slot, {0x409000, 0x403020}, 1);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     collector.DrainLocked();
   }
   EXPECT_EQ(sink_.samples, 3);
@@ -116,7 +116,7 @@ TEST_F(CollectorDrainTest, AnExitedThreadsSamplesAreDrainedBeforeItsSlotIsReleas
   registry.ReleaseRetired();
   EXPECT_EQ(slot.state.load(), SlotState::kRetiring);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     collector.DrainLocked();
   }
   EXPECT_EQ(sink_.samples, 1);
