@@ -1,6 +1,8 @@
 #include "api/config.h"
 
 #include "inprof/exporters.h"
+#include "inprof/numbers.h"
+#include "inprof/printable.h"
 
 #include "engines/events.h"
 #include "net/http.h"
@@ -42,21 +44,9 @@ bool HasControl(std::string_view text) {
 // Text from the configuration as an error message may show it: control characters escaped
 // (\xNN: a newline would forge a second line in a log, an escape sequence would drive the
 // terminal), and cut after 200 bytes (the message names the value, it need not repeat it).
+// A backslash is escaped too, so an escape in a message is always one Printable wrote.
 std::string Printable(std::string_view text, size_t shown = 200) {
-  const size_t kShown = shown;
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
-    const char c = text[i];
-    if (IsControl(c) || c == '\\') {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  if (text.size() > kShown) out += "... (" + std::to_string(text.size()) + " bytes)";
-  return out;
+  return inprof::Printable(text, {.escape_backslash = true, .max_bytes = shown});
 }
 
 Status BadValue(std::string_view key, std::string_view value, std::string_view expected) {
@@ -79,18 +69,6 @@ bool ParseDouble(const std::string& text, double* out) {
 // breaks every line-based tool that lists it), at most kMaxConfigPath bytes.
 bool IsConfigPath(std::string_view path) {
   return !path.empty() && path.size() <= kMaxConfigPath && !HasControl(path);
-}
-
-bool ParseUnsigned(std::string_view text, uint64_t* out) {
-  if (text.empty()) return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    if (v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *out = v;
-  return true;
 }
 
 // "64M", "1G", "65536", "512K".
