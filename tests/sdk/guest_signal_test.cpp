@@ -63,11 +63,7 @@ SignalRun RunAndSignal(const std::vector<std::string>& argv,
                        bool sigint_ignored = false) {
   SignalRun run;
   ChildCommand command = MakeChildCommand(argv, env);
-  std::vector<char*> envp, args;
-  for (auto& s : command.env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (auto& s : command.argv) args.push_back(s.data());
-  args.push_back(nullptr);
+  std::vector<char*> args = Pointers(command.argv), envp = Pointers(command.env);
 
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return run;

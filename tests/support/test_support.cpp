@@ -68,6 +68,13 @@ const std::vector<std::string>& EmulatorPrefix() {
   return prefix;
 }
 
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
 ChildCommand MakeChildCommand(const std::vector<std::string>& argv,
                               const std::map<std::string, std::string>& env) {
   std::map<std::string, std::string> merged;
@@ -106,11 +113,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
                          void (*on_started)(int pid)) {
   ProcessResult result;
   ChildCommand command = MakeChildCommand(argv, env);
-  std::vector<char*> envp, args;
-  for (auto& s : command.env) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (auto& s : command.argv) args.push_back(s.data());
-  args.push_back(nullptr);
+  std::vector<char*> args = Pointers(command.argv), envp = Pointers(command.env);
 
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return result;

@@ -52,6 +52,8 @@ struct ChildCommand {
 };
 ChildCommand MakeChildCommand(const std::vector<std::string>& argv,
                               const std::map<std::string, std::string>& env);
+// `strings` as execve takes them: pointers into them, then a null.
+std::vector<char*> Pointers(std::vector<std::string>& strings);
 
 // Runs argv[0] with `env` added to (and overriding) this process's environment; waits.
 // `on_started` (optional) is called with the child's pid once it runs.
