@@ -93,7 +93,15 @@ void AppendXmlEscaped(std::string& out, std::string_view text);
 // Writes "rgb(r,g,b)". Not async-signal-safe.
 void AppendFlameColor(std::string& out, const FlameSymbol& symbol);
 
-// The CSS and JavaScript embedded in every flame graph (flame_svg_script.cpp).
+// The CSS and JavaScript embedded in every flame graph: exporters/resources/flame.css and
+// flame.js, made into these arrays at build time (cmake/embed.cmake). Self-contained on
+// purpose: the file is mailed, attached to bug reports and opened from disk, so it loads
+// nothing. Their bytes go into every graph as they are, so a comment added to those files
+// changes every golden; the why of the script is here instead.
+//
+// The script reads each box's exact position in samples (data-x, data-w) and depth (data-d)
+// once, then zooms and searches on those integers. flamegraph.pl's script works on the
+// rounded pixel widths, which makes its "Matched" share drift on big profiles.
 extern const char kFlameSvgStyle[];
 extern const char kFlameSvgScript[];
 

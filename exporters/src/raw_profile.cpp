@@ -14,6 +14,8 @@
 // not know.
 #include "inprof/raw_profile.h"
 
+#include "inprof/numbers.h"
+
 #include <algorithm>
 #include <charconv>
 #include <iterator>
@@ -229,13 +231,6 @@ std::string Quote(std::string_view token) {
 
 bool ParseI64(std::string_view t, int64_t* v) {
   const auto r = std::from_chars(t.data(), t.data() + t.size(), *v);
-  return !t.empty() && r.ec == std::errc() && r.ptr == t.data() + t.size();
-}
-
-template <typename U>
-bool ParseUnsigned(std::string_view t, U* v, int base = 10) {
-  // from_chars takes no sign for unsigned types, so "-1" and "+1" fail here.
-  const auto r = std::from_chars(t.data(), t.data() + t.size(), *v, base);
   return !t.empty() && r.ec == std::errc() && r.ptr == t.data() + t.size();
 }
 

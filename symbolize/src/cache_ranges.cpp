@@ -1,6 +1,7 @@
 // Ranges of identical answers for the per-user symbol cache (cache_ranges.h).
 #include "cache_ranges.h"
 #include "elf_symbols.h"
+#include "inline_chain.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -15,22 +16,6 @@ namespace {
 constexpr uint64_t kWholeCuBytes = 16 << 10;
 // How many symbol-cut intervals an extent may grow by on each side.
 constexpr size_t kMaxSteps = 64;
-
-bool IsCodeScope(int tag) {  // as the InlineResolver's scope trees
-  switch (tag) {
-    case DW_TAG_lexical_block:
-    case DW_TAG_inlined_subroutine:
-    case DW_TAG_subprogram:
-    case DW_TAG_entry_point:
-    case DW_TAG_try_block:
-    case DW_TAG_catch_block:
-    case DW_TAG_with_stmt:
-    case DW_TAG_module:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Calls f(low, high) for each non-empty address range of `die`.
 template <typename F>
@@ -82,24 +67,6 @@ void ScopeCuts(Dwarf_Die* die, int depth, std::vector<Dwarf_Addr>* out) {
     });
     ScopeCuts(&child, depth + 1, out);
   } while (dwarf_siblingof(&child, &child) == 0);
-}
-
-bool SameString(const char* a, const char* b) {
-  return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
-}
-
-// Frames named module+0xoffset (function null) are the same here: the text is rebuilt from
-// the address each is read for.
-bool SameAnswer(const std::vector<CachedFrame>& a, const std::vector<CachedFrame>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!SameString(a[i].function, b[i].function) || !SameString(a[i].file, b[i].file) ||
-        !SameString(a[i].comp_dir, b[i].comp_dir) || a[i].line != b[i].line ||
-        a[i].column != b[i].column || a[i].inlined != b[i].inlined) {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace
@@ -447,7 +414,9 @@ void CacheRanges::AddExtent(Dwarf_Die* cu, const AnswerSource& source, uint64_t 
       }
       if (!keep) {
         close(start);
-      } else if (open && SameAnswer(range_answer, piece_)) {
+      } else if (open && range_answer.size() == piece_.size() &&
+                 SameFrames(range_answer.data(), static_cast<uint32_t>(range_answer.size()),
+                            piece_.data(), static_cast<uint32_t>(piece_.size()))) {
         // the range goes on
       } else {
         close(start);

@@ -66,7 +66,8 @@ uint32_t Discriminator(Dwarf_Line* line) {
 
 bool IsFunction(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_entry_point; }
 
-// The scopes that can contain code, as in libdw's own scope walk.
+}  // namespace
+
 bool IsCodeScope(int tag) {
   switch (tag) {
     case DW_TAG_lexical_block:
@@ -82,8 +83,6 @@ bool IsCodeScope(int tag) {
       return false;
   }
 }
-
-}  // namespace
 
 void InlineResolver::Collect(Dwarf_Die* parent, int depth, RangeIndex* index) {
   Dwarf_Die child;

@@ -19,6 +19,12 @@
 
 namespace inprof::internal {
 
+// The DIE tags of scopes that can contain code (DW_TAG_lexical_block, inlined and
+// ordinary subprograms, ...), as in libdw's own scope walk: the scope trees of the
+// InlineResolver and the cache's extents (cache_ranges.cpp) descend through these.
+// Not async-signal-safe.
+bool IsCodeScope(int tag);
+
 // One frame as DWARF describes it. Strings point into libdw's data and stay valid while
 // the Dwfl does.
 struct DwarfFrame {

@@ -364,6 +364,8 @@ bool SameString(const char* a, const char* b) {
   return a == b || (a != nullptr && b != nullptr && std::strcmp(a, b) == 0);
 }
 
+}  // namespace
+
 bool SameFrames(const CachedFrame* a, uint32_t a_count, const CachedFrame* b, uint32_t b_count) {
   if (a_count != b_count) return false;
   for (uint32_t i = 0; i < a_count; ++i) {
@@ -376,7 +378,6 @@ bool SameFrames(const CachedFrame* a, uint32_t a_count, const CachedFrame* b, ui
   return true;
 }
 
-}  // namespace
 
 SymbolCacheFile::SaveResult SymbolCacheFile::Save() {
   if (!dirty_) return SaveResult::kNothing;

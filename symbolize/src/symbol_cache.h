@@ -56,6 +56,11 @@ struct CachedFrame {
   bool inlined = false;
 };
 
+// The same frames, field by field, names and files compared as strings. Frames named
+// module+0xoffset (function null) are the same here: the text is rebuilt from the address
+// each is read for. Not async-signal-safe.
+bool SameFrames(const CachedFrame* a, uint32_t a_count, const CachedFrame* b, uint32_t b_count);
+
 class SymbolCacheFile {
  public:
   // `dir`: the cache directory; `build_id`: raw bytes, not empty, at most 64.

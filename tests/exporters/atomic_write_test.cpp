@@ -19,6 +19,7 @@
 #include "inprof/folded.h"
 #include "inprof/perf_log.h"
 #include "test_profiles.h"
+#include "test_support.h"
 
 namespace inprof::test {
 namespace {
@@ -48,13 +49,6 @@ class AtomicWrite : public ::testing::Test {
     return names;
   }
 
-  static std::string Read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
   static void Put(const std::string& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
   }
@@ -68,7 +62,7 @@ TEST_F(AtomicWrite, CreatesTheFile) {
   const std::string path = Path("out.folded");
   const Status s = WriteFileAtomically(path, "a;b 1\n");
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(Read(path), "a;b 1\n");
+  EXPECT_EQ(ReadFile(path), "a;b 1\n");
   EXPECT_EQ(Entries(), std::set<std::string>{"out.folded"});
 }
 
@@ -76,7 +70,7 @@ TEST_F(AtomicWrite, ReplacesAnExistingFile) {
   const std::string path = Path("perf.log");
   Put(path, "old contents that are longer than the new ones\n");
   ASSERT_TRUE(WriteFileAtomically(path, "new\n").ok());
-  EXPECT_EQ(Read(path), "new\n");
+  EXPECT_EQ(ReadFile(path), "new\n");
   EXPECT_EQ(Entries(), std::set<std::string>{"perf.log"});
 }
 
@@ -86,7 +80,7 @@ TEST_F(AtomicWrite, WritesEmptyAndLargeContents) {
   EXPECT_EQ(fs::file_size(Path("empty.log")), 0u);
   const std::string big(8 << 20, 'x');
   ASSERT_TRUE(WriteFileAtomically(Path("big.folded"), big).ok());
-  EXPECT_EQ(Read(Path("big.folded")), big);
+  EXPECT_EQ(ReadFile(Path("big.folded")), big);
 }
 
 TEST_F(AtomicWrite, NewFilesGetTheUsualPermissions) {
@@ -116,7 +110,7 @@ TEST_F(AtomicWrite, ParentIsARegularFile) {
   const Status s = WriteFileAtomically(path, "x 1\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "cannot write " + path + ": " + Reason(ENOTDIR));
-  EXPECT_EQ(Read(Path("file")), "keep me\n");
+  EXPECT_EQ(ReadFile(Path("file")), "keep me\n");
   EXPECT_EQ(Entries(), std::set<std::string>{"file"});
 }
 
@@ -128,7 +122,7 @@ TEST_F(AtomicWrite, TargetIsADirectory) {
   EXPECT_NE(s.message().find("cannot write " + Path("out.folded") + ": "), std::string::npos)
       << s.message();
   EXPECT_TRUE(fs::is_directory(Path("out.folded")));
-  EXPECT_EQ(Read(Path("out.folded/inside")), "keep\n");
+  EXPECT_EQ(ReadFile(Path("out.folded/inside")), "keep\n");
   EXPECT_EQ(Entries(), std::set<std::string>{"out.folded"}) << "temporary file left behind";
 
   const Status slash = WriteFileAtomically(dir_.string() + "/", "x 1\n");
@@ -171,7 +165,7 @@ TEST_F(AtomicWrite, FailedWriteKeepsTheOldFileAndRemovesTheTemporary) {
   }
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "cannot write " + path + ": " + Reason(EFBIG));
-  EXPECT_EQ(Read(path), "old 1\n");
+  EXPECT_EQ(ReadFile(path), "old 1\n");
   EXPECT_EQ(Entries(), std::set<std::string>{"perf.log"}) << "temporary file left behind";
 }
 
@@ -181,7 +175,7 @@ TEST_F(AtomicWrite, RelativePath) {
   const Status s = WriteFileAtomically("rel.folded", "r 1\n");
   fs::current_path(old_cwd);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(Read(Path("rel.folded")), "r 1\n");
+  EXPECT_EQ(ReadFile(Path("rel.folded")), "r 1\n");
   EXPECT_EQ(Entries(), std::set<std::string>{"rel.folded"});
 }
 
@@ -210,8 +204,8 @@ TEST_F(AtomicWrite, ProfileFileInEachFormat) {
   std::ostringstream perf_log;
   WriteFolded(profile, options, folded);
   WritePerfLog(profile, options, perf_log);
-  EXPECT_EQ(Read(Path("a.folded")), folded.str());
-  EXPECT_EQ(Read(Path("perf.log")), perf_log.str());
+  EXPECT_EQ(ReadFile(Path("a.folded")), folded.str());
+  EXPECT_EQ(ReadFile(Path("perf.log")), perf_log.str());
   EXPECT_NE(folded.str(), "");
 }
 

@@ -32,20 +32,13 @@ std::vector<std::string> FilesIn(const std::string& dir) {
   return files;
 }
 
-std::string Contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // Every committed crasher and every golden of the format passes the fuzzers' checks.
 void Replay(const std::string& format, std::string (*check)(std::string_view)) {
   const std::vector<std::string> crashers = FilesIn(SourceDir() + "/fuzz/corpus/" + format);
   const std::vector<std::string> goldens = FilesIn(SourceDir() + "/tests/data/" + format);
   ASSERT_FALSE(goldens.empty()) << "no seeds for " << format;
   for (const auto* files : {&crashers, &goldens}) {
-    for (const std::string& path : *files) EXPECT_EQ(check(Contents(path)), "") << path;
+    for (const std::string& path : *files) EXPECT_EQ(check(ReadFile(path)), "") << path;
   }
 }
 
@@ -59,7 +52,7 @@ TEST(ReaderRegression, SpeedscopeCorpus) {
   const std::vector<std::string> files = FilesIn(SourceDir() + "/fuzz/corpus/speedscope");
   ASSERT_FALSE(files.empty());
   for (const std::string& path : files) {
-    EXPECT_EQ(fuzz::CheckSpeedscope(Contents(path)), "") << path;
+    EXPECT_EQ(fuzz::CheckSpeedscope(ReadFile(path)), "") << path;
   }
 }
 TEST(ReaderRegression, PprofCorpus) { Replay("pprof", fuzz::CheckPprof); }
@@ -73,7 +66,7 @@ TEST(ReaderRegression, PerfReportSeedsAndFindingsPassTheFuzzChecks) {
     files.push_back(path);  // perf script files are refused by line: that form is checked too
   }
   for (const std::string& path : files) {
-    EXPECT_EQ(fuzz::CheckPerfReport(Contents(path)), "") << path;
+    EXPECT_EQ(fuzz::CheckPerfReport(ReadFile(path)), "") << path;
   }
 }
 

@@ -166,6 +166,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"output_mode=rw", "invalid output_mode"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return std::to_string(info.index); });
 
+// The list of known keys comes from the parser's table of keys; its order is part of the
+// message users and scripts see, so it is pinned here.
+TEST(ConfigTest, UnknownKeyListsEveryKeyInTheDocumentedOrder) {
+  Config c;
+  Status s = ParseConfig("bogus=1", &c);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.message(),
+            "unknown configuration key 'bogus' (known keys: output, events, frequency, "
+            "wall_frequency, engine, unwind, stack_bytes, dwarf_backend, signal, dither, "
+            "timer_jitter, quiet, follow_fork, lazy, symbol_cache, exit_timeout, max_depth, "
+            "max_memory, max_copy_memory, max_threads, path_map, window, keep, http, "
+            "http_token, http_hosts, push_url, app_name, labels, tenant, output_mode, "
+            "timeline, folded_root)");
+}
+
+// Every range the README's table shows is the one the parser checks (the table is made from
+// the parser's rows; inprof_readme_config_keys compares it with README.md).
+TEST(ConfigTest, KeyTableShowsTheCheckedRanges) {
+  const std::string table = ConfigKeysMarkdown();
+  EXPECT_NE(table.find("| `INPROF_FREQUENCY` | 99 | samples per CPU-second per thread "
+                       "(1\u2013100000)."),
+            std::string::npos);
+  EXPECT_NE(table.find("stack copied per sample for `dwarf`/`auto` (1K\u20131M)."),
+            std::string::npos);
+  EXPECT_NE(table.find("| `INPROF_MAX_MEMORY` | 64M | bytes (at least 64K) for"),
+            std::string::npos);
+  Config c;
+  EXPECT_TRUE(ParseConfig("frequency=100000,stack_bytes=1M,max_memory=64K", &c).ok());
+  EXPECT_FALSE(ParseConfig("frequency=100001", &c).ok());
+  EXPECT_FALSE(ParseConfig("stack_bytes=1025K", &c).ok());
+  EXPECT_FALSE(ParseConfig("max_memory=65535", &c).ok());
+}
+
 TEST(ConfigTest, TimelineAndFoldedRoot) {
   Config c;
   EXPECT_TRUE(c.timeline);

@@ -19,8 +19,6 @@
 
 #include "test_util.h"
 
-extern char** environ;
-
 namespace inprof::test {
 namespace {
 
@@ -64,34 +62,8 @@ SignalRun RunAndSignal(const std::vector<std::string>& argv,
                        const std::map<std::string, std::string>& env, int signal,
                        bool sigint_ignored = false) {
   SignalRun run;
-  std::map<std::string, std::string> merged;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const size_t eq = entry.find('=');
-    // The test's own INPROF_* variables are not profiler configuration.
-    if (eq == std::string::npos || entry.rfind("INPROF_", 0) == 0) continue;
-    merged[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  for (const auto& [k, v] : env) merged[k] = v;
-  std::vector<std::string> argv_copy = argv;
-  if (!EmulatorPrefix().empty()) {
-    // As RunProcess does in a cross build: the child goes through the emulator, with
-    // LD_PRELOAD for the guest (-E), not for the emulator.
-    std::vector<std::string> prefixed = EmulatorPrefix();
-    if (auto preload = merged.find("LD_PRELOAD"); preload != merged.end()) {
-      prefixed.push_back("-E");
-      prefixed.push_back("LD_PRELOAD=" + preload->second);
-      merged.erase(preload);
-    }
-    argv_copy.insert(argv_copy.begin(), prefixed.begin(), prefixed.end());
-  }
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : merged) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  for (auto& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
+  ChildCommand command = MakeChildCommand(argv, env);
+  std::vector<char*> args = Pointers(command.argv), envp = Pointers(command.env);
 
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return run;

@@ -7,24 +7,10 @@
 #include <string>
 #include <vector>
 
+// RunProcess, MakeTempDir, ReadFile: shared by every suite.
+#include "test_support.h"
+
 namespace inprof::test {
-
-struct ProcessResult {
-  int exit_code = -1;   // exit status, or -1 when killed by a signal
-  int term_signal = 0;  // the signal that killed it, if any
-  std::string out;
-  std::string err;
-};
-
-// The emulator command that runs this build's programs (qemu-aarch64 and its options in a
-// cross build), or empty when they run natively. RunProcess applies it to every child.
-const std::vector<std::string>& EmulatorPrefix();
-
-// Runs argv[0] with `env` added to (and overriding) this process's environment; waits.
-// `on_started` (optional) is called with the child's pid once it runs.
-ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         const std::map<std::string, std::string>& env,
-                         void (*on_started)(int pid) = nullptr);
 
 // LD_PRELOAD value that loads libinprof (after the sanitizer runtime in sanitizer builds).
 std::string PreloadValue();
@@ -32,10 +18,6 @@ std::string PreloadValue();
 // which must come first in the initial library list).
 std::string PreloadValueFor(const std::string& library);
 
-// A fresh empty directory under the test temp dir.
-std::string MakeTempDir();
-
-std::string ReadFile(const std::string& path);
 bool FileExists(const std::string& path);
 
 struct FoldedStack {

@@ -28,16 +28,9 @@
 namespace inprof::test {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 Profile ReadSpeedscopeFile(const std::string& path) {
   Profile p;
-  const Status s = ReadSpeedscope(Slurp(path), path, &p);
+  const Status s = ReadSpeedscope(ReadFile(path), path, &p);
   EXPECT_TRUE(s.ok()) << s.message();
   return p;
 }
@@ -143,7 +136,7 @@ TEST_F(TimeContext, ABurstIsAtItsTimeAndItsRangeIsTheBurst) {
   ProcessResult page = RunProcess(
       {INPROF_VIEWER, "timeline", dir_ + "/burst.speedscope.json", "-o", dir_ + "/t.html"}, {});
   ASSERT_EQ(page.exit_code, 0) << page.err;
-  const std::string html = Slurp(dir_ + "/t.html");
+  const std::string html = ReadFile(dir_ + "/t.html");
   EXPECT_NE(html.find("burst_work"), std::string::npos);
   EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)=\\?["']https?:)")))
       << "nothing loaded from the network";
@@ -177,7 +170,7 @@ TEST_F(TimeContext, AClockInterposerChangesNeitherTimesNorRates) {
        {"INPROF_FREQUENCY", "999"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Annotations a;
-  const Status read = ReadAnnotationJson(Slurp(dir_ + "/burst.json"), "burst.json", &a);
+  const Status read = ReadAnnotationJson(ReadFile(dir_ + "/burst.json"), "burst.json", &a);
   ASSERT_TRUE(read.ok()) << read.message();
   // The profile started now, not a day ago.
   const int64_t real_ns = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
@@ -219,7 +212,7 @@ TEST_F(TimeContext, LabelSharesFollowTheRequestsCostsInEveryOutput) {
   constexpr double kExpected = 75.0, kTolerance = 3.0;
 
   // pprof: sample labels.
-  const auto pprof = PprofByLabel(Slurp(dir_ + "/r.pb.gz"), "endpoint");
+  const auto pprof = PprofByLabel(ReadFile(dir_ + "/r.pb.gz"), "endpoint");
   EXPECT_NEAR(UsersShare(pprof), kExpected, kTolerance) << "pprof";
 
   // go tool pprof -tags: "2.25s (75.00%): /api/users".
@@ -238,7 +231,7 @@ TEST_F(TimeContext, LabelSharesFollowTheRequestsCostsInEveryOutput) {
 
   // Annotation JSON: totals per label value.
   Annotations a;
-  const std::string json = Slurp(dir_ + "/r.json");
+  const std::string json = ReadFile(dir_ + "/r.json");
   ASSERT_TRUE(ReadAnnotationJson(json, "r.json", &a).ok());
   std::map<std::string, int64_t> from_json;
   for (const LabelTotal& t : a.labels) {
@@ -248,7 +241,7 @@ TEST_F(TimeContext, LabelSharesFollowTheRequestsCostsInEveryOutput) {
 
   // Folded with the label as the root frame.
   std::map<std::string, int64_t> from_folded;
-  std::istringstream folded(Slurp(dir_ + "/r.folded"));
+  std::istringstream folded(ReadFile(dir_ + "/r.folded"));
   for (std::string line; std::getline(folded, line);) {
     const size_t space = line.rfind(' ');
     from_folded[line.substr(0, line.find(';'))] += std::stoll(line.substr(space + 1));

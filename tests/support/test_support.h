@@ -1,4 +1,5 @@
-// Helpers shared by the test suites: where the source tree is, and golden-file checks.
+// Helpers shared by the test suites: where the source tree is, golden-file checks, and the
+// files and child processes a test makes.
 //
 // Golden files live under tests/data/. A check compares what the code produces now with the
 // file; with INPROF_BLESS=1 in the environment it rewrites the file instead, so an intended
@@ -6,7 +7,9 @@
 #ifndef INPROF_TESTS_SUPPORT_TEST_SUPPORT_H_
 #define INPROF_TESTS_SUPPORT_TEST_SUPPORT_H_
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace inprof::test {
 
@@ -27,6 +30,43 @@ bool Blessing();
 // Compares `actual` with the file tests/data/`relative` (a gtest failure naming the file when
 // it differs or is missing), or rewrites the file when blessing.
 void CheckGolden(const std::string& relative, const std::string& actual);
+
+struct ProcessResult {
+  int exit_code = -1;   // exit status, or -1 when killed by a signal
+  int term_signal = 0;  // the signal that killed it, if any
+  std::string out;
+  std::string err;
+};
+
+// The emulator command that runs this build's programs (qemu-aarch64 and its options in a
+// cross build), or empty when they run natively. RunProcess applies it to every child.
+const std::vector<std::string>& EmulatorPrefix();
+
+// What RunProcess starts for `argv` and `env`: this process's environment without its
+// INPROF_* variables (the test's own, not profiler configuration) with `env` added to and
+// overriding it, and in a cross build the emulator in front of argv (LD_PRELOAD passed to
+// the guest). For tests that start a child their own way.
+struct ChildCommand {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // NAME=value
+};
+ChildCommand MakeChildCommand(const std::vector<std::string>& argv,
+                              const std::map<std::string, std::string>& env);
+// `strings` as execve takes them: pointers into them, then a null.
+std::vector<char*> Pointers(std::vector<std::string>& strings);
+
+// Runs argv[0] with `env` added to (and overriding) this process's environment; waits.
+// `on_started` (optional) is called with the child's pid once it runs.
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env,
+                         void (*on_started)(int pid) = nullptr);
+
+// A fresh empty directory under $TMPDIR (else /tmp), left in place for a failing test's
+// reader; fails the current test when it cannot be made.
+std::string MakeTempDir();
+
+// The whole file, bytes as they are; empty when it cannot be read.
+std::string ReadFile(const std::string& path);
 
 }  // namespace inprof::test
 

@@ -29,6 +29,7 @@
 #include "inprof/annotation_json.h"
 #include "inprof/symbolize.h"
 #include "symbol_cache.h"
+#include "test_support.h"
 #include "test_util.h"
 
 namespace inprof_test {
@@ -71,10 +72,7 @@ std::vector<uint8_t> Bytes(const std::string& hex) {
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using inprof::test::ReadFile;
 
 void WriteFile(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << data;

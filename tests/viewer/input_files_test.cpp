@@ -2,6 +2,7 @@
 // only regular files (a FIFO refused without waiting for a writer), the size caps, --root
 // confinement through symlinks and "..", and pipes for profiles named on the command line.
 #include "input_files.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -17,13 +18,11 @@
 namespace inprof::viewer {
 namespace {
 
+// A fresh directory by its realpath: the tests compare confined paths with it.
 std::string TempDir() {
-  std::string templ = ::testing::TempDir() + "/inprof_input_files_XXXXXX";
-  const char* made = mkdtemp(templ.data());
-  EXPECT_NE(made, nullptr);
-  // The realpath: the tests compare confined paths with it.
-  char* real = realpath(templ.c_str(), nullptr);
-  std::string dir = real ? real : templ;
+  const std::string made = test::MakeTempDir();
+  char* real = realpath(made.c_str(), nullptr);
+  std::string dir = real ? real : made;
   free(real);
   return dir;
 }

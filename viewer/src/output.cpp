@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "inprof/annotations.h"
 #include "inprof/json.h"
+#include "inprof/printable.h"
 #include "viewer.h"
 
 namespace inprof::viewer {
@@ -81,22 +82,7 @@ std::string JsonString(const std::string& text) {
 }
 
 std::string Printable(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\x%02x", c);
-      out += buffer;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
+  return inprof::Printable(text, {.named_escapes = true});
 }
 
 const char* HeatColor(int level, bool color) {

@@ -536,7 +536,7 @@ std::string Page(const Timeline& t, const TimelineOptions& o, const Profile& pro
   const std::string unit = CellUnit(profile.events[event]);
   const Geometry g = MapGeometry(t);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<title>" + HtmlEscape(title) + "</title>\n<style>\n";
+  out += "<title>" + HtmlEscape(title) + "</title>\n<style>\n\n";
   out += kTimelinePageStyle;
   out += kMapStyle;
   out += "</style>\n</head>\n<body>\n<h1>" + HtmlEscape(title) + "</h1>\n";

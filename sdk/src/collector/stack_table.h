@@ -19,29 +19,29 @@
 
 namespace inprof::internal {
 
-// Marker "addresses" that no code can have.
-inline constexpr uintptr_t kTruncatedMarker = 1;  // the stack continued past max_depth
-inline constexpr uintptr_t kOverflowMarker = 2;   // the table was full
+// Marker "addresses" that no code can have. Their values are the raw profile format's
+// (inprof/raw_profile.h, docs/raw-profile.md), which keeps them as they are.
+inline constexpr uintptr_t kTruncatedMarker = kRawTruncated;  // went on past max_depth
+inline constexpr uintptr_t kOverflowMarker = kRawOverflow;    // the table was full
 // The root of every stack is the thread it was taken on, as kThreadMarker | tid: stacks of
 // different threads stay apart, so profiles can carry thread labels (pprof's "thread id").
 // No user-space code lives that high on x86-64 or aarch64 (48-bit user address spaces).
-inline constexpr uintptr_t kThreadMarker = uintptr_t{0xfffe} << 48;
+inline constexpr uintptr_t kThreadMarker = kRawThreadTag;
 // A Lua frame of the LuaJIT bridge: kLuaFrameMarker | index of the interned frame.
-inline constexpr uintptr_t kLuaFrameMarker = uintptr_t{0xfffd} << 48;
-inline constexpr bool IsLuaFrameMarker(uintptr_t a) { return (a >> 48) == 0xfffd; }
+inline constexpr uintptr_t kLuaFrameMarker = kRawLuaTag;
+inline constexpr bool IsLuaFrameMarker(uintptr_t a) { return (a & kRawTagMask) == kRawLuaTag; }
 // The thread's labels when the sample was taken: kLabelsMarker | label set id (labels.h), at
 // the root end after the thread marker, so samples with different labels stay apart. Absent
 // when the thread had no labels.
-inline constexpr uintptr_t kLabelsMarker = uintptr_t{0xfffc} << 48;
-inline constexpr bool IsLabelsMarker(uintptr_t a) { return (a >> 48) == 0xfffc; }
+inline constexpr uintptr_t kLabelsMarker = kRawLabelsTag;
+inline constexpr bool IsLabelsMarker(uintptr_t a) { return (a & kRawTagMask) == kRawLabelsTag; }
 inline constexpr uint32_t LabelSetOfMarker(uintptr_t a) { return static_cast<uint32_t>(a); }
 inline constexpr int64_t ThreadOfMarker(uintptr_t a) {
   return static_cast<int64_t>(a & ((uintptr_t{1} << 48) - 1));
 }
 
-// The raw profile format keeps these values as they are (docs/raw-profile.md).
-static_assert(kTruncatedMarker == kRawTruncated && kOverflowMarker == kRawOverflow &&
-              kThreadMarker == kRawThreadTag && kLuaFrameMarker == kRawLuaTag);
+// uintptr_t holds the format's 64-bit values unchanged on the 64-bit targets we build for.
+static_assert(sizeof(uintptr_t) == sizeof(uint64_t));
 
 // One sample in time: which stack it added to (index in the table's order; kOverflowStack for
 // the [overflow] stack), for which event, with what weight.

@@ -1,6 +1,8 @@
 #include "config/config.h"
 
 #include "inprof/formats.h"
+#include "inprof/numbers.h"
+#include "inprof/printable.h"
 
 #include "config/events.h"
 #include "net/http.h"
@@ -42,21 +44,9 @@ bool HasControl(std::string_view text) {
 // Text from the configuration as an error message may show it: control characters escaped
 // (\xNN: a newline would forge a second line in a log, an escape sequence would drive the
 // terminal), and cut after 200 bytes (the message names the value, it need not repeat it).
+// A backslash is escaped too, so an escape in a message is always one Printable wrote.
 std::string Printable(std::string_view text, size_t shown = 200) {
-  const size_t kShown = shown;
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
-    const char c = text[i];
-    if (IsControl(c) || c == '\\') {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  if (text.size() > kShown) out += "... (" + std::to_string(text.size()) + " bytes)";
-  return out;
+  return inprof::Printable(text, {.escape_backslash = true, .max_bytes = shown});
 }
 
 Status BadValue(std::string_view key, std::string_view value, std::string_view expected) {
@@ -79,18 +69,6 @@ bool ParseDouble(const std::string& text, double* out) {
 // breaks every line-based tool that lists it), at most kMaxConfigPath bytes.
 bool IsConfigPath(std::string_view path) {
   return !path.empty() && path.size() <= kMaxConfigPath && !HasControl(path);
-}
-
-bool ParseUnsigned(std::string_view text, uint64_t* out) {
-  if (text.empty()) return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    if (v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *out = v;
-  return true;
 }
 
 // "64M", "1G", "65536", "512K".
@@ -134,329 +112,638 @@ bool ValidFoldedRoot(std::string_view text) {
   return true;
 }
 
-constexpr const char* kKnownKeys =
-    "output, events, frequency, wall_frequency, engine, unwind, stack_bytes, dwarf_backend, "
-    "signal, dither, timer_jitter, quiet, "
-    "follow_fork, lazy, symbol_cache, exit_timeout, max_depth, max_memory, max_copy_memory, "
-    "max_threads, path_map, "
-    "window, keep, http, http_token, http_hosts, "
-    "push_url, "
-    "app_name, labels, tenant, output_mode, timeline, folded_root";
+// One row of the table of configuration keys (kKeys below): how the value is read, the range
+// it must be in, the field of Config it sets and the message a bad value gets, beside the
+// default and help text the README's table of keys is generated from (ConfigKeysMarkdown).
+struct ConfigKey;
+using KeySetter = Status (*)(const ConfigKey& key, const std::string& value, Config* config,
+                             bool check_outputs);
 
-// kKnownKeys as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
-std::string KnownEnvironmentVariables() {
-  std::string out = "INPROF_";
-  for (const char* c = kKnownKeys; *c; ++c) {
-    out += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
-    if (*c == ' ') out += "INPROF_";
+// The common shapes of value, read by SetKey from the row alone; kOther rows have a setter.
+enum class Shape : uint8_t {
+  kBool,    // ParseBool into `flag`
+  kNumber,  // a finite number in [min, max] into `number`
+  kCount,   // a decimal integer in [min, max] into `count`
+  kBytes,   // a size ("64M") of at least min (and at most max when max is not 0) into `size`
+  kOther,
+};
+
+struct ConfigKey {
+  std::string_view name;
+  Shape shape = Shape::kOther;
+  // The accepted range, inclusive (0 as max: no upper bound); kOther setters may use it.
+  // Doubles hold every bound exactly, and a count compared as a double keeps its order
+  // against them.
+  double min = 0;
+  double max = 0;
+  bool zero_too = false;  // 0 is accepted outside the range (window=0: one profile)
+  bool size_range = false;  // a kOther row whose range is a size (shown as 64K, 1M)
+  bool Config::*flag = nullptr;
+  double Config::*number = nullptr;
+  uint32_t Config::*count = nullptr;
+  size_t Config::*size = nullptr;
+  KeySetter set = nullptr;
+  std::string_view expected;  // what a bad value is told is expected
+  // The README's "default" and "meaning" columns, Markdown. "{range}" in help is replaced
+  // by the range above, so the documented range is the checked one.
+  std::string_view default_text;
+  std::string_view help;
+};
+
+bool InRange(const ConfigKey& key, double v) {
+  return (key.zero_too && v == 0) || (v >= key.min && (key.max == 0 || v <= key.max));
+}
+
+Status SetOutput(const ConfigKey&, const std::string& value, Config* config, bool check_outputs) {
+  Status s = ParseOutputs(value, &config->outputs, check_outputs);
+  if (!s.ok()) return Status::Error("invalid output: " + s.message());
+  return Status::Ok();
+}
+
+Status SetOutputMode(const ConfigKey&, const std::string& value, Config* config, bool) {
+  return ParseOutputMode(value, &config->output_mode);
+}
+
+Status SetUnwind(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (value == "fp" || value == "dwarf" || value == "auto") {
+    config->unwind = value == "fp"      ? UnwindChoice::kFp
+                     : value == "dwarf" ? UnwindChoice::kDwarf
+                                        : UnwindChoice::kAuto;
+    return Status::Ok();
+  }
+  return BadValue(key.name, value, key.expected);
+}
+
+Status SetDwarfBackend(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (value == "libunwind" || value == "libdwfl") {
+    config->dwarf_backend =
+        value == "libdwfl" ? DwarfBackendChoice::kLibdwfl : DwarfBackendChoice::kLibunwind;
+    return Status::Ok();
+  }
+  return BadValue(key.name, value, key.expected);
+}
+
+// A size as kBytes reads it, rounded down to whole 8-byte words (the handler copies words).
+Status SetStackBytes(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  uint64_t v = 0;
+  if (!ParseBytes(value, &v) || !InRange(key, static_cast<double>(v))) {
+    return BadValue(key.name, value, key.expected);
+  }
+  config->stack_bytes = static_cast<uint32_t>(v) & ~7u;
+  return Status::Ok();
+}
+
+Status SetSignal(const ConfigKey&, const std::string& value, Config* config, bool) {
+  return ParseSignal(value, &config->signal);
+}
+
+Status SetEvents(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  std::vector<std::string> events;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(',', start);
+    if (end == std::string::npos) end = value.size();
+    std::string name = Trim(std::string_view(value).substr(start, end - start));
+    start = end + 1;
+    if (name.empty()) continue;
+    if (FindEvent(name) == nullptr) {
+      return BadValue(key.name, value, "a list of events from: " + KnownEventNames());
+    }
+    for (const std::string& e : events) {
+      if (e == name) return BadValue(key.name, value, "each event once");
+    }
+    events.push_back(name);
+  }
+  if (events.empty() || events.size() > 8) {
+    return BadValue(key.name, value, "between 1 and 8 events, e.g. cpu,wall");
+  }
+  config->events = std::move(events);
+  return Status::Ok();
+}
+
+Status SetEngine(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (value == "auto" || value == "perf" || value == "timer" || value == "itimer") {
+    config->engine = value == "perf"     ? EngineChoice::kPerf
+                     : value == "timer"  ? EngineChoice::kTimer
+                     : value == "itimer" ? EngineChoice::kItimer
+                                         : EngineChoice::kAuto;
+    return Status::Ok();
+  }
+  return BadValue(key.name, value, key.expected);
+}
+
+Status SetFoldedRoot(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (!ValidFoldedRoot(value)) return BadValue(key.name, value, key.expected);
+  config->folded_root = value;
+  return Status::Ok();
+}
+
+Status SetSymbolCache(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (!IsConfigPath(value)) return BadValue(key.name, value, key.expected);
+  config->symbol_cache = value;
+  return Status::Ok();
+}
+
+// Network outputs: checked here so a typo fails at start, not at the first window. Their
+// values end up in requests and headers: no control characters, whatever the parsers of
+// each allow.
+Status NoControl(const ConfigKey& key, const std::string& value) {
+  if (HasControl(value)) return BadValue(key.name, value, "a value without control characters");
+  return Status::Ok();
+}
+
+Status SetHttp(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (Status s = NoControl(key, value); !s.ok()) return s;
+  config->http.clear();
+  if (value.empty()) return Status::Ok();
+  ListenAddress address;
+  Status s = ParseListenAddress(value, &address);
+  if (!s.ok()) return Status::Error("invalid http: " + s.message());
+  config->http = address.text;
+  return Status::Ok();
+}
+
+Status SetHttpToken(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  // RFC 6750's token68 characters, no ',' (it would end the value in a configuration
+  // string); 16 or more so it cannot be guessed by trying. The value is never shown.
+  for (char c : value) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("-._~+/=").find(c) == std::string_view::npos) {
+      return BadValue(key.name, "(not shown)",
+                      "a bearer token of letters, digits and - . _ ~ + / = only");
+    }
+  }
+  if (!value.empty() && (value.size() < 16 || value.size() > 4096)) {
+    return BadValue(key.name, "(not shown)", "a bearer token of 16 to 4096 characters");
+  }
+  config->http_token = value;
+  return Status::Ok();
+}
+
+Status SetHttpHosts(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  config->http_hosts.clear();
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(',', start);
+    if (end == std::string::npos) end = value.size();
+    std::string name = Trim(std::string_view(value).substr(start, end - start));
+    start = end + 1;
+    if (name.empty()) continue;
+    for (char c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
+        return BadValue(key.name, value,
+                        "host names (letters, digits, '-' and '.') separated by ','");
+      }
+    }
+    if (name.size() > 253 || config->http_hosts.size() >= kMaxConfigListItems) {
+      return BadValue(key.name, value, "at most 64 host names of at most 253 characters each");
+    }
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    config->http_hosts.push_back(name);
+  }
+  return Status::Ok();
+}
+
+Status SetPushUrl(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (Status s = NoControl(key, value); !s.ok()) return s;
+  config->push_url.clear();
+  if (value.empty()) return Status::Ok();
+  HttpUrl url;
+  Status s = ParseHttpUrl(value, &url);
+  if (!s.ok()) return Status::Error("invalid push_url: " + s.message());
+  config->push_url = value;
+  return Status::Ok();
+}
+
+Status SetAppName(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (Status s = NoControl(key, value); !s.ok()) return s;
+  Status s = CheckAppName(value);
+  if (!s.ok()) return Status::Error("invalid app_name: " + s.message());
+  config->app_name = value;
+  return Status::Ok();
+}
+
+Status SetLabels(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (Status s = NoControl(key, value); !s.ok()) return s;
+  Status s = ParsePushLabels(value, &config->labels);
+  if (!s.ok()) return Status::Error("invalid labels: " + s.message());
+  return Status::Ok();
+}
+
+Status SetTenant(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  if (HasControl(value) || value.size() > 256) return BadValue(key.name, value, key.expected);
+  config->tenant = value;
+  return Status::Ok();
+}
+
+Status SetPathMap(const ConfigKey& key, const std::string& value, Config* config, bool) {
+  config->path_map.clear();
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(':', start);
+    if (end == std::string::npos) end = value.size();
+    std::string item = value.substr(start, end - start);
+    if (!item.empty()) {
+      size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return BadValue(key.name, value, "OLD=NEW prefixes separated by ':'");
+      }
+      std::string from = item.substr(0, eq), to = item.substr(eq + 1);
+      if (!IsConfigPath(from) || HasControl(to) || to.size() > kMaxConfigPath) {
+        return BadValue(key.name, value,
+                        "OLD=NEW prefixes of at most 4095 bytes without control characters");
+      }
+      if (config->path_map.size() >= kMaxConfigListItems) {
+        return BadValue(key.name, value, "at most 64 OLD=NEW prefixes");
+      }
+      config->path_map.emplace_back(std::move(from), std::move(to));
+    }
+    start = end + 1;
+  }
+  return Status::Ok();
+}
+
+// Every key, in the order the "known keys" of an error message and the README list them.
+// constexpr: ParseConfig may run from a constructor of the preloaded library, before any
+// dynamic initialization of this file.
+constexpr ConfigKey kKeys[] = {
+    {.name = "output",
+     .set = SetOutput,
+     .default_text = "—",
+     .help = "comma-separated outputs; format by name: `*.folded`, `perf.log` / `*.log`,"
+             " `*.json` (annotation JSON), `*.svg` (flame graph), `*.pb.gz` (pprof),"
+             " `*.speedscope.json` (per-thread samples in time order,"
+             " [docs/speedscope.md](docs/speedscope.md)), `*.inprofraw` (unsymbolized,"
+             " [docs/raw-profile.md](docs/raw-profile.md)). Setting it turns on autostart."},
+    {.name = "events",
+     .set = SetEvents,
+     .default_text = "`cpu`",
+     .help = "what to sample, comma-separated: `cpu` (CPU time), `wall` (wall-clock time of"
+             " every thread, running or blocked: where threads wait), perf_event software"
+             " events `task-clock`, `cpu-clock`, `page-faults`, `context-switches`"
+             " (kernel-side: needs `perf_event_paranoid` ≤ 1), hardware events `cycles`,"
+             " `instructions`, `cache-misses`, `branch-misses` (need a PMU; most VMs have"
+             " none). With several events, `*.folded` and `*.log` outputs are written once"
+             " per event: `out.cpu.folded`, `perf.wall.log`; `*.json` holds them all. An"
+             " event the machine cannot sample is an error that says why."},
+    {.name = "frequency",
+     .shape = Shape::kNumber,
+     .min = 1,
+     .max = 100000,
+     .number = &Config::frequency,
+     .expected = "a sampling rate in Hz between 1 and 100000, e.g. 99",
+     .default_text = "99",
+     .help = "samples per CPU-second per thread ({range}). Above the kernel tick (250 Hz"
+             " here), samples are weighted by timer overruns so totals stay exact."},
+    {.name = "wall_frequency",
+     .shape = Shape::kNumber,
+     .min = 1,
+     .max = 10000,
+     .number = &Config::wall_frequency,
+     .expected = "a sampling rate in Hz between 1 and 10000, e.g. 19",
+     .default_text = "19",
+     .help = "rate of the `wall` event ({range}). Kept low on purpose: a wall sample"
+             " interrupts blocked threads, and `nanosleep`, `poll`, `epoll_wait` and other"
+             " calls that the kernel does not restart return `EINTR` (reads and writes on"
+             " pipes and sockets are restarted)."},
+    {.name = "engine",
+     .set = SetEngine,
+     .expected = "auto (the best that works here), perf (perf_event), timer (per-thread CPU"
+                 " timers) or itimer (process-wide ITIMER_PROF)",
+     .default_text = "`auto`",
+     .help = "`timer`: per-thread CPU-time timers (work everywhere, charge syscall time to"
+             " the caller, at most one signal per kernel tick, weighted by overruns)."
+             " `perf`: per-thread perf_event task-clock (1–4 kHz accurate; needs"
+             " `perf_event_paranoid` ≤ 2 or CAP_PERFMON; time inside syscalls is not"
+             " sampled). `itimer`: one process-wide `ITIMER_PROF` (the last resort when"
+             " `timer_create` fails; SIGPROF only; each sample weighted by its thread's CPU"
+             " time since its previous one; a program that arms `ITIMER_PROF` itself takes"
+             " it over and gets it back when it disarms it, and the summary says so)."
+             " `auto`: perf where perf_event is allowed (at every rate: CPU timers fire on"
+             " the kernel tick, so a loop whose round is near a multiple or divisor of it"
+             " can be misread,"
+             " [docs/platform-facts.md](docs/platform-facts.md#sampling-bias-loops-against-the-tick-short-threads)),"
+             " else timers, else the itimer; the summary says which and why. Use `timer`"
+             " when time inside system calls matters."},
+    {.name = "unwind",
+     .set = SetUnwind,
+     .expected = "fp (frame pointers, walked in the handler), dwarf (the stack is copied in"
+                 " the handler and unwound with DWARF CFI by the collector) or auto (both:"
+                 " DWARF where frame pointers do not reach the root)",
+     .default_text = "`auto`",
+     .help = "`fp`: walk frame pointers in the handler (tens of ns; loses frames in code"
+             " built without them, such as Debian's libc). `dwarf`: the handler copies the"
+             " registers and the top `INPROF_STACK_BYTES` of the stack (~0.3 µs), the"
+             " collector thread unwinds the copy with DWARF CFI (libunwind, ~15–20 µs per"
+             " sample, off the program's threads). `auto`: both, keeping the DWARF chain"
+             " unless frame pointers got further (code without unwind tables)."},
+    {.name = "stack_bytes",
+     .min = 1024,
+     .max = 1 << 20,
+     .size_range = true,
+     .set = SetStackBytes,
+     .expected = "a stack copy size between 1K and 1M, e.g. 16K",
+     .default_text = "16K",
+     .help = "stack copied per sample for `dwarf`/`auto` ({range}). Deeper stacks are cut"
+             " at a `[truncated]` frame and counted. Memory: 8 copies per sampled thread,"
+             " prepared when the thread is registered."},
+    {.name = "dwarf_backend",
+     .set = SetDwarfBackend,
+     .expected = "libunwind (the default) or libdwfl (elfutils; less CPU per sample here,"
+                 " see docs/unwinding.md)",
+     .default_text = "`libunwind`",
+     .help = "DWARF unwinder for `dwarf`/`auto`: `libunwind` (remote API over the copy) or"
+             " `libdwfl` (elfutils; 17–26 % less CPU per sample here, see"
+             " [docs/unwinding.md](docs/unwinding.md))"},
+    {.name = "signal",
+     .set = SetSignal,
+     .default_text = "`SIGPROF`",
+     .help = "signal used for sampling (`PROF`, `VTALRM`, `USR1`, `USR2`, `RTMIN+N`, or a"
+             " number)"},
+    {.name = "dither",
+     .shape = Shape::kBool,
+     .flag = &Config::dither,
+     .expected = "1 or 0",
+     .default_text = "1",
+     .help = "perf_event time events (the `perf` engine, `task-clock`, `cpu-clock`) draw"
+             " each sampling period at random around the mean, so sampling cannot lock step"
+             " with a loop whose cycle is a multiple of the period; 0 keeps the period"
+             " fixed ([docs/architecture.md](docs/architecture.md#sampling))"},
+    {.name = "timer_jitter",
+     .shape = Shape::kBool,
+     .flag = &Config::timer_jitter,
+     .expected = "1 or 0",
+     .default_text = "0",
+     .help = "timer engine (CPU time) only: 1 takes each sample a random fraction of a"
+             " kernel tick after the CPU timer's signal (with a one-shot `CLOCK_MONOTONIC`"
+             " timer), so loops whose round is near a multiple or divisor of the tick are"
+             " not misread where perf_event is refused. For long-lived CPU-bound code: a"
+             " thread that blocks often gets `EINTR` from some blocking calls and fewer,"
+             " heavier samples, and short threads lose most of theirs"
+             " ([docs/platform-facts.md](docs/platform-facts.md#sampling-bias-loops-against-the-tick-short-threads))"},
+    {.name = "quiet",
+     .shape = Shape::kBool,
+     .flag = &Config::quiet,
+     .expected = "1 or 0",
+     .default_text = "0",
+     .help = "1 suppresses the summary line (booleans accept `1`/`0`, `true`/`false`,"
+             " `yes`/`no`, `on`/`off`)"},
+    {.name = "follow_fork",
+     .shape = Shape::kBool,
+     .flag = &Config::follow_fork,
+     .expected = "1 or 0",
+     .default_text = "1",
+     .help = "a `fork()`ed child profiles into `<name>.<pid>.<ext>`; 0: the child runs"
+             " unprofiled"},
+    {.name = "lazy",
+     .shape = Shape::kBool,
+     .flag = &Config::lazy,
+     .expected = "1 or 0",
+     .default_text = "1",
+     .help = "the session (collector thread, module map, engines for every thread) starts"
+             " at the first sample, so processes that take none cost ~0.1 ms; 0: at load."
+             " Files-only profiles of the `cpu` event with `INPROF_ENGINE=auto`;"
+             " [docs/lifecycle.md](docs/lifecycle.md)"},
+    {.name = "symbol_cache",
+     .set = SetSymbolCache,
+     .expected = "a directory (at most 4095 bytes, no control characters) or off",
+     .default_text = "`$XDG_CACHE_HOME/inprof/symbols` (`off` in continuous mode and with"
+                     " `INPROF_HTTP`)",
+     .help = "the per-user cache of symbolizer answers by build-id, or `off`;"
+             " [docs/symbolizer.md](docs/symbolizer.md)"},
+    {.name = "exit_timeout",
+     .shape = Shape::kNumber,
+     .min = 0.1,
+     .max = 3600,
+     .number = &Config::exit_timeout,
+     .expected = "seconds from 0.1 to 3600 that the exit-time write may take",
+     .default_text = "30",
+     .help = "seconds ({range}) the write at `_exit`/`_Exit` may take before the process"
+             " ends without it (the write may be stuck on a lock held by the code `_exit`"
+             " interrupted); [docs/lifecycle.md](docs/lifecycle.md)"},
+    {.name = "max_depth",
+     .shape = Shape::kCount,
+     .min = 1,
+     .max = 128,
+     .count = &Config::max_depth,
+     .expected = "a number of frames between 1 and 128",
+     .default_text = "128",
+     .help = "frames per stack ({range}); deeper stacks get a `[truncated]` root frame"},
+    {.name = "max_memory",
+     .shape = Shape::kBytes,
+     .min = 65536,
+     .size = &Config::max_memory,
+     .expected = "a size of at least 64K, e.g. 64M",
+     .default_text = "64M",
+     .help = "bytes ({range}) for the tables of distinct stacks (split between the current"
+             " window, windows being written and pull captures:"
+             " [docs/continuous.md](docs/continuous.md)); past it, samples go to an"
+             " `[overflow]` stack and are counted"},
+    {.name = "max_copy_memory",
+     .shape = Shape::kBytes,
+     .min = 1 << 20,
+     .size = &Config::max_copy_memory,
+     .expected = "a size of at least 1M, e.g. 64M",
+     .default_text = "64M",
+     .help = "bytes ({range}) for the stack-copy rings of all threads together"
+             " (`dwarf`/`auto`); threads registered past it are sampled with frame pointers"
+             " only and counted; [docs/unwinding.md](docs/unwinding.md)"},
+    {.name = "max_threads",
+     .shape = Shape::kCount,
+     .min = 1,
+     .max = 65536,
+     .count = &Config::max_threads,
+     .expected = "a thread count between 1 and 65536",
+     .default_text = "4096",
+     .help = "threads sampled at once ({range})"},
+    {.name = "path_map",
+     .set = SetPathMap,
+     .default_text = "—",
+     .help = "`OLD=NEW[:OLD2=NEW2]` source-path prefix rewrites (build tree → your"
+             " checkout)"},
+    {.name = "window",
+     .shape = Shape::kNumber,
+     .min = 0.1,
+     .max = 86400,
+     .zero_too = true,
+     .number = &Config::window,
+     .expected = "seconds per window, from 0.1 to 86400 (0: one profile)",
+     .default_text = "0",
+     .help = "continuous mode: one profile per window of this many seconds ({range}), each"
+             " output written as `<stem>.<UTC start>.<ext>` as the window closes, the last"
+             " partial one at exit; [docs/continuous.md](docs/continuous.md)"},
+    {.name = "keep",
+     .shape = Shape::kCount,
+     .min = 1,
+     .max = 100000,
+     .count = &Config::keep,
+     .expected = "a number of windows from 1 to 100000",
+     .default_text = "10",
+     .help = "continuous mode: the newest window files kept per output ({range}; older ones"
+             " this process wrote are removed)"},
+    {.name = "http",
+     .set = SetHttp,
+     .default_text = "—",
+     .help = "serve profiles while the program runs on `HOST:PORT` (loopback unless the"
+             " address says otherwise): `go tool pprof"
+             " http://127.0.0.1:6060/debug/pprof/profile?seconds=10`, `curl"
+             " …/debug/inprof/folded`; [docs/network.md](docs/network.md). Setting it turns"
+             " on autostart."},
+    {.name = "http_token",
+     .set = SetHttpToken,
+     .default_text = "—",
+     .help = "a bearer token (16+ characters, e.g. `openssl rand -hex 32`) every pull"
+             " request must carry (`Authorization: Bearer …`, 401 otherwise); set it before"
+             " binding anywhere but loopback"},
+    {.name = "http_hosts",
+     .set = SetHttpHosts,
+     .default_text = "—",
+     .help = "extra names accepted in a pull request's `Host` (comma-separated), for a"
+             " reverse proxy or DNS name; other Hosts get 403"},
+    {.name = "push_url",
+     .set = SetPushUrl,
+     .default_text = "—",
+     .help = "push every window to Grafana Pyroscope at `http://HOST[:PORT][/PREFIX]`"
+             " (`/ingest`, pprof; https is refused: push through a TLS-terminating proxy);"
+             " bounded queue, jittered retries, oldest dropped and counted when the server"
+             " is down; [docs/network.md](docs/network.md). Setting it turns on autostart."},
+    {.name = "app_name",
+     .set = SetAppName,
+     .default_text = "the program's file name",
+     .help = "application name of pushed profiles (letters, digits, `_`, `-`, `.`)"},
+    {.name = "labels",
+     .set = SetLabels,
+     .default_text = "—",
+     .help = "labels of pushed profiles, `k=v,k=v`; in a configuration string `k=v;k=v`"
+             " (there a `,` ends the value). Names follow Prometheus rules; `service_name`"
+             " and `__name__` are reserved"},
+    {.name = "tenant",
+     .set = SetTenant,
+     .expected = "a tenant id of at most 256 bytes without control characters",
+     .default_text = "—",
+     .help = "tenant id sent as `X-Scope-OrgID` to multi-tenant Pyroscope / Grafana Cloud"},
+    {.name = "output_mode",
+     .set = SetOutputMode,
+     .default_text = "0600",
+     .help = "permission bits of every file the profiler writes (outputs, window files, raw"
+             " profiles), exactly, whatever the umask; octal within 0666 that includes"
+             " 0600, e.g. 0640 to share with the group;"
+             " [docs/security.md](docs/security.md)"},
+    {.name = "timeline",
+     .shape = Shape::kBool,
+     .flag = &Config::timeline,
+     .expected = "1 or 0",
+     .default_text = "1",
+     .help = "keep every sample's time for the outputs that hold it (speedscope, raw),"
+             " within a quarter of the stack tables' memory; past it samples still count"
+             " but have no time, and the summary says so;"
+             " [docs/timeline.md](docs/timeline.md)"},
+    {.name = "folded_root",
+     .set = SetFoldedRoot,
+     .expected = "thread, label:KEY (KEY: letters, digits, '_' and '.', at most 64 bytes)"
+                 " or empty",
+     .default_text = "—",
+     .help = "folded outputs get an extra root frame per stack: `thread` (the thread's"
+             " name) or `label:KEY` (the value of label KEY, `[no KEY]` without it);"
+             " [docs/labels.md](docs/labels.md)"},
+};
+
+// "1K-1M", "at least 64K", "0.1-3600": a row's range as the README shows it.
+std::string RangeText(const ConfigKey& key) {
+  const bool size = key.shape == Shape::kBytes || key.size_range;
+  auto text = [size](double v) {
+    char buf[32];
+    const uint64_t n = static_cast<uint64_t>(v);
+    if (size && n != 0 && n % (uint64_t{1} << 20) == 0) {
+      std::snprintf(buf, sizeof buf, "%lluM", static_cast<unsigned long long>(n >> 20));
+    } else if (size && n != 0 && n % 1024 == 0) {
+      std::snprintf(buf, sizeof buf, "%lluK", static_cast<unsigned long long>(n >> 10));
+    } else {
+      std::snprintf(buf, sizeof buf, "%g", v);
+    }
+    return std::string(buf);
+  };
+  if (key.max == 0) return "at least " + text(key.min);
+  return text(key.min) + "\u2013" + text(key.max);
+}
+
+// "output, events, frequency, ...": every key, as the error for an unknown one lists them.
+std::string KnownKeys() {
+  std::string out;
+  for (const ConfigKey& key : kKeys) {
+    if (!out.empty()) out += ", ";
+    out += key.name;
   }
   return out;
 }
 
-// One piece: one short branch per key, each parsing and checking its value with the message
-// a user sees; a table of handlers would spread the same lines over twenty functions.
-Status SetKey(const std::string& key, const std::string& value, Config* config,
+// KnownKeys() as the environment spells them: "INPROF_OUTPUT, INPROF_EVENTS, ...".
+std::string KnownEnvironmentVariables() {
+  std::string out;
+  for (const ConfigKey& key : kKeys) {
+    if (!out.empty()) out += ", ";
+    out += "INPROF_";
+    for (char c : key.name) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// Reads `value` as the row of `name` says and sets its field; NotFound for an unknown key.
+Status SetKey(const std::string& name, const std::string& value, Config* config,
               bool check_outputs) {
-  if (key == "output") {
-    Status s = ParseOutputs(value, &config->outputs, check_outputs);
-    if (!s.ok()) return Status::Error("invalid output: " + s.message());
-    return Status::Ok();
-  }
-  if (key == "output_mode") return ParseOutputMode(value, &config->output_mode);
-  if (key == "frequency") {
-    double hz = 0;
-    if (!ParseDouble(value, &hz) || hz < 1 || hz > 100000) {
-      return BadValue(key, value, "a sampling rate in Hz between 1 and 100000, e.g. 99");
-    }
-    config->frequency = hz;
-    return Status::Ok();
-  }
-  if (key == "unwind") {
-    if (value == "fp" || value == "dwarf" || value == "auto") {
-      config->unwind = value == "fp"      ? UnwindChoice::kFp
-                       : value == "dwarf" ? UnwindChoice::kDwarf
-                                          : UnwindChoice::kAuto;
-    } else {
-      return BadValue(key, value,
-                      "fp (frame pointers, walked in the handler), dwarf (the stack is copied in "
-                      "the handler and unwound with DWARF CFI by the collector) or auto (both: "
-                      "DWARF where frame pointers do not reach the root)");
-    }
-    return Status::Ok();
-  }
-  if (key == "dwarf_backend") {
-    if (value == "libunwind" || value == "libdwfl") {
-      config->dwarf_backend =
-          value == "libdwfl" ? DwarfBackendChoice::kLibdwfl : DwarfBackendChoice::kLibunwind;
-    } else {
-      return BadValue(key, value,
-                      "libunwind (the default) or libdwfl (elfutils; less CPU per sample here, "
-                      "see docs/unwinding.md)");
-    }
-    return Status::Ok();
-  }
-  if (key == "stack_bytes") {
-    uint64_t v = 0;
-    if (!ParseBytes(value, &v) || v < 1024 || v > (uint64_t{1} << 20)) {
-      return BadValue(key, value, "a stack copy size between 1K and 1M, e.g. 16K");
-    }
-    config->stack_bytes = static_cast<uint32_t>(v) & ~7u;
-    return Status::Ok();
-  }
-  if (key == "signal") return ParseSignal(value, &config->signal);
-  if (key == "wall_frequency") {
-    double hz = 0;
-    if (!ParseDouble(value, &hz) || hz < 1 || hz > 10000) {
-      return BadValue(key, value, "a sampling rate in Hz between 1 and 10000, e.g. 19");
-    }
-    config->wall_frequency = hz;
-    return Status::Ok();
-  }
-  if (key == "events") {
-    std::vector<std::string> events;
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t end = value.find(',', start);
-      if (end == std::string::npos) end = value.size();
-      std::string name = Trim(std::string_view(value).substr(start, end - start));
-      start = end + 1;
-      if (name.empty()) continue;
-      if (FindEvent(name) == nullptr) {
-        return BadValue(key, value, "a list of events from: " + KnownEventNames());
-      }
-      for (const std::string& e : events) {
-        if (e == name) return BadValue(key, value, "each event once");
-      }
-      events.push_back(name);
-    }
-    if (events.empty() || events.size() > 8) {
-      return BadValue(key, value, "between 1 and 8 events, e.g. cpu,wall");
-    }
-    config->events = std::move(events);
-    return Status::Ok();
-  }
-  if (key == "engine") {
-    if (value == "auto" || value == "perf" || value == "timer" || value == "itimer") {
-      config->engine = value == "perf"    ? EngineChoice::kPerf
-                       : value == "timer" ? EngineChoice::kTimer
-                       : value == "itimer" ? EngineChoice::kItimer
-                                          : EngineChoice::kAuto;
-    } else {
-      return BadValue(key, value,
-                      "auto (the best that works here), perf (perf_event), timer (per-thread "
-                      "CPU timers) or itimer (process-wide ITIMER_PROF)");
-    }
-    return Status::Ok();
-  }
-  if (key == "quiet") {
-    if (!ParseBool(value, &config->quiet)) return BadValue(key, value, "1 or 0");
-    return Status::Ok();
-  }
-  if (key == "follow_fork") {
-    if (!ParseBool(value, &config->follow_fork)) return BadValue(key, value, "1 or 0");
-    return Status::Ok();
-  }
-  if (key == "timer_jitter") {
-    if (!ParseBool(value, &config->timer_jitter)) return BadValue(key, value, "1 or 0");
-    return Status::Ok();
-  }
-  if (key == "dither") {
-    if (!ParseBool(value, &config->dither)) return BadValue(key, value, "1 or 0");
-    return Status::Ok();
-  }
-  if (key == "timeline") {
-    if (!ParseBool(value, &config->timeline)) return BadValue(key, value, "1 or 0");
-    return Status::Ok();
-  }
-  if (key == "folded_root") {
-    if (!ValidFoldedRoot(value)) {
-      return BadValue(key, value,
-                      "thread, label:KEY (KEY: letters, digits, '_' and '.', at most 64 bytes) "
-                      "or empty");
-    }
-    config->folded_root = std::string(value);
-    return Status::Ok();
-  }
-  if (key == "lazy") {
-    if (!ParseBool(value, &config->lazy)) return BadValue(key, value, "1 or 0");
-    return Status::Ok();
-  }
-  if (key == "symbol_cache") {
-    if (!IsConfigPath(value)) {
-      return BadValue(key, value, "a directory (at most 4095 bytes, no control characters) or off");
-    }
-    config->symbol_cache = std::string(value);
-    return Status::Ok();
-  }
-  if (key == "exit_timeout") {
-    double seconds = 0;
-    if (!ParseDouble(value, &seconds) || seconds < 0.1 || seconds > 3600) {
-      return BadValue(key, value, "seconds from 0.1 to 3600 that the exit-time write may take");
-    }
-    config->exit_timeout = seconds;
-    return Status::Ok();
-  }
-  if (key == "max_depth") {
-    uint64_t v = 0;
-    if (!ParseUnsigned(value, &v) || v < 1 || v > 128) {
-      return BadValue(key, value, "a number of frames between 1 and 128");
-    }
-    config->max_depth = static_cast<uint32_t>(v);
-    return Status::Ok();
-  }
-  if (key == "window") {
-    double seconds = 0;
-    if (!ParseDouble(value, &seconds) || (seconds != 0 && (seconds < 0.1 || seconds > 86400))) {
-      return BadValue(key, value, "seconds per window, from 0.1 to 86400 (0: one profile)");
-    }
-    config->window = seconds;
-    return Status::Ok();
-  }
-  if (key == "keep") {
-    uint64_t v = 0;
-    if (!ParseUnsigned(value, &v) || v < 1 || v > 100000) {
-      return BadValue(key, value, "a number of windows from 1 to 100000");
-    }
-    config->keep = static_cast<uint32_t>(v);
-    return Status::Ok();
-  }
-  if (key == "max_memory") {
-    uint64_t v = 0;
-    if (!ParseBytes(value, &v) || v < (uint64_t{1} << 16)) {
-      return BadValue(key, value, "a size of at least 64K, e.g. 64M");
-    }
-    config->max_memory = static_cast<size_t>(v);
-    return Status::Ok();
-  }
-  if (key == "max_copy_memory") {
-    uint64_t v = 0;
-    if (!ParseBytes(value, &v) || v < (uint64_t{1} << 20)) {
-      return BadValue(key, value, "a size of at least 1M, e.g. 64M");
-    }
-    config->max_copy_memory = static_cast<size_t>(v);
-    return Status::Ok();
-  }
-  if (key == "max_threads") {
-    uint64_t v = 0;
-    if (!ParseUnsigned(value, &v) || v < 1 || v > 65536) {
-      return BadValue(key, value, "a thread count between 1 and 65536");
-    }
-    config->max_threads = static_cast<uint32_t>(v);
-    return Status::Ok();
-  }
-  // Network outputs: checked here so a typo fails at start, not at the first window. Their
-  // values end up in requests and headers: no control characters, whatever the parsers of
-  // each allow.
-  if ((key == "http" || key == "push_url" || key == "app_name" || key == "labels") &&
-      HasControl(value)) {
-    return BadValue(key, value, "a value without control characters");
-  }
-  if (key == "http") {
-    config->http.clear();
-    if (value.empty()) return Status::Ok();
-    ListenAddress address;
-    Status s = ParseListenAddress(value, &address);
-    if (!s.ok()) return Status::Error("invalid http: " + s.message());
-    config->http = address.text;
-    return Status::Ok();
-  }
-  if (key == "http_token") {
-    // RFC 6750's token68 characters, no ',' (it would end the value in a configuration
-    // string); 16 or more so it cannot be guessed by trying.
-    for (char c : value) {
-      if (!std::isalnum(static_cast<unsigned char>(c)) &&
-          std::string_view("-._~+/=").find(c) == std::string_view::npos) {
-        return BadValue(key, "(not shown)",
-                        "a bearer token of letters, digits and - . _ ~ + / = only");
-      }
-    }
-    if (!value.empty() && (value.size() < 16 || value.size() > 4096)) {
-      return BadValue(key, "(not shown)", "a bearer token of 16 to 4096 characters");
-    }
-    config->http_token = value;
-    return Status::Ok();
-  }
-  if (key == "http_hosts") {
-    config->http_hosts.clear();
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t end = value.find(',', start);
-      if (end == std::string::npos) end = value.size();
-      std::string name = Trim(std::string_view(value).substr(start, end - start));
-      start = end + 1;
-      if (name.empty()) continue;
-      for (char c : name) {
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
-          return BadValue(key, value,
-                          "host names (letters, digits, '-' and '.') separated by ','");
+  for (const ConfigKey& key : kKeys) {
+    if (key.name != name) continue;
+    switch (key.shape) {
+      case Shape::kBool:
+        if (!ParseBool(value, &(config->*key.flag))) return BadValue(key.name, value, key.expected);
+        return Status::Ok();
+      case Shape::kNumber: {
+        double v = 0;
+        if (!ParseDouble(value, &v) || !InRange(key, v)) {
+          return BadValue(key.name, value, key.expected);
         }
+        config->*key.number = v;
+        return Status::Ok();
       }
-      if (name.size() > 253 || config->http_hosts.size() >= kMaxConfigListItems) {
-        return BadValue(key, value, "at most 64 host names of at most 253 characters each");
+      case Shape::kCount: {
+        uint64_t v = 0;
+        if (!ParseUnsigned(value, &v) || !InRange(key, static_cast<double>(v))) {
+          return BadValue(key.name, value, key.expected);
+        }
+        config->*key.count = static_cast<uint32_t>(v);
+        return Status::Ok();
       }
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      config->http_hosts.push_back(name);
-    }
-    return Status::Ok();
-  }
-  if (key == "push_url") {
-    config->push_url.clear();
-    if (value.empty()) return Status::Ok();
-    HttpUrl url;
-    Status s = ParseHttpUrl(value, &url);
-    if (!s.ok()) return Status::Error("invalid push_url: " + s.message());
-    config->push_url = value;
-    return Status::Ok();
-  }
-  if (key == "app_name") {
-    Status s = CheckAppName(value);
-    if (!s.ok()) return Status::Error("invalid app_name: " + s.message());
-    config->app_name = value;
-    return Status::Ok();
-  }
-  if (key == "labels") {
-    Status s = ParsePushLabels(value, &config->labels);
-    if (!s.ok()) return Status::Error("invalid labels: " + s.message());
-    return Status::Ok();
-  }
-  if (key == "tenant") {
-    if (HasControl(value) || value.size() > 256) {
-      return BadValue(key, value, "a tenant id of at most 256 bytes without control characters");
-    }
-    config->tenant = value;
-    return Status::Ok();
-  }
-  if (key == "path_map") {
-    config->path_map.clear();
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t end = value.find(':', start);
-      if (end == std::string::npos) end = value.size();
-      std::string item = value.substr(start, end - start);
-      if (!item.empty()) {
-        size_t eq = item.find('=');
-        if (eq == std::string::npos || eq == 0) {
-          return BadValue(key, value, "OLD=NEW prefixes separated by ':'");
+      case Shape::kBytes: {
+        uint64_t v = 0;
+        if (!ParseBytes(value, &v) || !InRange(key, static_cast<double>(v))) {
+          return BadValue(key.name, value, key.expected);
         }
-        std::string from = item.substr(0, eq), to = item.substr(eq + 1);
-        if (!IsConfigPath(from) || HasControl(to) || to.size() > kMaxConfigPath) {
-          return BadValue(key, value,
-                          "OLD=NEW prefixes of at most 4095 bytes without control characters");
-        }
-        if (config->path_map.size() >= kMaxConfigListItems) {
-          return BadValue(key, value, "at most 64 OLD=NEW prefixes");
-        }
-        config->path_map.emplace_back(std::move(from), std::move(to));
+        config->*key.size = static_cast<size_t>(v);
+        return Status::Ok();
       }
-      start = end + 1;
+      case Shape::kOther:
+        return key.set(key, value, config, check_outputs);
     }
-    return Status::Ok();
   }
-  return Status::NotFound("unknown configuration key '" + Printable(key) +
-                          "' (known keys: " + kKnownKeys + ")");
+  return Status::NotFound("unknown configuration key '" + Printable(name) +
+                          "' (known keys: " + KnownKeys() + ")");
 }
 
 }  // namespace
+
+std::string ConfigKeysMarkdown() {
+  std::string out = "| variable | default | meaning |\n|---|---|---|\n";
+  for (const ConfigKey& key : kKeys) {
+    std::string help(key.help);
+    if (size_t at = help.find("{range}"); at != std::string::npos) {
+      help.replace(at, 7, RangeText(key));
+    }
+    out += "| `INPROF_";
+    for (char c : key.name) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += "` | " + std::string(key.default_text) + " | " + help + " |\n";
+  }
+  return out;
+}
 
 std::string PathForEvent(const std::string& path, const std::string& event) {
   return InsertBeforeExtension(path, event);

@@ -94,6 +94,11 @@ inline constexpr size_t kMaxConfigListItems = 64;
 // the one check that looks at the file system (an output's directory must be writable).
 Status ParseConfig(std::string_view text, Config* config, bool check_outputs = true);
 
+// The README's table of configuration keys (Markdown: variable, default, meaning), made from
+// the same table ParseConfig reads keys with, so that ranges and names cannot drift apart.
+// tests/sdk/config_keys_table.cpp prints it and checks README.md against it.
+std::string ConfigKeysMarkdown();
+
 // True when this process runs with elevated privileges: setuid, setgid or file capabilities
 // (getauxval(AT_SECURE), as glibc's secure_getenv decides). Its environment then belongs to
 // whoever started it, who must not choose where the program writes or what it runs with.

@@ -3,6 +3,8 @@
 #include "inprof/status.h"
 #include "net/http.h"
 
+#include "inprof/printable.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -77,19 +79,7 @@ bool IsUnreserved(char c) {
 // The URL for a message: control characters and non-ASCII bytes as \xNN, so a message never
 // carries a line break of the input's choosing.
 std::string Printable(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return inprof::Printable(text, {.escape_non_ascii = true});
 }
 
 std::string Lower(std::string_view s) {

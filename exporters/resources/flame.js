@@ -1,28 +1,4 @@
-// The style sheet and script embedded in every flame graph. Self-contained on purpose: the
-// file is mailed, attached to bug reports and opened from disk, so it loads nothing.
-//
-// The script reads each box's exact position in samples (data-x, data-w) and depth (data-d)
-// once, then zooms and searches on those integers. flamegraph.pl's script works on the
-// rounded pixel widths, which makes its "Matched" share drift on big profiles.
-#include "flame_svg.h"
-
-namespace inprof::internal {
-
-const char kFlameSvgStyle[] =
-    R"css(text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }
-#title { text-anchor: middle; font-size: 17px; }
-#subtitle { text-anchor: middle; fill: rgb(110,110,110); }
-#empty { text-anchor: middle; }
-#search, #ignorecase { opacity: 0.1; cursor: pointer; }
-#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity: 1; }
-#unzoom { cursor: pointer; }
-#frames > *:hover { stroke: black; stroke-width: 0.5; cursor: pointer; }
-#frames text { pointer-events: none; }
-.hide { display: none; }
-.parent { opacity: 0.5; }
-)css";
-
-const char kFlameSvgScript[] = R"js("use strict";
+"use strict";
 var fg = { frames: [], root: null, zoomed: null, term: null, ignorecase: false,
            xpad: 10, width: 1200, fontsize: 12, fontwidth: 0.59 };
 var searchcolor = "rgb(230,0,230)";
@@ -232,6 +208,3 @@ window.addEventListener("keydown", function (e) {
     unzoom();
   }
 }, false);
-)js";
-
-}  // namespace inprof::internal

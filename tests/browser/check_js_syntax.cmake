@@ -1,0 +1,13 @@
+# `node --check` on each of SCRIPTS ('|'-separated): parses the file without running it.
+string(REPLACE "|" ";" scripts "${SCRIPTS}")
+set(failed 0)
+foreach(script IN LISTS scripts)
+  execute_process(COMMAND ${NODE} --check ${script} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(SEND_ERROR "${script}: node --check failed (exit ${rc})")
+    set(failed 1)
+  endif()
+endforeach()
+if(failed)
+  message(FATAL_ERROR "a built-in script does not parse; see node's message above")
+endif()
