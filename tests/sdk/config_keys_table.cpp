@@ -4,7 +4,7 @@
 //   inprof_config_keys_table                   the table on stdout
 //   inprof_config_keys_table --check README.md exit 1 when the README's table differs
 //   inprof_config_keys_table --write README.md replace the README's table
-#include "api/config.h"
+#include "config/config.h"
 
 #include <cstdio>
 #include <cstring>
@@ -16,7 +16,7 @@
 namespace {
 
 constexpr const char* kBegin =
-    "<!-- config keys: generated from sdk/src/api/config.cpp by inprof_config_keys_table "
+    "<!-- config keys: generated from sdk/src/config/config.cpp by inprof_config_keys_table "
     "(tests/sdk/config_keys_table.cpp); edit the table there -->\n";
 constexpr const char* kEnd = "<!-- end of config keys -->\n";
 constexpr const char* kRegenerate =
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "--check") == 0) {
     if (text.compare(start, end - start, table) == 0) return 0;
     return Fail(path + ": the table of configuration keys differs from the one the parser's "
-                "table in sdk/src/api/config.cpp makes; " + kRegenerate);
+                "table in sdk/src/config/config.cpp makes; " + kRegenerate);
   }
   text.replace(start, end - start, table);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
