@@ -1,7 +1,7 @@
 // The flame graph's model: stacks merged into a tree of (function, kind) nodes. Exposed for
 // tests; the writers are inprof::WriteFlameSvg and inprof::WriteDiffFlameSvg.
-#ifndef INPROF_EXPORTERS_INTERNAL_FLAME_SVG_H_
-#define INPROF_EXPORTERS_INTERNAL_FLAME_SVG_H_
+#ifndef INPROF_EXPORTERS_FLAME_SVG_H_
+#define INPROF_EXPORTERS_FLAME_SVG_H_
 
 #include <cstdint>
 #include <string>
@@ -107,4 +107,4 @@ extern const char kFlameSvgScript[];
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_EXPORTERS_INTERNAL_FLAME_SVG_H_
+#endif  // INPROF_EXPORTERS_FLAME_SVG_H_

@@ -1,6 +1,6 @@
 // gzip compression with zlib, for formats that are gzipped by definition (pprof).
-#ifndef INPROF_EXPORTERS_INTERNAL_GZIP_H_
-#define INPROF_EXPORTERS_INTERNAL_GZIP_H_
+#ifndef INPROF_EXPORTERS_GZIP_H_
+#define INPROF_EXPORTERS_GZIP_H_
 
 #include <string>
 #include <string_view>
@@ -13,4 +13,4 @@ bool Gzip(std::string_view data, std::string* out);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_EXPORTERS_INTERNAL_GZIP_H_
+#endif  // INPROF_EXPORTERS_GZIP_H_

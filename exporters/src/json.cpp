@@ -56,6 +56,18 @@ void AppendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
+// Appends the character `rest` starts with (U+FFFD for a byte that starts no valid UTF-8
+// sequence) and returns how many bytes of `rest` it took.
+size_t AppendUtf8Character(std::string& out, std::string_view rest) {
+  const size_t n = static_cast<unsigned char>(rest[0]) < 0x80 ? 1 : Utf8SequenceLength(rest);
+  if (n == 0) {
+    out += "\xef\xbf\xbd";
+    return 1;
+  }
+  out.append(rest.substr(0, n));
+  return n;
+}
+
 }  // namespace
 
 bool IsValidUtf8(std::string_view text) {
@@ -73,16 +85,7 @@ bool IsValidUtf8(std::string_view text) {
 
 std::string RepairUtf8(std::string_view text) {
   std::string out;
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : Utf8SequenceLength(text.substr(i));
-    if (n == 0) {
-      out += "\xef\xbf\xbd";
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
+  for (size_t i = 0; i < text.size();) i += AppendUtf8Character(out, text.substr(i));
   return out;
 }
 
@@ -104,14 +107,7 @@ void AppendJsonString(std::string& out, std::string_view text) {
       out += kHex[c >> 4];
       out += kHex[c & 0xf];
     } else if (c >= 0x80) {
-      const size_t n = Utf8SequenceLength(text.substr(i));
-      if (n == 0) {
-        out += "\xef\xbf\xbd";
-        ++i;
-      } else {
-        out.append(text.substr(i, n));
-        i += n;
-      }
+      i += AppendUtf8Character(out, text.substr(i));
       continue;
     } else {
       out += static_cast<char>(c);

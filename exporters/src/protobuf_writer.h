@@ -2,8 +2,8 @@
 // length-delimited fields, and a protobuf library would be a dependency of libinprof.so (and
 // of every program it is preloaded into) for a few dozen lines of encoding.
 // https://protobuf.dev/programming-guides/encoding/
-#ifndef INPROF_EXPORTERS_INTERNAL_PROTOBUF_WRITER_H_
-#define INPROF_EXPORTERS_INTERNAL_PROTOBUF_WRITER_H_
+#ifndef INPROF_EXPORTERS_PROTOBUF_WRITER_H_
+#define INPROF_EXPORTERS_PROTOBUF_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -54,4 +54,4 @@ class ProtobufWriter {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_EXPORTERS_INTERNAL_PROTOBUF_WRITER_H_
+#endif  // INPROF_EXPORTERS_PROTOBUF_WRITER_H_

@@ -1,7 +1,7 @@
 // Pieces shared by the text stack formats (folded, perf.log): sample weights, text clean-up,
 // and merging of rendered stacks into sorted "stack count" lines.
-#ifndef INPROF_EXPORTERS_INTERNAL_STACKS_H_
-#define INPROF_EXPORTERS_INTERNAL_STACKS_H_
+#ifndef INPROF_EXPORTERS_STACKS_H_
+#define INPROF_EXPORTERS_STACKS_H_
 
 #include <cstdint>
 #include <ostream>
@@ -89,4 +89,4 @@ bool SplitFrameLocation(std::string_view text, std::string_view* function, std::
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_EXPORTERS_INTERNAL_STACKS_H_
+#endif  // INPROF_EXPORTERS_STACKS_H_

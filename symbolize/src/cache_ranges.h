@@ -16,8 +16,8 @@
 // exactly what a lookup gives. Cuts are a superset: an extra one costs one more lookup.
 //
 // Thread-safety: one instance per file, used under the Symbolizer's serialisation.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_CACHE_RANGES_H_
-#define INPROF_SYMBOLIZE_INTERNAL_CACHE_RANGES_H_
+#ifndef INPROF_SYMBOLIZE_CACHE_RANGES_H_
+#define INPROF_SYMBOLIZE_CACHE_RANGES_H_
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -122,4 +122,4 @@ class CacheRanges {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_CACHE_RANGES_H_
+#endif  // INPROF_SYMBOLIZE_CACHE_RANGES_H_

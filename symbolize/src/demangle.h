@@ -1,8 +1,8 @@
 // C++ symbol demangling with a cache keyed by the name's address: names handed out by
 // libdw/libdwfl live in the mapped string tables for as long as the Dwfl does, and one hot
 // function contributes many sampled addresses.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_DEMANGLE_H_
-#define INPROF_SYMBOLIZE_INTERNAL_DEMANGLE_H_
+#ifndef INPROF_SYMBOLIZE_DEMANGLE_H_
+#define INPROF_SYMBOLIZE_DEMANGLE_H_
 
 #include <string>
 #include <unordered_map>
@@ -25,4 +25,4 @@ class DemangleCache {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_DEMANGLE_H_
+#endif  // INPROF_SYMBOLIZE_DEMANGLE_H_

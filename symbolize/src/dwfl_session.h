@@ -5,8 +5,8 @@
 // handed out stays valid until it is released or the session ends.
 //
 // Concurrency: owned by one Symbolizer; libdwfl is not thread-safe for one Dwfl.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_DWFL_SESSION_H_
-#define INPROF_SYMBOLIZE_INTERNAL_DWFL_SESSION_H_
+#ifndef INPROF_SYMBOLIZE_DWFL_SESSION_H_
+#define INPROF_SYMBOLIZE_DWFL_SESSION_H_
 
 #include <elfutils/libdwfl.h>
 
@@ -84,4 +84,4 @@ uint32_t DebuglinkCrc32(uint32_t crc, const unsigned char* data, size_t size);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_DWFL_SESSION_H_
+#endif  // INPROF_SYMBOLIZE_DWFL_SESSION_H_

@@ -8,8 +8,8 @@
 // the smaller size, then table order; a sizeless (assembly) label is used only when nothing
 // sized contains the address, it is not below the end of a sized symbol, and the address is
 // in the label's section.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_ELF_SYMBOLS_H_
-#define INPROF_SYMBOLIZE_INTERNAL_ELF_SYMBOLS_H_
+#ifndef INPROF_SYMBOLIZE_ELF_SYMBOLS_H_
+#define INPROF_SYMBOLIZE_ELF_SYMBOLS_H_
 
 #include <elfutils/libdwfl.h>
 
@@ -57,4 +57,4 @@ class ElfSymbolTable {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_ELF_SYMBOLS_H_
+#endif  // INPROF_SYMBOLIZE_ELF_SYMBOLS_H_

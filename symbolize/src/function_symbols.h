@@ -6,8 +6,8 @@
 // This differs on purpose from ElfSymbolTable (libdwfl's rules, a symbol must contain the
 // address): `inprof addr2line` must print what binutils prints, including for addresses in
 // padding after a function.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_FUNCTION_SYMBOLS_H_
-#define INPROF_SYMBOLIZE_INTERNAL_FUNCTION_SYMBOLS_H_
+#ifndef INPROF_SYMBOLIZE_FUNCTION_SYMBOLS_H_
+#define INPROF_SYMBOLIZE_FUNCTION_SYMBOLS_H_
 
 #include <elfutils/libdwfl.h>
 
@@ -51,4 +51,4 @@ class FunctionSymbols {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_FUNCTION_SYMBOLS_H_
+#endif  // INPROF_SYMBOLIZE_FUNCTION_SYMBOLS_H_

@@ -384,30 +384,27 @@ bool InlineResolver::Resolve(uint64_t address, std::vector<DwarfFrame>* frames) 
     }
   }
 
-  bool found_function = false;
-  for (size_t i = chain_.size(); i-- > 0;) {
-    ScopeTree::Node& node = tree->nodes[chain_[i]];
-    if (IsFunction(node.tag)) {
-      Describe(&node, cudie);
-      current.function = node.name;
-      current.linkage_name = node.linkage_name;
-      current.unmangled_language = unmangled;
-      current.entry = EntryOf(*tree, node, bias);
-      current.scope = node.die.addr;
-      current.inlined = false;
-      frames->push_back(current);
-      found_function = true;
-      break;
-    }
-    if (node.tag != DW_TAG_inlined_subroutine) continue;
+  // The frame of `node` at the location `current` holds.
+  const auto push = [&](ScopeTree::Node& node, bool inlined) {
     Describe(&node, cudie);
     current.function = node.name;
     current.linkage_name = node.linkage_name;
     current.unmangled_language = unmangled;
     current.entry = EntryOf(*tree, node, bias);
     current.scope = node.die.addr;
-    current.inlined = true;
+    current.inlined = inlined;
     frames->push_back(current);
+  };
+  bool found_function = false;
+  for (size_t i = chain_.size(); i-- > 0;) {
+    ScopeTree::Node& node = tree->nodes[chain_[i]];
+    if (IsFunction(node.tag)) {
+      push(node, false);
+      found_function = true;
+      break;
+    }
+    if (node.tag != DW_TAG_inlined_subroutine) continue;
+    push(node, true);
 
     // The frame outside this instance is at its call site.
     current = DwarfFrame{};

@@ -7,8 +7,8 @@
 // Here each CU's functions are indexed once by address range, and each function's nested
 // code scopes (lexical blocks, inlined instances) once when first needed; a lookup is a
 // binary search plus a walk over a few in-memory nodes, with no DIE parsing.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_INLINE_CHAIN_H_
-#define INPROF_SYMBOLIZE_INTERNAL_INLINE_CHAIN_H_
+#ifndef INPROF_SYMBOLIZE_INLINE_CHAIN_H_
+#define INPROF_SYMBOLIZE_INLINE_CHAIN_H_
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -138,4 +138,4 @@ class InlineResolver {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_INLINE_CHAIN_H_
+#endif  // INPROF_SYMBOLIZE_INLINE_CHAIN_H_

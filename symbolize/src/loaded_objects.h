@@ -1,8 +1,8 @@
 // A copy of what the dynamic loader reports about the objects mapped into this process,
 // taken under the loader lock so later code never reads the memory of an object that a
 // concurrent dlclose() may unmap.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_LOADED_OBJECTS_H_
-#define INPROF_SYMBOLIZE_INTERNAL_LOADED_OBJECTS_H_
+#ifndef INPROF_SYMBOLIZE_LOADED_OBJECTS_H_
+#define INPROF_SYMBOLIZE_LOADED_OBJECTS_H_
 
 #include <cstdint>
 #include <string>
@@ -49,4 +49,4 @@ std::vector<uint8_t> FindGnuBuildId(const unsigned char* notes, size_t size, siz
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_LOADED_OBJECTS_H_
+#endif  // INPROF_SYMBOLIZE_LOADED_OBJECTS_H_

@@ -5,8 +5,8 @@
 // `max_unloaded` modules are kept; older ones are forgotten and their ids reused.
 //
 // Concurrency: owned by one Symbolizer and used under its caller's serialisation.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_MODULE_MAP_H_
-#define INPROF_SYMBOLIZE_INTERNAL_MODULE_MAP_H_
+#ifndef INPROF_SYMBOLIZE_MODULE_MAP_H_
+#define INPROF_SYMBOLIZE_MODULE_MAP_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -100,4 +100,4 @@ std::string CanonicalModulePath(const LoadedObject& object);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_MODULE_MAP_H_
+#endif  // INPROF_SYMBOLIZE_MODULE_MAP_H_

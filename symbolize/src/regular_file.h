@@ -1,8 +1,8 @@
 // Opening object files whose names come from elsewhere: a raw profile's module map (which
 // may come from another machine, or from anyone), the debug directories searched for them,
 // and the libraries a running process has loaded.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_REGULAR_FILE_H_
-#define INPROF_SYMBOLIZE_INTERNAL_REGULAR_FILE_H_
+#ifndef INPROF_SYMBOLIZE_REGULAR_FILE_H_
+#define INPROF_SYMBOLIZE_REGULAR_FILE_H_
 
 #include "inprof/status.h"
 
@@ -19,4 +19,4 @@ StatusOr<int> OpenRegularFile(const char* path);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_REGULAR_FILE_H_
+#endif  // INPROF_SYMBOLIZE_REGULAR_FILE_H_

@@ -1,6 +1,6 @@
 // Path canonicalisation for module and source file names, and the user's prefix rewriting.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_SOURCE_PATHS_H_
-#define INPROF_SYMBOLIZE_INTERNAL_SOURCE_PATHS_H_
+#ifndef INPROF_SYMBOLIZE_SOURCE_PATHS_H_
+#define INPROF_SYMBOLIZE_SOURCE_PATHS_H_
 
 #include <string>
 #include <string_view>
@@ -56,4 +56,4 @@ class SourcePathResolver {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_SOURCE_PATHS_H_
+#endif  // INPROF_SYMBOLIZE_SOURCE_PATHS_H_

@@ -29,8 +29,8 @@
 // the last rename wins and the other's new answers are lost until asked for again.
 //
 // Thread-safety: one instance per Symbolizer, used under its caller's serialisation.
-#ifndef INPROF_SYMBOLIZE_INTERNAL_SYMBOL_CACHE_H_
-#define INPROF_SYMBOLIZE_INTERNAL_SYMBOL_CACHE_H_
+#ifndef INPROF_SYMBOLIZE_SYMBOL_CACHE_H_
+#define INPROF_SYMBOLIZE_SYMBOL_CACHE_H_
 
 #include <cstdint>
 #include <map>
@@ -165,4 +165,4 @@ bool MakeDirectories(const std::string& path);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_SYMBOLIZE_INTERNAL_SYMBOL_CACHE_H_
+#endif  // INPROF_SYMBOLIZE_SYMBOL_CACHE_H_

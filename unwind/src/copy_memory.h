@@ -2,8 +2,8 @@
 // the copied window, live memory inside loaded modules (unwind tables, code, a signal
 // trampoline's bytes), nothing else. Remembers whether a read wanted stack above the window,
 // which is how a truncated copy is told apart from broken unwind data.
-#ifndef INPROF_UNWIND_INTERNAL_COPY_MEMORY_H_
-#define INPROF_UNWIND_INTERNAL_COPY_MEMORY_H_
+#ifndef INPROF_UNWIND_COPY_MEMORY_H_
+#define INPROF_UNWIND_COPY_MEMORY_H_
 
 #include <cstdint>
 #include <cstring>
@@ -54,4 +54,4 @@ class CopyMemory {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_UNWIND_INTERNAL_COPY_MEMORY_H_
+#endif  // INPROF_UNWIND_COPY_MEMORY_H_

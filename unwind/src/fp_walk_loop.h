@@ -17,8 +17,8 @@
 //       a signal frame, else nullptr (always nullptr where signal frames are not recognised).
 //
 // Signal path: includes only signal-safe headers and calls nothing but the hooks.
-#ifndef INPROF_UNWIND_INTERNAL_FP_WALK_LOOP_H_
-#define INPROF_UNWIND_INTERNAL_FP_WALK_LOOP_H_
+#ifndef INPROF_UNWIND_FP_WALK_LOOP_H_
+#define INPROF_UNWIND_FP_WALK_LOOP_H_
 
 #include <ucontext.h>
 
@@ -128,4 +128,4 @@ __attribute__((no_sanitize("address"))) inline WalkResult WalkFramePointers(
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_UNWIND_INTERNAL_FP_WALK_LOOP_H_
+#endif  // INPROF_UNWIND_FP_WALK_LOOP_H_

@@ -106,15 +106,7 @@ class LibdwflUnwinder final : public DwarfUnwinder {
   UnwindResult Unwind(const StackCopy& copy, const uint8_t* data, uintptr_t* pcs,
                       uint32_t max) override {
     UnwindResult result;
-    if (max == 0) {
-      result.stop = UnwindStop::kDepthLimit;
-      return result;
-    }
-    if (copy.sp_outside_bounds) {
-      pcs[result.depth++] = StripAddress(copy.regs.pc);
-      result.stop = max == 1 ? UnwindStop::kDepthLimit : UnwindStop::kNoStack;
-      return result;
-    }
+    if (AnswerWithoutUnwinding(copy, pcs, max, &result)) return result;
     Sample sample{&copy, CopyMemory(copy, data, modules_), pcs, max};
     sample_ = &sample;
     const int rc = dwfl_getthread_frames(dwfl_, pid_, OnFrame, &sample);

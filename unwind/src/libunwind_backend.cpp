@@ -129,15 +129,7 @@ class LibunwindUnwinder final : public DwarfUnwinder {
   UnwindResult Unwind(const StackCopy& copy, const uint8_t* data, uintptr_t* pcs,
                       uint32_t max) override {
     UnwindResult result;
-    if (max == 0) {
-      result.stop = UnwindStop::kDepthLimit;
-      return result;
-    }
-    if (copy.sp_outside_bounds) {
-      pcs[result.depth++] = StripAddress(copy.regs.pc);
-      result.stop = max == 1 ? UnwindStop::kDepthLimit : UnwindStop::kNoStack;
-      return result;
-    }
+    if (AnswerWithoutUnwinding(copy, pcs, max, &result)) return result;
     Sample sample{&copy, CopyMemory(copy, data, modules_), &modules_};
     unw_cursor_t cursor;
     if (unw_init_remote(&cursor, as_, &sample) < 0) {

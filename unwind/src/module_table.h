@@ -1,8 +1,8 @@
 // The loaded modules as the DWARF unwinders see them: where each module's code is, where
 // its .eh_frame_hdr binary-search table is, and which address ranges are mapped from it
 // (the only live memory the unwinders read besides the stack copy).
-#ifndef INPROF_UNWIND_INTERNAL_MODULE_TABLE_H_
-#define INPROF_UNWIND_INTERNAL_MODULE_TABLE_H_
+#ifndef INPROF_UNWIND_MODULE_TABLE_H_
+#define INPROF_UNWIND_MODULE_TABLE_H_
 
 #include <cstdint>
 #include <string>
@@ -52,4 +52,4 @@ class ModuleTable {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_UNWIND_INTERNAL_MODULE_TABLE_H_
+#endif  // INPROF_UNWIND_MODULE_TABLE_H_

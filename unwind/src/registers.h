@@ -1,7 +1,7 @@
 // Architecture-specific register handling for stack capture and DWARF unwinding.
 // Implemented once per architecture in registers_<arch>.cpp.
-#ifndef INPROF_UNWIND_INTERNAL_REGISTERS_H_
-#define INPROF_UNWIND_INTERNAL_REGISTERS_H_
+#ifndef INPROF_UNWIND_REGISTERS_H_
+#define INPROF_UNWIND_REGISTERS_H_
 
 #include <ucontext.h>
 
@@ -25,4 +25,4 @@ uint64_t StripAddress(uint64_t address);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_UNWIND_INTERNAL_REGISTERS_H_
+#endif  // INPROF_UNWIND_REGISTERS_H_
