@@ -821,7 +821,11 @@ TEST(PreloadTest, DeepStacksAreTruncatedExplicitly) {
   for (const auto& s : ReadFolded(run.folded)) {
     if (s.frames.front() == "[truncated]") {
       truncated += s.count;
-      EXPECT_LE(s.frames.size(), 129u);
+      // The limit is on machine frames: 128 addresses and the marker. An address in inlined
+      // code adds its inline chain on top (an instrumented build inlines differently), and
+      // names-only folded stacks do not mark inlined frames: a few frames of room for that,
+      // far below the 300 the program's recursion would show untruncated.
+      EXPECT_LE(s.frames.size(), 129u + 4u) << ReadFile(run.folded);
     }
   }
   EXPECT_GT(truncated, 0);
