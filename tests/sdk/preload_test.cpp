@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "inprof/annotation_json.h"
 #include "inprof/folded.h"
@@ -174,13 +175,26 @@ TEST(PreloadTest, PerfPeriodsDoNotLockStepWithALoopOfTwiceThePeriod) {
   EXPECT_NEAR(100.0 * static_cast<double>(short_part) / static_cast<double>(in_cycle), 30, 5)
       << run.process.err;
 
-  ProfiledRun steady = Profile({"shares", "1"}, {{"INPROF_FREQUENCY", "997"}, {"INPROF_ENGINE", "perf"}});
-  ASSERT_EQ(steady.process.exit_code, 0) << steady.process.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(steady.process.err, m,
-                                std::regex(R"(expected (\d+) samples at [0-9.]+ Hz, got (\d+))")))
-      << steady.process.err;
-  EXPECT_GT(std::stod(m[2]), 0.97 * std::stod(m[1])) << steady.process.err;
+  // The rate: at 3989 Hz the signal's ~30 us would cost 13 % of every period if the new one
+  // were not shortened by it (81.6-85.5 % of the expected samples in 10 runs here with the
+  // shortening taken out; 96.3-100 % in 28 of 30 with it). A single run is not enough: on a
+  // virtual machine the host now and then takes the CPU from a thread for tens of
+  // milliseconds, and the other 2 of those 30 runs read 61.3 % and 90.7 %. The median of five
+  // runs must be above 92 %, halfway.
+  std::vector<double> rates;
+  for (int i = 0; i < 5; ++i) {
+    ProfiledRun steady =
+        Profile({"shares", "1"}, {{"INPROF_FREQUENCY", "3989"}, {"INPROF_ENGINE", "perf"}});
+    ASSERT_EQ(steady.process.exit_code, 0) << steady.process.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(steady.process.err, m,
+                                  std::regex(R"(expected (\d+) samples at [0-9.]+ Hz, got (\d+))")))
+        << steady.process.err;
+    rates.push_back(std::stod(m[2]) / std::stod(m[1]));
+  }
+  std::sort(rates.begin(), rates.end());
+  EXPECT_GT(rates[2], 0.92) << "rates of five runs, lowest first: " << rates[0] << " " << rates[1]
+                            << " " << rates[2] << " " << rates[3] << " " << rates[4];
 }
 
 // The short version of bench/alias.py (docs/performance.md, "Sampling bias"): loops whose
