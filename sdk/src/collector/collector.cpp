@@ -396,9 +396,9 @@ pid_t Collector::Start(ThreadRegistry* registry, int drain_ms) {
 void Collector::Stop() {
   if (!running_) return;
   stop_requested_.store(true, std::memory_order_release);
-  wake_.store(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
-          0);
+  sampler_->drain_word.store(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&sampler_->drain_word), FUTEX_WAKE_PRIVATE,
+          INT32_MAX, nullptr, nullptr, 0);
   pthread_join(thread_, nullptr);
   running_ = false;
 }
@@ -423,14 +423,20 @@ void Collector::Main() {
   int tick = 0;
   int failures_in_a_row = 0;
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    // Until the next drain, or at once when Stop sets the word (a futex word, not an
-    // eventfd: the program may close or reuse any fd number; docs/lifecycle.md).
+    // Until the next drain, or at once when Stop or an allocation hook whose ring is filling
+    // up sets the word (a futex word, not an eventfd: the program may close or reuse any fd
+    // number; docs/lifecycle.md).
     const struct timespec wait = {drain_ms_ / 1000, static_cast<long>(drain_ms_ % 1000) * 1000000};
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_), FUTEX_WAIT_PRIVATE, 0, &wait, nullptr,
-            0);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&sampler_->drain_word), FUTEX_WAIT_PRIVATE, 0,
+            &wait, nullptr, 0);
     if (stop_requested_.load(std::memory_order_acquire)) break;
     try {
       Tick(++tick, rescan_every);
+      // Hooks waiting for room in their ring (alloc_sampler.cpp) try again.
+      if (sampler_->drain_word.exchange(0, std::memory_order_acq_rel) != 0) {
+        syscall(SYS_futex, reinterpret_cast<uint32_t*>(&sampler_->drain_word), FUTEX_WAKE_PRIVATE,
+                INT32_MAX, nullptr, nullptr, 0);
+      }
       failures_in_a_row = 0;
     } catch (const std::exception& e) {
       thread_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -516,7 +522,8 @@ void Collector::DrainLocked(bool before_dlclose) {
                        record->stop, &stack_);
           if (record->recovered_leaf_caller) ++counts_.recovered_leaf_callers;
           EmitLocked(i, slot,
-                     SampleMeta{record->weight, record->event, record->labels, record->time_ns});
+                     SampleMeta{record->weight, record->event, record->labels, record->time_ns,
+                                record->alloc});
         }
       } catch (const std::exception& e) {
         ++failed_samples_;
@@ -552,7 +559,8 @@ void Collector::DrainLocked(bool before_dlclose) {
         }
         stack_.clear();
         UnwindCopy(*copy, bytes, &stack_);
-        EmitLocked(i, slot, SampleMeta{copy->weight, copy->event, copy->labels, copy->time_ns});
+        EmitLocked(i, slot, SampleMeta{copy->weight, copy->event, copy->labels, copy->time_ns,
+                                       copy->alloc});
       } catch (const std::exception& e) {
         ++failed_samples_;
         NoteFailure("stack copy", e.what());
@@ -563,7 +571,33 @@ void Collector::DrainLocked(bool before_dlclose) {
   }
 }
 
+namespace {
+
+// The section the allocation hooks are in (INPROF_PROFILER_TEXT, signal_handler.h).
+extern "C" const char __start_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
+extern "C" const char __stop_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
+
+// Drops the leaf-most frames that are the profiler's own (the allocation hook's).
+void StripProfilerFrames(StackBuffer* stack) {
+  const auto lo = reinterpret_cast<uintptr_t>(__start_inprof_profiler_text);
+  const auto hi = reinterpret_cast<uintptr_t>(__stop_inprof_profiler_text);
+  size_t n = 0;
+  const std::span<const uintptr_t> frames = stack->frames();
+  while (n < frames.size() && frames[n] >= lo && frames[n] < hi) ++n;
+  stack->drop_front(n);
+}
+
+}  // namespace
+
 void Collector::EmitLocked(uint32_t index, ThreadSlot& slot, const SampleMeta& meta) {
+  if (meta.alloc.size != 0) {
+    // A sampled allocation's stack starts in its hook (in the profiler's text section):
+    // from the program's first frame on, it is the program's. Not a thread's last stack
+    // either (that stands for CPU time its exit accounts for).
+    StripProfilerFrames(&stack_);
+    sink_->OnSample(slot, stack_, meta);
+    return;
+  }
   if (last_.size() != sampler_->slot_count) last_.resize(sampler_->slot_count);
   LastStack& last = last_[index];
   last.generation = slot.generation.load(std::memory_order_relaxed);

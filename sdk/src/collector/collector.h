@@ -164,7 +164,6 @@ class Collector {
   std::atomic<uint64_t> thread_failures_{0};
   std::atomic<bool> thread_gave_up_{false};
   std::string first_failure_ GUARDED_BY(mu_);
-  std::atomic<uint32_t> wake_{0};  // futex word: 1 once Stop asks Main to end
   int drain_ms_ = 10;
   pthread_t thread_{};
   bool running_ = false;

@@ -23,6 +23,15 @@ class StackBuffer {
     if (size_ < kCapacity) frames_[size_++] = address;
   }
   size_t size() const { return size_; }
+  // Removes the `n` leaf-most frames.
+  void drop_front(size_t n) {
+    if (n >= size_) {
+      size_ = 0;
+      return;
+    }
+    for (size_t i = n; i < size_; ++i) frames_[i - n] = frames_[i];
+    size_ -= n;
+  }
   std::span<const uintptr_t> frames() const { return {frames_.data(), size_}; }
 
  private:

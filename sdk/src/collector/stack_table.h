@@ -80,6 +80,11 @@ class StackTable {
   int64_t time_origin() const { return time_origin_; }
   void set_time_origin(int64_t monotonic_ns) { time_origin_ = monotonic_ns; }
   size_t event_count() const { return event_count_; }
+  // The frames of the stack at `index` (< size()).
+  std::span<const uintptr_t> Frames(uint32_t index) const {
+    const Entry& e = entries_[index];
+    return {frames_.data() + e.offset, e.length};
+  }
 
   // Calls f(std::span<const uintptr_t> frames, std::span<const uint64_t> weights) for every
   // stack, including the [overflow] stack when it has weight.

@@ -206,15 +206,21 @@ Status SetEvents(const ConfigKey& key, const std::string& value, Config* config,
     std::string name = Trim(std::string_view(value).substr(start, end - start));
     start = end + 1;
     if (name.empty()) continue;
-    if (FindEvent(name) == nullptr) {
+    // `alloc` is four events of the profile: what was allocated and what is still live.
+    std::vector<std::string> names;
+    if (name == "alloc") {
+      for (const char* e : kAllocEvents) names.emplace_back(e);
+    } else if (FindEvent(name) == nullptr || FindEvent(name)->source == EventSource::kAlloc) {
       return BadValue(key.name, value, "a list of events from: " + KnownEventNames());
+    } else {
+      names.push_back(name);
     }
     for (const std::string& e : events) {
-      if (e == name) return BadValue(key.name, value, "each event once");
+      if (e == names.front()) return BadValue(key.name, value, "each event once");
     }
-    events.push_back(name);
+    events.insert(events.end(), names.begin(), names.end());
   }
-  if (events.empty() || events.size() > 8) {
+  if (events.empty() || events.size() > 11) {
     return BadValue(key.name, value, "between 1 and 8 events, e.g. cpu,wall");
   }
   config->events = std::move(events);
@@ -383,7 +389,9 @@ constexpr ConfigKey kKeys[] = {
              " events `task-clock`, `cpu-clock`, `page-faults`, `context-switches`"
              " (kernel-side: needs `perf_event_paranoid` ≤ 1), hardware events `cycles`,"
              " `instructions`, `cache-misses`, `branch-misses` (need a PMU; most VMs have"
-             " none). With several events, `*.folded` and `*.log` outputs are written once"
+             " none), `alloc` (sampled allocations: `alloc_objects`, `alloc_space`,"
+             " `inuse_objects`, `inuse_space`; [docs/allocations.md](docs/allocations.md))."
+             " With several events, `*.folded` and `*.log` outputs are written once"
              " per event: `out.cpu.folded`, `perf.wall.log`; `*.json` holds them all. An"
              " event the machine cannot sample is an error that says why."},
     {.name = "frequency",
@@ -548,6 +556,34 @@ constexpr ConfigKey kKeys[] = {
      .help = "bytes ({range}) for the stack-copy rings of all threads together"
              " (`dwarf`/`auto`); threads registered past it are sampled with frame pointers"
              " only and counted; [docs/unwinding.md](docs/unwinding.md)"},
+    {.name = "alloc_rate",
+     .shape = Shape::kBytes,
+     .min = 1,
+     .max = uint64_t{1} << 40,
+     .size = &Config::alloc_rate,
+     .expected = "a size between 1 and 1T, e.g. 512K",
+     .default_text = "512K",
+     .help = "event `alloc`: mean bytes allocated between two sampled allocations ({range});"
+             " each sample is weighted so totals are estimates without bias:"
+             " [docs/allocations.md](docs/allocations.md)"},
+    {.name = "alloc_seed",
+     .shape = Shape::kBytes,
+     .min = 0,
+     .size = &Config::alloc_seed,
+     .expected = "a number, e.g. 1",
+     .default_text = "0",
+     .help = "event `alloc`: seed of the sampling draws (0: from time and thread); the same"
+             " seed repeats a single-threaded run's samples"},
+    {.name = "alloc_live_max",
+     .shape = Shape::kCount,
+     .min = 1024,
+     .max = 1 << 26,
+     .count = &Config::alloc_live_max,
+     .expected = "a number of entries between 1024 and 67108864",
+     .default_text = "262144",
+     .help = "event `alloc`: sampled allocations tracked as live at once ({range}; 24 bytes"
+             " each, mapped at the first start); past it, samples still count in `alloc_*` and"
+             " are counted in the health block"},
     {.name = "max_threads",
      .shape = Shape::kCount,
      .min = 1,

@@ -52,6 +52,11 @@ struct Config {
   uint32_t max_depth = 128;
   size_t max_memory = size_t{64} << 20;
   uint32_t max_threads = 4096;
+  // Allocation sampling (event `alloc`, docs/allocations.md): mean bytes between samples, the
+  // generator's seed (0: from time and thread), and the entries of the live table.
+  size_t alloc_rate = size_t{512} << 10;
+  size_t alloc_seed = 0;
+  uint32_t alloc_live_max = 1u << 18;
   // The stack-copy rings of all sampled threads together (dwarf/auto unwinding): threads
   // beyond it are sampled with frame-pointer walks only (docs/unwinding.md).
   size_t max_copy_memory = size_t{64} << 20;

@@ -11,6 +11,11 @@ constexpr EventSpec kEvents[] = {
     {"cpu", EventSource::kCpuTime, 0, 0, true, 0, "nanoseconds", false},
     {"wall", EventSource::kWallTime, 0, 0, true, 0, "nanoseconds", false},
     {"lua", EventSource::kLua, 0, 0, true, 0, "nanoseconds", false},
+    // `alloc` in a list of events: these four, in this order (kAllocEvents).
+    {"alloc_objects", EventSource::kAlloc, 0, 0, false, 1, "count", false},
+    {"alloc_space", EventSource::kAlloc, 0, 0, false, 1, "bytes", false},
+    {"inuse_objects", EventSource::kAlloc, 0, 0, false, 1, "count", false},
+    {"inuse_space", EventSource::kAlloc, 0, 0, false, 1, "bytes", false},
     {"task-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true, 0,
      "nanoseconds", false},
     {"cpu-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true, 0,
@@ -43,6 +48,10 @@ const EventSpec* FindEvent(std::string_view name) {
 std::string KnownEventNames() {
   std::string names;
   for (const EventSpec& e : kEvents) {
+    if (e.source == EventSource::kAlloc) {
+      if (std::string_view(e.name) == kAllocEvents[0]) names += ", alloc";
+      continue;
+    }
     if (!names.empty()) names += ", ";
     names += e.name;
   }

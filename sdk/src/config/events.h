@@ -11,6 +11,9 @@
 //                       perf_event hardware events: need a PMU (a VM often has none)
 //   lua                 Lua stacks of an attached LuaJIT VM (inprof/luajit.h): taken by
 //                       LuaJIT's own profiler at VM safe points, no native engine
+//   alloc               sampled allocations (signal/alloc_sampler.h): four events of the
+//                       profile, alloc_objects/alloc_space (everything allocated) and
+//                       inuse_objects/inuse_space (sampled allocations still live)
 // Not async-signal-safe (control path only).
 #ifndef INPROF_SDK_EVENTS_H_
 #define INPROF_SDK_EVENTS_H_
@@ -21,7 +24,11 @@
 
 namespace inprof::internal {
 
-enum class EventSource { kCpuTime, kWallTime, kPerf, kLua };
+enum class EventSource { kCpuTime, kWallTime, kPerf, kLua, kAlloc };
+
+// What `alloc` stands for in the events list, in this order.
+inline constexpr const char* kAllocEvents[] = {"alloc_objects", "alloc_space", "inuse_objects",
+                                               "inuse_space"};
 
 struct EventSpec {
   const char* name;

@@ -107,6 +107,11 @@ std::unique_ptr<Engine> MakeItimerEngine(Sampler* sampler, uint32_t event, long 
 // profiler hands them to the session at VM safe points).
 std::unique_ptr<Engine> MakeNullEngine();
 
+// The engine of allocation sampling: no signal; enters each thread in the tid -> slot table
+// the allocation hooks find their thread's slot in (Sampler::alloc_tids), sized for
+// `max_threads`.
+std::unique_ptr<Engine> MakeAllocEngine(Sampler* sampler, uint32_t max_threads);
+
 // Size of the fd -> token table perf engines publish into (Sampler::fd_tokens).
 inline constexpr uint32_t kMaxPerfFds = 1u << 16;
 // A per-thread perf event of `type`/`config` overflowing every `period` (ns for clocks,

@@ -97,14 +97,13 @@ class ItimerEngine final : public Engine {
     while (size < 2 * max_threads) size <<= 1;
     table_.reset(new std::atomic<uint64_t>[size]);
     for (uint32_t i = 0; i < size; ++i) table_[i].store(0, std::memory_order_relaxed);
-    sampler_->tid_table_mask = size - 1;
-    sampler_->tid_table = table_.get();
+    sampler_->tid_table.mask = size - 1;
+    sampler_->tid_table.entries = table_.get();
   }
 
   ~ItimerEngine() override {
     StopAll();
-    sampler_->tid_table = nullptr;
-    sampler_->tid_table_mask = 0;
+    sampler_->tid_table = TidTable{};
   }
 
   EngineKind kind() const override { return EngineKind::kItimer; }
@@ -112,21 +111,14 @@ class ItimerEngine final : public Engine {
   int Create(pid_t tid, uint64_t token, ThreadSource* source) override {
     uint32_t event = 0, index = 0, generation = 0;
     if (!TimerToken::Decode(token, &event, &index, &generation)) return EINVAL;
-    const uint32_t mask = sampler_->tid_table_mask;
-    const uint32_t home = TidHome(tid, mask);
-    for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
-      std::atomic<uint64_t>& entry = table_[(home + i) & mask];
-      const uint64_t old = entry.load(std::memory_order_relaxed);
-      if (old == 0 || old == kTidTombstone) {
-        sampler_->slots[index].itimer_cpu_base.store(ThreadCpuNow(tid), std::memory_order_relaxed);
-        entry.store(static_cast<uint64_t>(static_cast<uint32_t>(tid)) << 32 | index,
-                    std::memory_order_release);
-        source->itimer_tid = tid;
-        source->itimer_slot = index;
-        return 0;
-      }
+    // The base before the entry: the handler that finds the entry reads the base.
+    sampler_->slots[index].itimer_cpu_base.store(ThreadCpuNow(tid), std::memory_order_relaxed);
+    if (!sampler_->tid_table.Insert(tid, index)) {
+      return ENOSPC;  // a probe run this long means a pathological tid pattern: skip the thread
     }
-    return ENOSPC;  // a probe run this long means a pathological tid pattern: skip the thread
+    source->itimer_tid = tid;
+    source->itimer_slot = index;
+    return 0;
   }
 
   // Each sample stands for the whole periods of its thread's CPU time since the base
@@ -170,25 +162,7 @@ class ItimerEngine final : public Engine {
 
   void Destroy(ThreadSource* source) override {
     if (source->itimer_tid == 0) return;
-    const uint32_t mask = sampler_->tid_table_mask;
-    const uint32_t home = TidHome(source->itimer_tid, mask);
-    for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
-      const uint32_t at = (home + i) & mask;
-      const uint64_t entry = table_[at].load(std::memory_order_relaxed);
-      if (entry == 0) break;
-      if (entry != kTidTombstone && static_cast<int32_t>(entry >> 32) == source->itimer_tid) {
-        // A tombstone keeps later entries of the same probe run reachable; when nothing
-        // follows, the run can shrink instead.
-        const bool last = table_[(at + 1) & mask].load(std::memory_order_relaxed) == 0;
-        table_[at].store(last ? 0 : kTidTombstone, std::memory_order_release);
-        for (uint32_t back = at; last && back != home;) {
-          back = (back - 1) & mask;
-          if (table_[back].load(std::memory_order_relaxed) != kTidTombstone) break;
-          table_[back].store(0, std::memory_order_release);
-        }
-        break;
-      }
-    }
+    sampler_->tid_table.Remove(source->itimer_tid);
     source->itimer_tid = 0;
   }
 

@@ -189,6 +189,18 @@ Status ChooseOther(const EventSpec& spec, PolicyContext& ctx, int lua_interval_m
                                      " ms at VM safe points (inprof/luajit.h)"};
     return Status::Ok();
   }
+  if (spec.source == EventSource::kAlloc) {
+    // One engine enters threads for the hooks; the other three events are weights of the
+    // same samples (alloc_space) or of the live table (inuse_*).
+    if (std::string_view(spec.name) == kAllocEvents[0]) {
+      *chosen = {MakeAllocEngine(ctx.sampler, ctx.config.max_threads),
+                 "alloc: allocations sampled every " + std::to_string(ctx.config.alloc_rate) +
+                     " bytes on average (malloc and friends interposed)"};
+    } else {
+      *chosen = {MakeNullEngine(), ""};
+    }
+    return Status::Ok();
+  }
   if (spec.source == EventSource::kWallTime) {
     if (const int error = ProbeThreadTimer()) {
       return Status::Unavailable("event wall needs per-thread timers: " + TimerErrorAdvice(error));
@@ -260,7 +272,7 @@ Status ChooseEngines(const Config& config, int lua_interval_ms, Sampler* sampler
     if (config.events.size() > 1 && spec->source == EventSource::kCpuTime) {
       chosen.why = "cpu: " + chosen.why;
     }
-    out->reasons.push_back(std::move(chosen.why));
+    if (!chosen.why.empty()) out->reasons.push_back(std::move(chosen.why));
     out->engines.push_back(std::move(chosen.engine));
   }
   return Status::Ok();

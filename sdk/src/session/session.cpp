@@ -1,7 +1,9 @@
 #include "session/session.h"
 #include "signal/raw_syscall.h"
 
+#include <dlfcn.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +79,11 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   Status chosen = ChooseEngines(config_, LuaIntervalMs(), &sampler_, &engines_);
   UnwinderChoice unwinder;
   if (chosen.ok()) {
+    for (size_t e = 0; e < engines_.events.size(); ++e) {
+      if (engines_.events[e]->source == EventSource::kAlloc && alloc_event_ < 0) {
+        alloc_event_ = static_cast<int>(e);
+      }
+    }
     warnings_ = engines_.warnings;
     chosen = ChooseUnwinder(config_, &unwinder, &warnings_);
     sampler_.unwind = unwinder.mode;
@@ -101,6 +108,57 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   }
   registry_->RegisterCurrentThread();
   registry_->Rescan();
+  return StartAllocSampling();
+}
+
+Status Session::StartAllocSampling() {
+  if (alloc_event_ < 0) return Status::Ok();
+  AllocSampling& state = AllocState();
+  if (!LiveTableInstalled()) {
+    uint32_t entries = 1024;
+    while (entries < config_.alloc_live_max && entries < (1u << 30)) entries <<= 1;
+    void* map = mmap(nullptr, LiveTableBytes(entries), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map != MAP_FAILED) InstallLiveTable(map, entries);
+  }
+  if (!LiveTableInstalled()) {
+    warnings_.push_back("cannot map the table of live allocations (" +
+                        std::string(std::strerror(errno)) +
+                        "): inuse_objects and inuse_space stay empty");
+  }
+  // Nothing is entered while sampling is off: the table can be emptied of an earlier
+  // session's (or, in a forked child, the parent's) entries.
+  ClearLiveTable();
+  {
+    MutexLock lock(&data_mu_);
+    // A quarter of the stack budget for the stacks of live allocations.
+    alloc_ = std::make_unique<AllocProfile>(std::max<size_t>(TableBudget() / 4, 1 << 16),
+                                            config_.alloc_rate, config_.alloc_seed);
+  }
+  state.rate.store(config_.alloc_rate, std::memory_order_relaxed);
+  state.seed.store(config_.alloc_seed, std::memory_order_relaxed);
+  state.threads_seeded.store(0, std::memory_order_relaxed);
+  state.event.store(static_cast<uint32_t>(alloc_event_), std::memory_order_relaxed);
+  for (std::atomic<uint64_t>* c : {&state.sampled, &state.no_slot, &state.live_full, &state.dropped}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+  state.epoch.fetch_add(1, std::memory_order_release);
+  state.on.store(true, std::memory_order_release);
+  // Something loaded before the runtime may define malloc (a sanitizer's runtime, an
+  // allocator linked into the executable): then the program's calls never reach the hooks.
+  auto* program_malloc = reinterpret_cast<void* (*)(size_t)>(dlsym(RTLD_DEFAULT, "malloc"));
+  auto* program_free = reinterpret_cast<void (*)(void*)>(dlsym(RTLD_DEFAULT, "free"));
+  if (program_malloc != nullptr && program_free != nullptr &&
+      !ProbeHooks(program_malloc, program_free)) {
+    Dl_info info{};
+    const char* where = dladdr(reinterpret_cast<void*>(program_malloc), &info) != 0 &&
+                                info.dli_fname != nullptr
+                            ? info.dli_fname
+                            : "?";
+    warnings_.push_back(std::string("alloc: the program's malloc is defined in ") + where +
+                        ", which comes before the runtime: its allocations are not seen "
+                        "(docs/allocations.md, \"Limits\")");
+  }
   return Status::Ok();
 }
 
@@ -137,6 +195,8 @@ Status Session::StartSampling(const std::vector<pid_t>& excluded,
 void Session::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
+  // The hooks first: the wait for handlers below waits for those still inside one.
+  if (alloc_event_ >= 0) AllocState().on.store(false, std::memory_order_release);
   for (const auto& engine : engines_.engines) engine->StopAll();
   registry_->RetireAll();
   if (!UninstallSamplingHandler(&sampler_)) {
@@ -243,7 +303,10 @@ Health Session::CurrentHealth() {
   Health h;
   // The engine of the first event names the session ("engine=timer"); every event's reason
   // is listed.
-  h.engine = engines_.engines.empty() ? "none" : EngineName(engines_.engines.front()->kind());
+  h.engine = engines_.engines.empty() ? "none"
+             : engines_.events.front()->source == EventSource::kAlloc
+                 ? "alloc"
+                 : EngineName(engines_.engines.front()->kind());
   for (const std::string& reason : engines_.reasons) {
     if (!h.engine_reason.empty()) h.engine_reason += "; ";
     h.engine_reason += reason;
@@ -362,6 +425,37 @@ void Session::AddHealthWarnings(Health* health) {
   }
 }
 
+std::string Session::AllocSummary() {
+  AllocProfile::LiveTotals live;
+  uint64_t unattached = 0;
+  {
+    MutexLock lock(&data_mu_);
+    if (alloc_) {
+      live = alloc_->Live();
+      unattached = alloc_->unattached();
+    }
+  }
+  const AllocSampling& state = AllocState();
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "inprof: alloc: %" PRIu64 " allocations sampled (one per %zu bytes on average); "
+                "still live at the end: %" PRIu64 " sampled, estimated %.0f objects, %.0f bytes",
+                state.sampled.load(std::memory_order_relaxed), config_.alloc_rate, live.sampled,
+                live.objects, live.bytes);
+  std::string line = text;
+  const uint64_t dropped = state.dropped.load(std::memory_order_relaxed);
+  const uint64_t full = state.live_full.load(std::memory_order_relaxed);
+  if (dropped != 0 || full != 0 || unattached != 0) {
+    std::snprintf(text, sizeof text,
+                  "\ninprof: warning: alloc: %" PRIu64 " sampled allocations dropped (ring full), %" PRIu64
+                  " not tracked as live (live table full: alloc_live_max), %" PRIu64
+                  " live ones without a stack (stack budget)",
+                  dropped, full, unattached);
+    line += text;
+  }
+  return line;
+}
+
 std::string Session::SummaryLine(const std::vector<std::string>& written) {
   Health h;
   {
@@ -406,6 +500,7 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
     line += "\n" + pipeline_.SummaryLines(closed);
   }
   line += "\ninprof: engine: " + h.engine_reason;
+  if (alloc_event_ >= 0) line += "\n" + AllocSummary();
   double expected = 0, cpu_s = 0;
   uint64_t weight = 0, taken = 0;
   for (const ThreadHealth& t : h.threads) {
@@ -444,6 +539,20 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
 
 void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  if (meta.alloc.size != 0) {
+    // A sampled allocation: its weights for alloc_objects and alloc_space. Not spliced with
+    // Lua stacks, not on the timeline (its byte weights do not fit a timed entry).
+    if (!alloc_ || alloc_event_ < 0 || meta.event != alloc_event_) return;
+    if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
+    if (meta.labels != 0) stack.push(kLabelsMarker | meta.labels);
+    const AllocProfile::Rounded w = alloc_->OnSample(stack.frames(), meta.alloc);
+    table_.Add(stack.frames(), w.objects, meta.event);
+    table_.Add(stack.frames(), w.bytes, meta.event + 1u);
+    taps_.Add(stack.frames(), w.objects, meta.event, 0);
+    taps_.Add(stack.frames(), w.bytes, meta.event + 1u, 0);
+    ++counts_.samples;
+    return;
+  }
   // Mixed Lua mode: a sample inside the VM waits for the VM's next Lua stack.
   if (lua_.Splices(tid) &&
       lua_.Defer(stack.frames(), meta, sampler_.code.load(std::memory_order_acquire))) {
@@ -589,6 +698,10 @@ void Session::OnDrained() {
   if (window_.Due(now)) RotateWindowLocked(now);
 }
 
+void Session::AddLiveLocked(StackTable* table) {
+  if (alloc_ && alloc_event_ >= 0) alloc_->AddLive(table, static_cast<size_t>(alloc_event_) + 2);
+}
+
 void Session::RotateWindowLocked(int64_t now_monotonic_ns) {
   RawWindow window;
   window.table = StackTable(TableBudget(), config_.events.size(), config_.timeline);
@@ -597,6 +710,8 @@ void Session::RotateWindowLocked(int64_t now_monotonic_ns) {
   window_.Close(now_monotonic_ns, Now(CLOCK_REALTIME), &health, &window);
   window.health = std::move(health);
   std::swap(window.table, table_);  // table_ is now the next window's, empty
+  // alloc_* are the window's (deltas); inuse_* what is live as it closes.
+  AddLiveLocked(&window.table);
   pipeline_.Push(std::move(window));
 }
 

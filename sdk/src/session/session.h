@@ -41,6 +41,7 @@
 #include "inprof/status.h"
 #include "inprof/thread_annotations.h"
 #include "lua/lua_splicer.h"
+#include "session/alloc_profile.h"
 #include "session/engine_policy.h"
 #include "session/export_pipeline.h"
 #include "session/profile_builder.h"
@@ -160,6 +161,14 @@ class Session : private SampleSink {
   // Closes the current window: moves the stack table to the export pipeline and starts the
   // next.
   void RotateWindowLocked(int64_t now_monotonic_ns) REQUIRES(data_mu_);
+  // Event `alloc`: the sampled allocations live now, into `table` (a snapshot's or a
+  // window's copy; never table_, whose weights add up over time).
+  void AddLiveLocked(StackTable* table) REQUIRES(data_mu_);
+  // Event `alloc`: turns the hooks' sampling on for this session (at the end of Start) and
+  // off (first thing in Stop).
+  Status StartAllocSampling();
+  // Event `alloc`: the summary's lines (what was sampled, what is still live, what was lost).
+  std::string AllocSummary() EXCLUDES(data_mu_);
   // Bytes of the stack table for the current window (or the whole run) and for each tap.
   size_t TableBudget() const;
   size_t TapBudget() const;
@@ -190,6 +199,10 @@ class Session : private SampleSink {
   };
   SampleCounts counts_ GUARDED_BY(data_mu_);
   Taps taps_ GUARDED_BY(data_mu_);
+  // Event `alloc`: the index of alloc_objects among the events (-1: not sampled), and the
+  // weights and live stacks of sampled allocations.
+  int alloc_event_ = -1;
+  std::unique_ptr<AllocProfile> alloc_ GUARDED_BY(data_mu_);
   LuaSplicer lua_ GUARDED_BY(data_mu_);  // its frames under its own frames_mu_
   ProfileBuilder builder_;
   // Publishes the handler's code ranges: declared after registry_, destroyed before it.

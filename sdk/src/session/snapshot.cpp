@@ -20,6 +20,7 @@ RawProfile Session::SnapshotRaw() {
     MutexLock lock(&data_mu_);
     DrainLocked();
     copy = table_;
+    AddLiveLocked(&copy);
     health = CurrentHealth();
     if (config_.window > 0) {
       window_.SinceStart(&health);

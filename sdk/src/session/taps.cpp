@@ -33,7 +33,7 @@ std::optional<Taps::Tap> Taps::Take(uint64_t id) {
   return std::nullopt;
 }
 
-void Taps::Add(std::span<const uintptr_t> stack, uint32_t weight, size_t event,
+void Taps::Add(std::span<const uintptr_t> stack, uint64_t weight, size_t event,
                int64_t time_ns) {
   for (Tap& tap : taps_) {
     tap.table.Add(stack, weight, event, time_ns);

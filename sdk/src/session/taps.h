@@ -31,7 +31,7 @@ class Taps {
   uint64_t Open(size_t budget, size_t events, bool timeline);
   // Ends tap `id` and returns it; nullopt for an unknown id.
   std::optional<Tap> Take(uint64_t id);
-  void Add(std::span<const uintptr_t> stack, uint32_t weight, size_t event, int64_t time_ns);
+  void Add(std::span<const uintptr_t> stack, uint64_t weight, size_t event, int64_t time_ns);
 
  private:
   std::vector<Tap> taps_;

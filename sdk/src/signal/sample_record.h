@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "inprof/unwind.h"
+#include "signal/alloc_sampler.h"
 
 namespace inprof::internal {
 
@@ -23,6 +24,7 @@ struct SampleMeta {
   uint16_t event = 0;
   uint32_t labels = 0;  // label set id (labels.h), 0 for none
   int64_t time_ns = 0;  // CLOCK_MONOTONIC; 0 when unknown
+  AllocInfo alloc;      // a sampled allocation's (alloc_sampler.h); size 0 for others
 };
 
 // What the handler passes to the record's constructor, which runs inside the ring slot.
@@ -36,6 +38,7 @@ struct WalkRequest {
   uint32_t event;
   uint32_t labels;  // the thread's label set when the signal came
   int64_t time_ns;  // CLOCK_MONOTONIC when the signal came
+  AllocInfo alloc{};  // a sampled allocation's; size 0 for a signal's sample
 };
 
 // A sample whose stack is given rather than walked: what a thread's exit takes for the periods
@@ -66,6 +69,7 @@ struct SampleRecord {
   WalkStop stop;
   bool recovered_leaf_caller;
   bool repeat_last = false;  // GivenStack::repeat_last
+  AllocInfo alloc;           // WalkRequest::alloc
   uintptr_t frames[kMaxFrames];
 
   // Walks the interrupted stack. Async-signal-safe.
@@ -79,6 +83,7 @@ struct SampleRecord {
     depth = static_cast<uint16_t>(r.depth);
     stop = r.stop;
     recovered_leaf_caller = r.recovered_leaf_caller;
+    alloc = request.alloc;
   }
   explicit SampleRecord(const GivenStack& given)
       : tid(given.tid),
@@ -121,6 +126,7 @@ struct CopyRecord {
   uint16_t event;
   uint16_t fp_depth;  // frames in fp_frames (0: no fp walk was taken)
   WalkStop fp_stop;
+  AllocInfo alloc;  // as SampleRecord's
   StackCopy copy;  // registers and where the copied bytes came from
   uintptr_t fp_frames[kMaxFrames];
 };

@@ -63,6 +63,7 @@ struct ThreadSource {
   uint64_t perf_ino = 0;
   int32_t itimer_tid = 0;  // itimer engine: the tid entered in the tid table
   uint32_t itimer_slot = 0;  // ... and its slot
+  int32_t alloc_tid = 0;     // alloc engine: the tid entered in Sampler::alloc_tids
   timer_t jitter_timer{};   // timer engine with Config::timer_jitter: the one-shot timer
   bool has_jitter_timer = false;
 };
@@ -140,17 +141,75 @@ static_assert(std::atomic<SlotState>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int64_t>::is_always_lock_free);
 
-// The itimer engine's tid -> slot table: ITIMER_PROF's process-wide SIGPROF carries no token,
-// so the handler finds the interrupted thread's slot by its tid. Open addressing with linear
-// probing over single 64-bit entries (tid << 32 | slot index) so a reader never sees half an
-// entry; 0 is empty, kTidTombstone a deleted entry. Writers (the registry, under its lock)
-// keep every entry within kMaxTidProbes of its home so a lookup is bounded.
+// A tid -> slot table, for signals and hooks that carry no token: ITIMER_PROF's process-wide
+// SIGPROF (the itimer engine) and the allocation hooks, which run on the allocating thread and
+// find its slot by its tid. Open addressing with linear probing over single 64-bit entries
+// (tid << 32 | slot index) so a reader never sees half an entry; 0 is empty, kTidTombstone a
+// deleted entry. Writers (the registry, under its lock, through an engine) keep every entry
+// within kMaxTidProbes of its home so a lookup is bounded.
 inline constexpr uint64_t kTidTombstone = ~uint64_t{0};
 inline constexpr uint32_t kMaxTidProbes = 32;
 
 inline uint32_t TidHome(int32_t tid, uint32_t mask) {
   return (static_cast<uint32_t>(tid) * 0x9E3779B1u) & mask;
 }
+
+struct TidTable {
+  std::atomic<uint64_t>* entries = nullptr;
+  uint32_t mask = 0;
+
+  // The slot of thread `tid`. A lookup racing with a removal may miss (the sample is then
+  // dropped), never return a torn entry. Async-signal-safe.
+  bool Lookup(int32_t tid, uint32_t* index) const {
+    if (entries == nullptr) return false;
+    const uint32_t home = TidHome(tid, mask);
+    for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
+      const uint64_t entry = entries[(home + i) & mask].load(std::memory_order_acquire);
+      if (entry == 0) return false;
+      if (entry != kTidTombstone && static_cast<int32_t>(entry >> 32) == tid) {
+        *index = static_cast<uint32_t>(entry);
+        return true;
+      }
+    }
+    return false;
+  }
+  // Enters `tid` -> `index`; false when its probe run is full (a pathological tid pattern:
+  // the thread is skipped). One writer at a time. Not async-signal-safe.
+  bool Insert(int32_t tid, uint32_t index) {
+    const uint32_t home = TidHome(tid, mask);
+    for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
+      std::atomic<uint64_t>& entry = entries[(home + i) & mask];
+      const uint64_t old = entry.load(std::memory_order_relaxed);
+      if (old == 0 || old == kTidTombstone) {
+        entry.store(static_cast<uint64_t>(static_cast<uint32_t>(tid)) << 32 | index,
+                    std::memory_order_release);
+        return true;
+      }
+    }
+    return false;
+  }
+  // Removes `tid`. One writer at a time. Not async-signal-safe.
+  void Remove(int32_t tid) {
+    const uint32_t home = TidHome(tid, mask);
+    for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
+      const uint32_t at = (home + i) & mask;
+      const uint64_t entry = entries[at].load(std::memory_order_relaxed);
+      if (entry == 0) return;
+      if (entry != kTidTombstone && static_cast<int32_t>(entry >> 32) == tid) {
+        // A tombstone keeps later entries of the same probe run reachable; when nothing
+        // follows, the run can shrink instead.
+        const bool last = entries[(at + 1) & mask].load(std::memory_order_relaxed) == 0;
+        entries[at].store(last ? 0 : kTidTombstone, std::memory_order_release);
+        for (uint32_t back = at; last && back != home;) {
+          back = (back - 1) & mask;
+          if (entries[back].load(std::memory_order_relaxed) != kTidTombstone) break;
+          entries[back].store(0, std::memory_order_release);
+        }
+        return;
+      }
+    }
+  }
+};
 
 struct Sampler {
   ThreadSlot* slots = nullptr;
@@ -185,31 +244,20 @@ struct Sampler {
   uint32_t event_count = 1;
   // itimer engine: the table above (mask + 1 entries) and 1 + the index of the event it
   // samples while ITIMER_PROF is ours (0: SIGPROF from a kernel timer is not ours).
-  std::atomic<uint64_t>* tid_table = nullptr;
-  uint32_t tid_table_mask = 0;
+  TidTable tid_table;
   std::atomic<uint32_t> itimer_event{0};
   // The itimer's period: each of its samples is weighted by the periods of the thread's CPU
   // time since the thread's last one (ThreadSlot::itimer_cpu_base).
   int64_t itimer_period_ns = 0;
+  // Allocation sampling (alloc_sampler.h): the hooks find the allocating thread's slot here,
+  // entered by the alloc engine (engines/alloc_engine.cpp) as threads register.
+  TidTable alloc_tids;
+  // The collector's futex word: it sleeps on it between drains; Stop, and an allocation hook
+  // whose ring is filling up, set it to 1 and wake it. After each drain the collector sets it
+  // back to 0 and wakes the hooks waiting for room.
+  std::atomic<uint32_t> drain_word{0};
   SamplerCounters counters;
 };
-
-// The slot of thread `tid` in the itimer table. A lookup racing with a removal may miss (the
-// sample is then dropped as stale), never return a torn entry. Async-signal-safe.
-inline bool LookupTidSlot(const Sampler& sampler, int32_t tid, uint32_t* index) {
-  if (sampler.tid_table == nullptr) return false;
-  const uint32_t home = TidHome(tid, sampler.tid_table_mask);
-  for (uint32_t i = 0; i < kMaxTidProbes; ++i) {
-    const uint64_t entry =
-        sampler.tid_table[(home + i) & sampler.tid_table_mask].load(std::memory_order_acquire);
-    if (entry == 0) return false;
-    if (entry != kTidTombstone && static_cast<int32_t>(entry >> 32) == tid) {
-      *index = static_cast<uint32_t>(entry);
-      return true;
-    }
-  }
-  return false;
-}
 
 }  // namespace inprof::internal
 

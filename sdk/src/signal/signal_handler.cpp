@@ -200,8 +200,13 @@ uint32_t JitterWeight(Sampler* sampler, uint32_t index, uint32_t generation) {
 // Records one sample for slot `index` (the slot is counted in slot.handlers by TakeSample).
 // False when the signal is stale (the slot is no longer the thread the signal was meant
 // for): then its source (a perf fd) may be closed already.
+// `alloc`: a sampled allocation's, recorded by its hook (TakeHookSample); null for a signal.
+// Returns whether the sample was live (see TakeSample) and, in `recorded`, whether it reached a
+// ring.
 bool TakeSampleCounted(Sampler* sampler, ThreadSlot& slot, uint32_t event, uint32_t generation,
-                       uint32_t weight, const ucontext_t* context) {
+                       uint32_t weight, const ucontext_t* context, const AllocInfo* alloc,
+                       bool* recorded) {
+  *recorded = false;
   // seq_cst: the other half of the fence with ReleaseRetired (see TakeSample).
   if (slot.state.load(std::memory_order_seq_cst) != SlotState::kActive ||
       (slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF) != generation) {
@@ -212,9 +217,11 @@ bool TakeSampleCounted(Sampler* sampler, ThreadSlot& slot, uint32_t event, uint3
   // would show the registry's scan or the exporters as the program's code): counted, left out.
   // So is a callback's entry and exit around its flag (the LuaJIT bridge's, a thousand times
   // a second: one of about 60,000 samples fell in its ten instructions).
+  // An allocation hook's context is its own frame, in that section on purpose.
   const uintptr_t pc = ContextPc(context);
-  if (t_profiler_work || (pc >= reinterpret_cast<uintptr_t>(__start_inprof_profiler_text) &&
-                          pc < reinterpret_cast<uintptr_t>(__stop_inprof_profiler_text))) {
+  if (t_profiler_work ||
+      (alloc == nullptr && pc >= reinterpret_cast<uintptr_t>(__start_inprof_profiler_text) &&
+       pc < reinterpret_cast<uintptr_t>(__stop_inprof_profiler_text))) {
     sampler->counters.profiler_work.fetch_add(weight, std::memory_order_relaxed);
     return true;
   }
@@ -242,6 +249,7 @@ bool TakeSampleCounted(Sampler* sampler, ThreadSlot& slot, uint32_t event, uint3
       record->event = static_cast<uint16_t>(event);
       record->fp_depth = 0;
       record->fp_stop = WalkStop::kRoot;
+      record->alloc = alloc != nullptr ? *alloc : AllocInfo{};
       if (sampler->unwind == UnwindMode::kAuto) {
         const WalkResult walk = FpWalk(context, bounds, sampler->code.load(std::memory_order_seq_cst),
                                        record->fp_frames, sampler->max_depth);
@@ -250,7 +258,8 @@ bool TakeSampleCounted(Sampler* sampler, ThreadSlot& slot, uint32_t event, uint3
       }
       CopyStack(context, bounds, bytes, copies->slot_bytes(), &record->copy);
       copies->Publish();
-      sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
+      if (alloc == nullptr) sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
+      *recorded = true;
       slot.in_handler.store(false, std::memory_order_release);
       return true;
     }
@@ -265,10 +274,12 @@ bool TakeSampleCounted(Sampler* sampler, ThreadSlot& slot, uint32_t event, uint3
                             weight,
                             event,
                             labels,
-                            now};
+                            now,
+                            alloc != nullptr ? *alloc : AllocInfo{}};
   if (ring->try_emplace(request)) {
-    sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
-  } else {
+    if (alloc == nullptr) sampler->counters.signals.fetch_add(1, std::memory_order_relaxed);
+    *recorded = true;
+  } else if (alloc == nullptr) {  // a hook counts its own (it may wait and try again)
     sampler->counters.ring_full.fetch_add(1, std::memory_order_relaxed);
   }
   slot.in_handler.store(false, std::memory_order_release);
@@ -289,7 +300,9 @@ bool TakeSample(Sampler* sampler, uint32_t event, uint32_t index, uint32_t gener
                 uint32_t weight, const ucontext_t* context) {
   ThreadSlot& slot = sampler->slots[index];
   slot.handlers.fetch_add(1, std::memory_order_seq_cst);
-  const bool live = TakeSampleCounted(sampler, slot, event, generation, weight, context);
+  bool recorded = false;
+  const bool live =
+      TakeSampleCounted(sampler, slot, event, generation, weight, context, nullptr, &recorded);
   slot.handlers.fetch_sub(1, std::memory_order_release);
   return live;
 }
@@ -352,6 +365,25 @@ bool HandleProcessTimer(siginfo_t* info, void* context) {
 }  // namespace
 
 bool InSamplingHandler() { return t_in_handler != 0; }
+
+bool TakeHookSample(Sampler* sampler, uint32_t index, uint32_t event, const ucontext_t* context,
+                    const AllocInfo& alloc, bool* filling) {
+  ThreadSlot& slot = sampler->slots[index];
+  slot.handlers.fetch_add(1, std::memory_order_seq_cst);
+  // The slot's current registration: the thread is the caller, so only a retirement (the
+  // session stopping) can change it, and TakeSampleCounted checks the state after the fence.
+  const uint32_t generation = slot.generation.load(std::memory_order_relaxed) & 0xFFFFFF;
+  bool recorded = false;
+  if (slot.tid.load(std::memory_order_relaxed) == CurrentTidRaw()) {
+    TakeSampleCounted(sampler, slot, event, generation, 1, context, &alloc, &recorded);
+    // Still inside the fence: the rings cannot be released under us.
+    const SampleRing* ring = slot.ring;
+    *filling = ring != nullptr && ring->size_approx() > 8;
+    if (slot.copies != nullptr && sampler->unwind != UnwindMode::kFp) *filling = true;
+  }
+  slot.handlers.fetch_sub(1, std::memory_order_release);
+  return recorded;
+}
 
 
 uint32_t ThreadLabelSet() { return t_label_set.load(std::memory_order_relaxed); }
@@ -425,7 +457,7 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     ours = true;
     event = sampler->itimer_event.load(std::memory_order_relaxed) - 1;
     const int32_t tid = CurrentTidRaw();
-    if (LookupTidSlot(*sampler, tid, &index) && index < sampler->slot_count &&
+    if (sampler->tid_table.Lookup(tid, &index) && index < sampler->slot_count &&
         sampler->slots[index].tid.load(std::memory_order_relaxed) == tid) {
       generation = sampler->slots[index].generation.load(std::memory_order_relaxed) & 0xFFFFFF;
       weight = ItimerWeight(sampler, sampler->slots[index]);

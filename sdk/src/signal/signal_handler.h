@@ -87,6 +87,16 @@ void ForgetSamplerAfterFork();
 // a perf event of the session, the itimer engine's SIGPROF). Async-signal-safe.
 bool IsProfilerSignal(const siginfo_t* info);
 
+// Records a sampled allocation (alloc_sampler.cpp) of the calling thread, slot `index`, as a
+// sample of `event` with the stack from `context` (built by the hook from its own frame), as
+// the handler records a signal's: the same fence with the slot's retirement, the same
+// re-entry guard against the thread's own handler. False when it was not recorded (the slot
+// is not active, the ring was full or in use). The caller counts itself in
+// g_handlers_in_flight. `filling`: set when the slot's ring is more than a quarter full (the
+// collector should drain it before its period is up). Async-signal-safe.
+bool TakeHookSample(Sampler* sampler, uint32_t index, uint32_t event, const ucontext_t* context,
+                    const AllocInfo& alloc, bool* filling);
+
 // True on a thread that is currently inside the sampling handler. Async-signal-safe.
 bool InSamplingHandler();
 

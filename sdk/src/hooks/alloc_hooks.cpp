@@ -1,0 +1,239 @@
+// The allocation functions, interposed: each forwards to the next definition (the C
+// library's, or a preloaded allocator's: jemalloc, tcmalloc) and tells the sampler
+// (signal/alloc_sampler.h) what it allocated and freed. While no session samples
+// allocations, a hook costs one relaxed load and the forwarding call.
+//
+// Interposed: malloc, calloc, realloc (realloc(p, 0) frees, a failed realloc keeps p),
+// reallocarray, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc.
+// malloc_usable_size is not: the allocator answers it. C++ operator new and delete are not:
+// libstdc++'s call malloc and free, so they are seen there, and once.
+//
+// Bootstrap: the next definitions are found with dlsym(RTLD_NEXT, ...), which may itself
+// allocate. While a thread resolves them, its allocations are served from a static pool;
+// frees of pool memory are ignored, and realloc moves it out.
+//
+// Everything here is in the inprof_profiler_text section: the collector strips these frames
+// from a sampled allocation's stack, whose first frame is then the program's call.
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+
+#include "signal/alloc_sampler.h"
+#include "signal/raw_syscall.h"
+#include "signal/signal_handler.h"
+
+namespace inprof::internal {
+namespace {
+
+using MallocFn = void* (*)(size_t);
+using FreeFn = void (*)(void*);
+using CallocFn = void* (*)(size_t, size_t);
+using ReallocFn = void* (*)(void*, size_t);
+using ReallocArrayFn = void* (*)(void*, size_t, size_t);
+using PosixMemalignFn = int (*)(void**, size_t, size_t);
+using AlignedFn = void* (*)(size_t, size_t);
+
+struct NextAllocator {
+  std::atomic<MallocFn> malloc{nullptr};
+  std::atomic<FreeFn> free{nullptr};
+  std::atomic<CallocFn> calloc{nullptr};
+  std::atomic<ReallocFn> realloc{nullptr};
+  std::atomic<ReallocArrayFn> reallocarray{nullptr};
+  std::atomic<PosixMemalignFn> posix_memalign{nullptr};
+  std::atomic<AlignedFn> aligned_alloc{nullptr};
+  std::atomic<AlignedFn> memalign{nullptr};
+  std::atomic<MallocFn> valloc{nullptr};
+  std::atomic<MallocFn> pvalloc{nullptr};
+  std::atomic<bool> resolved{false};
+};
+NextAllocator g_next;
+
+// The bootstrap pool: bump allocation, 16-byte aligned, with the size in front of each block.
+constexpr size_t kPoolBytes = 256 * 1024;
+alignas(64) char g_pool[kPoolBytes];
+std::atomic<size_t> g_pool_used{0};
+__thread bool t_resolving __attribute__((tls_model("initial-exec"))) = false;
+
+bool InPool(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  const auto base = reinterpret_cast<uintptr_t>(g_pool);
+  return a >= base && a < base + kPoolBytes;
+}
+
+void* PoolAlloc(size_t size, size_t align) {
+  if (align < 16) align = 16;
+  if (size > kPoolBytes) return nullptr;
+  size_t used = g_pool_used.load(std::memory_order_relaxed);
+  for (;;) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(g_pool);
+    uintptr_t start = (base + used + 16 + align - 1) & ~(uintptr_t{align} - 1);
+    const size_t end = start + size - base;
+    if (end > kPoolBytes) return nullptr;
+    if (g_pool_used.compare_exchange_weak(used, end, std::memory_order_relaxed)) {
+      reinterpret_cast<size_t*>(start)[-1] = size;
+      return reinterpret_cast<void*>(start);  // zero: the pool is never reused
+    }
+  }
+}
+
+size_t PoolSize(const void* p) { return static_cast<const size_t*>(p)[-1]; }
+
+[[noreturn]] void NoNextAllocator(const char* name) {
+  static const char kPrefix[] = "inprof: cannot find the allocator's ";
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(kPrefix), sizeof kPrefix - 1, 0);
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(name), static_cast<long>(strlen(name)), 0);
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>("\n"), 1, 0);
+  ExitGroupRaw(127);
+}
+
+template <typename Fn>
+void Lookup(std::atomic<Fn>& slot, const char* name, bool required) {
+  Fn f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+  if (f == nullptr && required) NoNextAllocator(name);
+  slot.store(f, std::memory_order_release);
+}
+
+void Resolve() {
+  if (g_next.resolved.load(std::memory_order_acquire)) return;
+  // Several threads may resolve at once: each finds the same functions.
+  t_resolving = true;
+  Lookup(g_next.malloc, "malloc", true);
+  Lookup(g_next.free, "free", true);
+  Lookup(g_next.calloc, "calloc", true);
+  Lookup(g_next.realloc, "realloc", true);
+  Lookup(g_next.reallocarray, "reallocarray", false);
+  Lookup(g_next.posix_memalign, "posix_memalign", true);
+  Lookup(g_next.aligned_alloc, "aligned_alloc", false);
+  Lookup(g_next.memalign, "memalign", false);
+  Lookup(g_next.valloc, "valloc", false);
+  Lookup(g_next.pvalloc, "pvalloc", false);
+  t_resolving = false;
+  g_next.resolved.store(true, std::memory_order_release);
+}
+
+// The next definition of a function, resolving on first use; null while this thread is
+// resolving (the caller then serves from the pool).
+template <typename Fn>
+Fn Next(std::atomic<Fn>& slot) {
+  Fn f = slot.load(std::memory_order_acquire);
+  if (__builtin_expect(f != nullptr, 1)) return f;
+  if (t_resolving) return nullptr;
+  Resolve();
+  return slot.load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+}  // namespace inprof::internal
+
+using inprof::internal::AllocNoteFree;
+using inprof::internal::g_next;
+using inprof::internal::InPool;
+using inprof::internal::Next;
+using inprof::internal::PoolAlloc;
+using inprof::internal::PoolSize;
+
+#define INPROF_ALLOC_HOOK extern "C" __attribute__((visibility("default"))) INPROF_PROFILER_TEXT
+
+INPROF_ALLOC_HOOK void* malloc(size_t size) {
+  const auto next = Next(g_next.malloc);
+  if (next == nullptr) return PoolAlloc(size, 16);
+  void* p = next(size);
+  if (p != nullptr) INPROF_ALLOC_NOTE(p, size);
+  return p;
+}
+
+INPROF_ALLOC_HOOK void free(void* p) {
+  if (p == nullptr || InPool(p)) return;
+  AllocNoteFree(p);
+  const auto next = Next(g_next.free);
+  if (next != nullptr) next(p);
+}
+
+INPROF_ALLOC_HOOK void* calloc(size_t n, size_t size) {
+  size_t total;
+  const bool overflow = __builtin_mul_overflow(n, size, &total);
+  const auto next = Next(g_next.calloc);
+  if (next == nullptr) return overflow ? nullptr : PoolAlloc(total, 16);
+  void* p = next(n, size);  // the allocator reports the overflow (ENOMEM)
+  if (p != nullptr && !overflow) INPROF_ALLOC_NOTE(p, total);
+  return p;
+}
+
+INPROF_ALLOC_HOOK void* realloc(void* old, size_t size) {
+  if (old != nullptr && InPool(old)) {
+    // Out of the bootstrap pool into the allocator (the pool block is never reused).
+    void* p = malloc(size);
+    if (p != nullptr) memcpy(p, old, PoolSize(old) < size ? PoolSize(old) : size);
+    return p;
+  }
+  const auto next = Next(g_next.realloc);
+  if (next == nullptr) return PoolAlloc(size, 16);
+  // Out of the live table before the allocator can hand the address to another thread. A
+  // failed realloc leaves `old` allocated but no longer counted live: rare, and an
+  // undercount rather than a false leak.
+  if (old != nullptr) AllocNoteFree(old);
+  void* p = next(old, size);
+  // realloc(p, 0) frees p (glibc) and may return null or a minimal block.
+  if (p != nullptr && size != 0) INPROF_ALLOC_NOTE(p, size);
+  return p;
+}
+
+INPROF_ALLOC_HOOK void* reallocarray(void* old, size_t n, size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(old, total);
+}
+
+INPROF_ALLOC_HOOK int posix_memalign(void** out, size_t align, size_t size) {
+  const auto next = Next(g_next.posix_memalign);
+  if (next == nullptr) {
+    void* p = PoolAlloc(size, align);
+    if (p == nullptr) return ENOMEM;
+    *out = p;
+    return 0;
+  }
+  const int error = next(out, align, size);
+  if (error == 0 && *out != nullptr) INPROF_ALLOC_NOTE(*out, size);
+  return error;
+}
+
+INPROF_ALLOC_HOOK void* aligned_alloc(size_t align, size_t size) {
+  const auto next = Next(g_next.aligned_alloc);
+  if (next == nullptr) return PoolAlloc(size, align);
+  void* p = next(align, size);
+  if (p != nullptr) INPROF_ALLOC_NOTE(p, size);
+  return p;
+}
+
+INPROF_ALLOC_HOOK void* memalign(size_t align, size_t size) {
+  const auto next = Next(g_next.memalign);
+  if (next == nullptr) return PoolAlloc(size, align);
+  void* p = next(align, size);
+  if (p != nullptr) INPROF_ALLOC_NOTE(p, size);
+  return p;
+}
+
+INPROF_ALLOC_HOOK void* valloc(size_t size) {
+  const auto next = Next(g_next.valloc);
+  if (next == nullptr) return PoolAlloc(size, 4096);
+  void* p = next(size);
+  if (p != nullptr) INPROF_ALLOC_NOTE(p, size);
+  return p;
+}
+
+INPROF_ALLOC_HOOK void* pvalloc(size_t size) {
+  const auto next = Next(g_next.pvalloc);
+  if (next == nullptr) return PoolAlloc(size, 4096);
+  void* p = next(size);
+  if (p != nullptr) INPROF_ALLOC_NOTE(p, size);
+  return p;
+}
