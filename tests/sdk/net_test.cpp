@@ -956,6 +956,23 @@ TEST(PushClientTest, OtherEventsAreFiledUnderNamesEveryPyroscopeAccepts) {
                                                        {"cycles", "cycles"}}));
 }
 
+TEST(PushForm, TheBoundaryOccursInNeitherPart) {
+  // A pprof holding the first two boundaries the seed would give, one as a delimiter line.
+  const std::string pprof =
+      std::string("\x1f\x8b\0\r\n--inprof-0000000000001234\r\nx", 33) + "inprof-0000000000001235";
+  const std::string config = R"({"cpu":{"units":"samples"}})";
+  const PushForm form = MultipartPushForm(pprof, config, 0x1234);
+  EXPECT_EQ(form.content_type, "multipart/form-data; boundary=inprof-0000000000001236");
+  std::vector<test::FormPart> parts;
+  std::string error;
+  ASSERT_TRUE(test::ParseMultipartForm(form.content_type, form.body, &parts, &error)) << error;
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].name, "profile");
+  EXPECT_EQ(parts[0].data, pprof);
+  EXPECT_EQ(parts[1].name, "sample_type_config");
+  EXPECT_EQ(parts[1].data, config);
+}
+
 // A request's decoded form: the total of its event's own column, and every function and
 // label name in its pprof.
 struct PushedBody {

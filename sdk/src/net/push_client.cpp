@@ -177,38 +177,6 @@ std::string SampleTypeConfig(const Profile& profile) {
   return json;
 }
 
-// A multipart/form-data body (RFC 7578) with the two file fields Pyroscope reads, and its
-// Content-Type. Pyroscope's form reader (Go's multipart.Reader.ReadForm) files a part under
-// File only when its Content-Disposition has a filename, and the ingest code reads File only:
-// a part without one would be a text value the server never looks at. The boundary is
-// chosen so it occurs in neither part.
-std::pair<std::string, std::string> MultipartBody(const std::string& pprof,
-                                                  const std::string& config, uint64_t seed) {
-  std::string boundary;
-  for (uint64_t n = seed;; ++n) {
-    char text[40];
-    std::snprintf(text, sizeof text, "inprof-%016llx", static_cast<unsigned long long>(n));
-    boundary = text;
-    if (pprof.find(boundary) == std::string::npos && config.find(boundary) == std::string::npos) {
-      break;
-    }
-  }
-  std::string body;
-  body.reserve(pprof.size() + config.size() + 400);
-  body += "--" + boundary + "\r\n";
-  body += "Content-Disposition: form-data; name=\"profile\"; filename=\"profile.pb.gz\"\r\n";
-  body += "Content-Type: application/octet-stream\r\n\r\n";
-  body += pprof;
-  body += "\r\n--" + boundary + "\r\n";
-  body +=
-      "Content-Disposition: form-data; name=\"sample_type_config\"; "
-      "filename=\"sample_type_config.json\"\r\n";
-  body += "Content-Type: application/json\r\n\r\n";
-  body += config;
-  body += "\r\n--" + boundary + "--\r\n";
-  return {std::move(body), "multipart/form-data; boundary=" + boundary};
-}
-
 // One series of one push group of a window (its tags are the key it is kept under): the
 // samples it pushes and their total weight.
 struct Series {
@@ -418,6 +386,37 @@ std::string IngestPathAndQuery(const PushOptions& options, int64_t from_unix_s,
   return q;
 }
 
+PushForm MultipartPushForm(const std::string& pprof, const std::string& config, uint64_t seed) {
+  // Pyroscope's form reader (Go's multipart.Reader.ReadForm) files a part under File only
+  // when its Content-Disposition has a filename, and the ingest code reads File only: a part
+  // without one would be a text value the server never looks at.
+  std::string boundary;
+  for (uint64_t n = seed;; ++n) {
+    char text[40];
+    std::snprintf(text, sizeof text, "inprof-%016llx", static_cast<unsigned long long>(n));
+    boundary = text;
+    if (pprof.find(boundary) == std::string::npos && config.find(boundary) == std::string::npos) {
+      break;
+    }
+  }
+  PushForm form;
+  std::string& body = form.body;
+  body.reserve(pprof.size() + config.size() + 400);
+  body += "--" + boundary + "\r\n";
+  body += "Content-Disposition: form-data; name=\"profile\"; filename=\"profile.pb.gz\"\r\n";
+  body += "Content-Type: application/octet-stream\r\n\r\n";
+  body += pprof;
+  body += "\r\n--" + boundary + "\r\n";
+  body +=
+      "Content-Disposition: form-data; name=\"sample_type_config\"; "
+      "filename=\"sample_type_config.json\"\r\n";
+  body += "Content-Type: application/json\r\n\r\n";
+  body += config;
+  body += "\r\n--" + boundary + "--\r\n";
+  form.content_type = "multipart/form-data; boundary=" + boundary;
+  return form;
+}
+
 PushClient::PushClient(PushOptions options, ThreadStarter starter)
     : options_(std::move(options)), starter_(std::move(starter)) {
   std::random_device seed;
@@ -481,9 +480,9 @@ void PushClient::Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t 
       r.id = ++next_id_;
       r.path_and_query =
           IngestPathAndQuery(options_, from, until, body_profile.events[0].frequency_hz, tags);
-      auto [body, content_type] = MultipartBody(pprof.str(), config, boundary_seed_ ^ r.id);
-      r.content_type = std::move(content_type);
-      r.body = std::make_shared<const std::string>(std::move(body));
+      PushForm form = MultipartPushForm(pprof.str(), config, boundary_seed_ ^ r.id);
+      r.content_type = std::move(form.content_type);
+      r.body = std::make_shared<const std::string>(std::move(form.body));
       requests.push_back(std::move(r));
     }
   }

@@ -76,6 +76,16 @@ std::string IngestPathAndQuery(const PushOptions& options, int64_t from_unix_s,
                                int64_t until_unix_s, double sample_rate_hz,
                                const PushTags& tags = {});
 
+// The multipart/form-data body (RFC 7578) of one push request and its Content-Type: the file
+// fields `profile` (the gzipped pprof) and `sample_type_config` (JSON), the boundary
+// "inprof-<16 hex digits>" counting up from `seed` to the first that occurs in neither part.
+// Exposed for tests.
+struct PushForm {
+  std::string body;
+  std::string content_type;
+};
+PushForm MultipartPushForm(const std::string& pprof, const std::string& config, uint64_t seed);
+
 // The tags a label set adds to a series name, made valid for it, in the set's (key) order:
 // a key keeps letters, digits, '_' and '.' (others become '_'; '_' goes before a leading digit
 // or '.'); a value's '{', '}', '=', ',', '"', control characters and bytes that are not UTF-8
