@@ -291,6 +291,16 @@ class PprofBuilder {
 
 std::string EncodePprof(const Profile& profile) { return PprofBuilder(profile).Build(); }
 
+std::vector<PprofSampleType> PprofSampleTypes(const Profile& profile) {
+  std::vector<PprofSampleType> out;
+  for (const ValueColumn& c : Columns(profile)) {
+    // The periods column is the one a time-based event (period above 1) keeps unscaled.
+    const bool periods = c.scale == 1 && profile.events[c.event].period > 1;
+    out.push_back({c.type, c.unit, c.event, periods});
+  }
+  return out;
+}
+
 bool WritePprof(const Profile& profile, std::ostream& out) {
   std::string compressed;
   if (!internal::Gzip(EncodePprof(profile), &compressed)) return false;

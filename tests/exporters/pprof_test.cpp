@@ -108,6 +108,36 @@ TEST(Pprof, CountingEventsHaveOneColumnAndWeightsSaturate) {
   EXPECT_TRUE(p.mappings.empty()) << "no module, no mapping";
 }
 
+// What PprofSampleTypes says is what EncodePprof writes (the push client declares each of
+// these columns to Pyroscope by name).
+TEST(Pprof, PprofSampleTypesListTheColumnsTheEncoderWrites) {
+  ProfileBuilder b;
+  b.AddEvent("page-faults", "count");
+  b.AddEvent("wall", "nanoseconds");
+  b.AddEvent("alloc_space", "");
+  const uint32_t f = b.Frame("f");
+  b.Sample({f}, {1, 2, 3, 4});
+  Profile profile = b.profile();
+  profile.events[0].period = 10'101'010;
+  profile.events[1].period = 1;
+  profile.events[2].period = 52'631'578;
+  const std::vector<PprofSampleType> types = PprofSampleTypes(profile);
+  const PprofProfile p = Decode(EncodePprof(profile));
+  ASSERT_EQ(types.size(), p.sample_types.size());
+  std::string listed, written;
+  for (size_t i = 0; i < types.size(); ++i) {
+    listed += types[i].type + "/" + types[i].unit + "@" + std::to_string(types[i].event) +
+              (types[i].counts_periods ? "#periods " : " ");
+    written += p.S(p.sample_types[i].type) + "/" + p.S(p.sample_types[i].unit) + " ";
+  }
+  EXPECT_EQ(listed,
+            "samples/count@0#periods cpu/nanoseconds@0 page-faults/count@1 "
+            "wall_samples/count@2#periods wall/nanoseconds@2 alloc_space/count@3 ");
+  EXPECT_EQ(written,
+            "samples/count cpu/nanoseconds page-faults/count wall_samples/count wall/nanoseconds "
+            "alloc_space/count ");
+}
+
 TEST(Pprof, WriteProfileFileGzipsByName) {
   ASSERT_EQ(FormatFromPath("out/profile.pb.gz"), Format::kPprof);
   EXPECT_EQ(FormatFromPath(".pb.gz"), std::nullopt);

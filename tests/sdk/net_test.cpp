@@ -31,6 +31,7 @@
 #include "net/push_client.h"
 #include "net_test_util.h"
 #include "pprof_reader.h"
+#include "pyroscope_form.h"
 
 namespace inprof::internal {
 namespace {
@@ -737,48 +738,64 @@ PushOptions OptionsFor(uint16_t port) {
   return o;
 }
 
-TEST(PushClientTest, EachEventOfAWindowIsOneIngestRequestWithItsPprof) {
+// Periods as the runtime sets them for time-based events: one sample stands for 1/hz.
+Profile TwoEventProfileWithPeriods() {
+  Profile p = TwoEventProfile();
+  p.events[0].period = 1000000000 / 99;
+  p.events[1].period = 1000000000 / 19;
+  return p;
+}
+
+TEST(PushClientTest, EachEventOfAWindowIsOneIngestFormWithItsPprofAndSampleTypes) {
   FakeIngest server([](size_t) { return 200; });
   PushClient client(OptionsFor(server.port()), &PlainStarter);
   ASSERT_TRUE(client.Start().ok());
   const int64_t start = 1795000000LL * 1000000000 + 250000000;  // .25 s past a second
-  client.Enqueue(TwoEventProfile(), start, start + 10LL * 1000000000);
+  client.Enqueue(TwoEventProfileWithPeriods(), start, start + 10LL * 1000000000);
   ASSERT_TRUE(server.WaitFor(2));
   client.Stop(5s);
   std::vector<Received> got = server.requests();
   ASSERT_EQ(got.size(), 2u);
-  std::map<std::string, int64_t> totals = {{"checkout.cpu{env=prod,region=eu}", 400},
-                                           {"checkout.wall{env=prod,region=eu}", 60}};
-  std::map<std::string, std::string> rates = {{"checkout.cpu{env=prod,region=eu}", "99"},
-                                              {"checkout.wall{env=prod,region=eu}", "19"}};
+  // Per profile name Pyroscope gives the request: the event's column and total, its rate.
+  struct Expected {
+    std::string event;
+    int64_t samples;
+    int64_t period;
+    std::string rate;
+  };
+  std::map<std::string, Expected> expected = {{"process_cpu", {"cpu", 400, 1000000000 / 99, "99"}},
+                                              {"wall", {"wall", 60, 1000000000 / 19, "19"}}};
   for (const Received& r : got) {
-    EXPECT_EQ(r.method, "POST");
-    EXPECT_EQ(r.target.substr(0, r.target.find('?')), "/ingest");
-    std::map<std::string, std::string> q = DecodedQuery(r.target);
-    ASSERT_TRUE(totals.count(q["name"])) << q["name"];
-    EXPECT_EQ(q["from"], "1795000000");
-    EXPECT_EQ(q["until"], "1795000011");  // the window's end, rounded up
-    EXPECT_EQ(q["sampleRate"], rates[q["name"]]);
-    EXPECT_EQ(q["spyName"], "inprof");
-    EXPECT_EQ(q["format"], "pprof");
+    test::PushedForm f = test::DecodePushedForm(r);
+    ASSERT_TRUE(expected.count(f.profile_name)) << f.profile_name;
+    const Expected& e = expected[f.profile_name];
+    // The application name alone: Pyroscope takes it whole as service_name.
+    EXPECT_EQ(f.query["name"], "checkout{env=prod,region=eu}");
+    EXPECT_EQ(f.query["from"], "1795000000");
+    EXPECT_EQ(f.query["until"], "1795000011");  // the window's end, rounded up
+    EXPECT_EQ(f.query["sampleRate"], e.rate);
+    EXPECT_EQ(f.query["spyName"], "inprof");
     EXPECT_EQ(r.headers.at("x-scope-orgid"), "team-a");
-    EXPECT_EQ(r.headers.at("content-type"), "application/octet-stream");
-    std::string raw, error;
-    ASSERT_TRUE(test::Gunzip(r.body, &raw, &error)) << error;
-    test::PprofProfile p;
-    ASSERT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
-    ASSERT_EQ(p.sample_types.size(), 1u);  // this event only
-    int64_t total = 0;
-    for (const auto& s : p.samples) {
-      ASSERT_EQ(s.values.size(), 1u);
-      EXPECT_GT(s.values[0], 0);
-      total += s.values[0];
-    }
-    EXPECT_EQ(total, totals[q["name"]]) << q["name"];
-    std::string dump = test::DumpPprof(p);
-    EXPECT_NE(dump.find("main"), std::string::npos) << dump;
-    totals.erase(q["name"]);
+    // This event only, as Go's CPU profile has it: the samples, then the time they stand for.
+    ASSERT_EQ(f.types, (std::vector<std::string>{"samples", e.event}));
+    EXPECT_EQ(f.units["samples"], "count");
+    EXPECT_EQ(f.units[e.event], "nanoseconds");
+    EXPECT_EQ(f.totals["samples"], e.samples);
+    EXPECT_EQ(f.totals[e.event], e.samples * e.period);
+    const test::SampleTypeConfig& samples = f.config["samples"];
+    EXPECT_EQ(samples.units, "samples");
+    EXPECT_EQ(samples.aggregation, "sum");
+    EXPECT_FALSE(samples.cumulative);
+    EXPECT_TRUE(samples.sampled);
+    const test::SampleTypeConfig& own = f.config[e.event];
+    EXPECT_EQ(own.units, "samples");
+    EXPECT_EQ(own.aggregation, "sum");
+    EXPECT_FALSE(own.cumulative) << "each window is a delta";
+    EXPECT_FALSE(own.sampled);
+    EXPECT_NE(test::DumpPprof(f.pprof).find("main"), std::string::npos);
+    expected.erase(f.profile_name);
   }
+  EXPECT_TRUE(expected.empty());
   PushStats s = client.stats();
   EXPECT_EQ(s.windows, 1u);
   EXPECT_EQ(s.requests, 2u);
@@ -786,8 +803,180 @@ TEST(PushClientTest, EachEventOfAWindowIsOneIngestRequestWithItsPprof) {
   EXPECT_EQ(s.dropped, 0u);
 }
 
-// A request's decoded pprof body: its total weight, and every function and label name in it.
+// The allocation and lock events, built by hand: cpu alone, the four memory types in one
+// pprof, the two lock types in another, each type with its Pyroscope units and aggregation.
+Profile MemoryAndLockProfile() {
+  test::ProfileBuilder b;  // cpu first
+  b.AddEvent("alloc_objects", "count");
+  b.AddEvent("alloc_space", "bytes");
+  b.AddEvent("inuse_objects", "count");
+  b.AddEvent("inuse_space", "bytes");
+  b.AddEvent("contentions", "count");
+  b.AddEvent("delay", "nanoseconds");
+  const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+  const uint32_t make = b.Frame("make_buffer", "/src/buffer.cpp", 20);
+  const uint32_t cache = b.Frame("cache_insert", "/src/cache.cpp", 30);
+  const uint32_t lock = b.Frame("queue_push", "/src/queue.cpp", 40);
+  //                        cpu alloc_o alloc_s inuse_o inuse_s cont delay
+  b.Sample({main, make}, {5, 10, 40960, 0, 0, 0, 0});  // freed within the window
+  b.Sample({main, cache}, {1, 2, 8192, 7, 28672, 0, 0});
+  b.Sample({main, cache}, {0, 0, 0, 3, 12288, 0, 0});  // live, allocated in an earlier window
+  b.Sample({main, lock}, {2, 0, 0, 0, 0, 4, 90000});
+  Profile p = b.profile();
+  p.events[0].period = 1000000000 / 99;
+  p.events[0].frequency_hz = 99;
+  for (size_t e = 1; e < p.events.size(); ++e) p.events[e].period = 1;
+  p.label_sets = {{{"endpoint", "/api/cache"}}};
+  p.samples[1].labels = 1;
+  return p;
+}
+
+TEST(PushClientTest, MemoryAndLockEventsArePushedTogetherWithPyroscopeUnitsAndAggregation) {
+  FakeIngest server([](size_t) { return 200; });
+  PushClient client(OptionsFor(server.port()), &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  client.Enqueue(MemoryAndLockProfile(), 1795000000LL * 1000000000, 1795000010LL * 1000000000);
+  // cpu (plain and labelled), memory (plain and labelled), mutex (plain).
+  ASSERT_TRUE(server.WaitFor(5));
+  client.Stop(5s);
+  std::map<std::string, test::PushedForm> forms;  // by "profile name + series name"
+  for (const Received& r : server.requests()) {
+    test::PushedForm f = test::DecodePushedForm(r);
+    forms[f.profile_name + " " + f.query["name"]] = f;
+  }
+  const std::string plain = "checkout{env=prod,region=eu}";
+  const std::string cache = "checkout{env=prod,region=eu,endpoint=/api/cache}";
+  ASSERT_EQ(forms.size(), 5u);
+  for (const std::string& series : {"process_cpu " + plain, "process_cpu " + cache,
+                                    "memory " + plain, "memory " + cache, "mutex " + plain}) {
+    ASSERT_TRUE(forms.count(series)) << series;
+  }
+
+  struct Want {
+    std::string units, aggregation, display_name;
+  };
+  const std::map<std::string, Want> want = {
+      {"alloc_objects", {"objects", "sum", ""}},
+      {"alloc_space", {"bytes", "sum", ""}},
+      {"inuse_objects", {"objects", "average", ""}},
+      {"inuse_space", {"bytes", "average", ""}},
+      {"contentions", {"lock_samples", "sum", "mutex_count"}},
+      {"delay", {"lock_nanoseconds", "sum", "mutex_duration"}},
+  };
+  const test::PushedForm& memory = forms["memory " + plain];
+  EXPECT_EQ(memory.types, (std::vector<std::string>{"alloc_objects", "alloc_space", "inuse_objects",
+                                                    "inuse_space"}));
+  EXPECT_EQ(memory.units.at("alloc_space"), "bytes");
+  EXPECT_EQ(memory.units.at("inuse_objects"), "count");
+  // The labelled allocation is in its own series only; a live allocation with nothing
+  // allocated in this window is still in the in-use columns.
+  EXPECT_EQ(memory.totals, (std::map<std::string, int64_t>{{"alloc_objects", 10},
+                                                           {"alloc_space", 40960},
+                                                           {"inuse_objects", 3},
+                                                           {"inuse_space", 12288}}));
+  EXPECT_EQ(forms["memory " + cache].totals,
+            (std::map<std::string, int64_t>{{"alloc_objects", 2},
+                                            {"alloc_space", 8192},
+                                            {"inuse_objects", 7},
+                                            {"inuse_space", 28672}}));
+  const test::PushedForm& mutex = forms["mutex " + plain];
+  EXPECT_EQ(mutex.types, (std::vector<std::string>{"contentions", "delay"}));
+  EXPECT_EQ(mutex.totals, (std::map<std::string, int64_t>{{"contentions", 4}, {"delay", 90000}}));
+  const test::PushedForm& memory_cache = forms["memory " + cache];
+  for (const test::PushedForm* f : {&memory, &memory_cache, &mutex}) {
+    for (const std::string& type : f->types) {
+      ASSERT_TRUE(want.count(type)) << type;
+      const test::SampleTypeConfig& c = f->config.at(type);
+      EXPECT_EQ(c.units, want.at(type).units) << type;
+      EXPECT_EQ(c.aggregation, want.at(type).aggregation) << type;
+      EXPECT_EQ(c.display_name, want.at(type).display_name) << type;
+      EXPECT_FALSE(c.cumulative) << type << ": pushed as per-window deltas";
+      EXPECT_FALSE(c.sampled) << type << ": weights already stand for what they estimate";
+    }
+  }
+  // The cpu request holds cpu alone (the other events' stacks stay out of it).
+  const test::PushedForm& cpu = forms["process_cpu " + plain];
+  EXPECT_EQ(cpu.types, (std::vector<std::string>{"samples", "cpu"}));
+  EXPECT_EQ(cpu.totals.at("samples"), 7);
+  EXPECT_EQ(cpu.pprof.samples.size(), 2u);
+  PushStats s = client.stats();
+  EXPECT_EQ(s.requests, 5u);
+  EXPECT_EQ(s.sent, 5u);
+}
+
+TEST(PushClientTest, OtherEventsAreFiledUnderNamesEveryPyroscopeAccepts) {
+  // CPU-time events under process_cpu (their samples column named "cpu", as Go's client does);
+  // perf count events under their own names, made valid metric names.
+  FakeIngest server([](size_t) { return 200; });
+  PushClient client(OptionsFor(server.port()), &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  test::ProfileBuilder b;
+  const uint32_t f = b.Frame("f", "/src/f.cpp", 1);
+  b.Sample({f}, {1});
+  Profile p = b.profile();
+  struct {
+    const char* name;
+    bool time;
+    int64_t weight;
+  } const events[] = {{"lua", true, 1},
+                      {"task-clock", true, 2},
+                      {"cpu-clock", true, 3},
+                      {"page-faults", false, 256},
+                      {"cycles", false, 10000000}};
+  p.events.clear();
+  p.samples[0].weights.clear();
+  for (const auto& e : events) {
+    EventInfo info;
+    info.name = e.name;
+    info.unit = e.time ? "nanoseconds" : "count";
+    info.period = e.time ? 1000000 : 1;
+    info.frequency_hz = e.time ? 1000 : 0;
+    p.events.push_back(info);
+    p.samples[0].weights.push_back(e.weight);
+  }
+  client.Enqueue(p, 0, 1000000000);
+  ASSERT_TRUE(server.WaitFor(5));
+  client.Stop(5s);
+  std::map<std::string, std::string> names;  // event -> profile name
+  for (const Received& r : server.requests()) {
+    test::PushedForm form = test::DecodePushedForm(r);
+    ASSERT_FALSE(form.types.empty());
+    names[form.types.back()] = form.profile_name;
+    for (const std::string& type : form.types) {
+      const test::SampleTypeConfig& c = form.config.at(type);
+      EXPECT_EQ(c.units, "samples") << type;
+      EXPECT_EQ(c.aggregation, "sum") << type;
+      EXPECT_EQ(c.sampled, type == "samples") << type;
+    }
+  }
+  EXPECT_EQ(names, (std::map<std::string, std::string>{{"lua", "process_cpu"},
+                                                       {"task-clock", "process_cpu"},
+                                                       {"cpu-clock", "process_cpu"},
+                                                       {"page-faults", "page_faults"},
+                                                       {"cycles", "cycles"}}));
+}
+
+TEST(PushForm, TheBoundaryOccursInNeitherPart) {
+  // A pprof holding the first two boundaries the seed would give, one as a delimiter line.
+  const std::string pprof =
+      std::string("\x1f\x8b\0\r\n--inprof-0000000000001234\r\nx", 33) + "inprof-0000000000001235";
+  const std::string config = R"({"cpu":{"units":"samples"}})";
+  const PushForm form = MultipartPushForm(pprof, config, 0x1234);
+  EXPECT_EQ(form.content_type, "multipart/form-data; boundary=inprof-0000000000001236");
+  std::vector<test::FormPart> parts;
+  std::string error;
+  ASSERT_TRUE(test::ParseMultipartForm(form.content_type, form.body, &parts, &error)) << error;
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].name, "profile");
+  EXPECT_EQ(parts[0].data, pprof);
+  EXPECT_EQ(parts[1].name, "sample_type_config");
+  EXPECT_EQ(parts[1].data, config);
+}
+
+// A request's decoded form: the total of its event's own column, and every function and
+// label name in its pprof.
 struct PushedBody {
+  std::string profile_name;
   int64_t total = 0;
   std::string functions;  // " main hot" ...
   std::vector<std::string> label_keys;
@@ -795,21 +984,24 @@ struct PushedBody {
 
 PushedBody DecodeBody(const Received& r) {
   PushedBody out;
-  std::string raw, error;
-  EXPECT_TRUE(test::Gunzip(r.body, &raw, &error)) << error;
-  test::PprofProfile p;
-  EXPECT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
-  EXPECT_EQ(p.sample_types.size(), 1u);
-  for (const auto& s : p.samples) {
-    EXPECT_EQ(s.values.size(), 1u);
-    if (!s.values.empty()) out.total += s.values[0];
-    for (const auto& l : s.labels) out.label_keys.push_back(p.S(l.key));
+  test::PushedForm f = test::DecodePushedForm(r);
+  out.profile_name = f.profile_name;
+  EXPECT_EQ(f.types.size(), 1u);
+  if (!f.types.empty()) out.total = f.totals[f.types.back()];
+  for (const auto& s : f.pprof.samples) {
+    for (const auto& l : s.labels) out.label_keys.push_back(f.pprof.S(l.key));
   }
-  for (const auto& f : p.functions) out.functions += " " + p.S(f.name);
+  for (const auto& fn : f.pprof.functions) out.functions += " " + f.pprof.S(fn.name);
   return out;
 }
 
-// The name a series is pushed under must parse as Pyroscope's "app.event{k=v,...}".
+// The series a request is pushed in: the profile name Pyroscope gives it, and the name it
+// is pushed under.
+std::string SeriesOf(const Received& r) {
+  return DecodeBody(r).profile_name + " " + DecodedQuery(r.target)["name"];
+}
+
+// The name a series is pushed under must parse as Pyroscope's "app{k=v,...}".
 bool IsValidSeriesName(const std::string& name) {
   static const std::regex valid(
       R"(^[A-Za-z0-9_.-]+\{([A-Za-z_][A-Za-z0-9_.]*=[^{}=,"\x00-\x1f\x7f]+(,[A-Za-z_][A-Za-z0-9_.]*=[^{}=,"\x00-\x1f\x7f]+)*)?\}$)");
@@ -857,11 +1049,11 @@ TEST(PushClientTest, EachLabelSetIsASeriesTaggedWithItsLabelsHoldingOnlyItsSampl
     EXPECT_EQ(q["from"], "1795000000");
     EXPECT_EQ(q["until"], "1795000010");
     EXPECT_EQ(q["sampleRate"], "99");
-    EXPECT_EQ(q["format"], "pprof");
     bodies[q["name"]] = DecodeBody(r);
+    EXPECT_EQ(bodies[q["name"]].profile_name, "process_cpu");
   }
-  const std::string users = "checkout.cpu{env=prod,region=eu,endpoint=/api/users}";
-  const std::string orders = "checkout.cpu{env=prod,region=eu,endpoint=/api/orders}";
+  const std::string users = "checkout{env=prod,region=eu,endpoint=/api/users}";
+  const std::string orders = "checkout{env=prod,region=eu,endpoint=/api/orders}";
   ASSERT_TRUE(bodies.count(users) && bodies.count(orders)) << got[0].target << " " << got[1].target;
   // The exact weights, 3:1: each body holds its own samples and no other.
   EXPECT_EQ(bodies[users].total, 300);
@@ -895,17 +1087,18 @@ TEST(PushClientTest, SamplesWithoutLabelsStayInThePlainSeriesOfEachEvent) {
   client.Stop(5s);
   std::map<std::string, int64_t> totals;
   for (const Received& r : server.requests()) {
-    totals[DecodedQuery(r.target)["name"]] = DecodeBody(r).total;
+    totals[SeriesOf(r)] = DecodeBody(r).total;
   }
-  EXPECT_EQ(totals,
-            (std::map<std::string, int64_t>{{"checkout.cpu{env=prod,region=eu,endpoint=/a}", 300},
-                                            {"checkout.cpu{env=prod,region=eu,endpoint=/b}", 100},
-                                            {"checkout.wall{env=prod,region=eu,endpoint=/a}", 10},
-                                            {"checkout.wall{env=prod,region=eu}", 50}}));
+  EXPECT_EQ(totals, (std::map<std::string, int64_t>{
+                        {"process_cpu checkout{env=prod,region=eu,endpoint=/a}", 300},
+                        {"process_cpu checkout{env=prod,region=eu,endpoint=/b}", 100},
+                        {"wall checkout{env=prod,region=eu,endpoint=/a}", 10},
+                        {"wall checkout{env=prod,region=eu}", 50}}));
 }
 
 TEST(PushSeriesTags, ValuesAndKeysAreMadeValidForTheSeriesName) {
   PushOptions o;
+  o.app_name = "checkout";
   o.labels = {{"env", "prod"}};
   // The label set as the model keeps it: sorted by key, keys unique.
   const std::vector<Label> set = {
@@ -932,13 +1125,13 @@ TEST(PushSeriesTags, ValuesAndKeysAreMadeValidForTheSeriesName) {
   ASSERT_EQ(cut.size(), 1u);
   EXPECT_EQ(cut[0].second, std::string(kMaxPushTagValue - 1, 'x'));
   ExpectValidSeriesName(
-      DecodedQuery(IngestPathAndQuery(o, "cpu", 0, 1, 99, PushSeriesTags(o, set)))["name"]);
+      DecodedQuery(IngestPathAndQuery(o, 0, 1, 99, PushSeriesTags(o, set)))["name"]);
   // What the check would catch without sanitising.
-  for (const char* bad : {"a.cpu{k=a,b}", "a.cpu{k=a{b}", "a.cpu{k=a=b}", "a.cpu{k=\"}",
-                          "a.cpu{k=a\nb}", "a.cpu{9k=a}", "a.cpu{k=}"}) {
+  for (const char* bad :
+       {"a{k=a,b}", "a{k=a{b}", "a{k=a=b}", "a{k=\"}", "a{k=a\nb}", "a{9k=a}", "a{k=}"}) {
     EXPECT_FALSE(IsValidSeriesName(bad)) << bad;
   }
-  EXPECT_TRUE(IsValidSeriesName("a.cpu{}"));
+  EXPECT_TRUE(IsValidSeriesName("a{}"));
 }
 
 TEST(PushClientTest, SetsThatSanitiseAlikeArePushedAsOneSeries) {
@@ -953,7 +1146,7 @@ TEST(PushClientTest, SetsThatSanitiseAlikeArePushedAsOneSeries) {
   std::vector<Received> got = server.requests();
   ASSERT_EQ(got.size(), 1u);
   std::map<std::string, std::string> q = DecodedQuery(got[0].target);
-  EXPECT_EQ(q["name"], "checkout.cpu{env=prod,region=eu,endpoint=/a_b}");
+  EXPECT_EQ(q["name"], "checkout{env=prod,region=eu,endpoint=/a_b}");
   ExpectValidSeriesName(q["name"]);
   EXPECT_EQ(DecodeBody(got[0]).total, 400);
 }
@@ -982,10 +1175,10 @@ TEST(PushClientTest, AWindowNeverMakesMoreRequestsThanTheQueueHolds) {
   for (const Received& r : server.requests()) {
     totals[DecodedQuery(r.target)["name"]] = DecodeBody(r).total;
   }
-  EXPECT_EQ(totals, (std::map<std::string, int64_t>{{"checkout.cpu{env=prod,region=eu,k=v0}", 60},
-                                                    {"checkout.cpu{env=prod,region=eu,k=v1}", 50},
-                                                    {"checkout.cpu{env=prod,region=eu,k=v2}", 40},
-                                                    {"checkout.cpu{env=prod,region=eu}", 60}}));
+  EXPECT_EQ(totals, (std::map<std::string, int64_t>{{"checkout{env=prod,region=eu,k=v0}", 60},
+                                                    {"checkout{env=prod,region=eu,k=v1}", 50},
+                                                    {"checkout{env=prod,region=eu,k=v2}", 40},
+                                                    {"checkout{env=prod,region=eu}", 60}}));
   PushStats s = client.stats();
   EXPECT_EQ(s.requests, 4u);
   EXPECT_EQ(s.dropped, 0u);

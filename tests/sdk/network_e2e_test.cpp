@@ -19,6 +19,7 @@
 
 #include "pprof_reader.h"
 #include "net_test_util.h"
+#include "pyroscope_form.h"
 #include "test_util.h"
 
 namespace inprof::test {
@@ -148,10 +149,10 @@ TEST(NetworkE2E, EachWindowIsPushedToPyroscopeWithNameLabelsAndTimes) {
   int64_t previous_from = 0;
   int64_t total = 0;
   for (const Received& req : got) {
-    EXPECT_EQ(req.method, "POST");
-    std::map<std::string, std::string> q = DecodedQuery(req.target);
-    EXPECT_EQ(q["name"], "e2e.cpu{env=test,zone=a}");
-    EXPECT_EQ(q["format"], "pprof");
+    // The form Pyroscope reads: checked part by part in DecodePushedForm.
+    PushedForm f = DecodePushedForm(req);
+    std::map<std::string, std::string>& q = f.query;
+    EXPECT_EQ(q["name"], "e2e{env=test,zone=a}");
     EXPECT_EQ(q["spyName"], "inprof");
     EXPECT_EQ(q["sampleRate"], "99");
     EXPECT_EQ(req.headers.at("x-scope-orgid"), "t1");
@@ -159,15 +160,14 @@ TEST(NetworkE2E, EachWindowIsPushedToPyroscopeWithNameLabelsAndTimes) {
     EXPECT_LT(from, std::stoll(q["until"]));
     EXPECT_GE(from, previous_from) << "windows arrive in order";
     previous_from = from;
-    std::string raw, error;
-    ASSERT_TRUE(Gunzip(req.body, &raw, &error)) << error;
-    PprofProfile p;
-    ASSERT_TRUE(DecodePprof(raw, &p, &error)) << error;
-    // One event, as Go's CPU profiles have it: samples/count and cpu/nanoseconds.
-    ASSERT_EQ(p.sample_types.size(), 2u);
-    EXPECT_EQ(p.S(p.sample_types[0].type), "samples");
-    EXPECT_EQ(p.S(p.sample_types[1].type), "cpu");
-    for (const auto& s : p.samples) total += s.values[0];
+    // One event, as Go's CPU profiles have it: samples/count and cpu/nanoseconds, which
+    // Pyroscope files under process_cpu.
+    ASSERT_EQ(f.types, (std::vector<std::string>{"samples", "cpu"}));
+    EXPECT_EQ(f.profile_name, "process_cpu");
+    EXPECT_EQ(f.config["samples"].units, "samples");
+    EXPECT_TRUE(f.config["samples"].sampled);
+    EXPECT_FALSE(f.config["cpu"].cumulative);
+    total += f.totals["samples"];
   }
   EXPECT_GT(total, 0);
   // "inprof: push to http://...: N of N requests sent", nothing dropped or rejected.

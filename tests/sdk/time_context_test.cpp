@@ -23,6 +23,7 @@
 #include "inprof/speedscope.h"
 #include "net_test_util.h"
 #include "pprof_reader.h"
+#include "pyroscope_form.h"
 #include "test_util.h"
 
 namespace inprof::test {
@@ -291,13 +292,9 @@ TEST_F(TimeContext, PushSendsOneSeriesPerLabelSetWithTheRequestsShares) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, int64_t> by_series;
   for (const Received& req : server.requests()) {
-    std::string raw, error;
-    ASSERT_TRUE(Gunzip(req.body, &raw, &error)) << error;
-    PprofProfile p;
-    ASSERT_TRUE(DecodePprof(raw, &p, &error)) << error;
-    int64_t total = 0;
-    for (const PprofSample& s : p.samples) total += s.values[0];
-    by_series[DecodedQuery(req.target)["name"]] += total;
+    // The ingest form, decoded as Pyroscope reads it; the cpu samples column.
+    PushedForm form = DecodePushedForm(req);
+    by_series[form.query["name"]] += form.totals["samples"];
   }
   std::map<std::string, int64_t> by_endpoint;
   for (const auto& [name, total] : by_series) {

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "inprof/profile.h"
 #include "inprof/status.h"
@@ -20,6 +21,19 @@ namespace inprof {
 // Deterministic: equal profiles give identical bytes. Not async-signal-safe.
 std::string EncodePprof(const Profile& profile);
 bool WritePprof(const Profile& profile, std::ostream& out);
+
+// The sample types EncodePprof writes for `profile`, in order: an event with a period above 1
+// (time based) gets the number of periods ("samples/count" for the first event,
+// "<event>_samples/count" for the others) and then its own column in its unit; any other
+// event gets its own column only. For writers of metadata about a pprof (Pyroscope's
+// sample_type_config). Not async-signal-safe.
+struct PprofSampleType {
+  std::string type;
+  std::string unit;
+  size_t event = 0;             // index into Profile::events
+  bool counts_periods = false;  // the number of periods (samples), not the event's own unit
+};
+std::vector<PprofSampleType> PprofSampleTypes(const Profile& profile);
 
 // pprof's profile.proto, gzipped (as pprof files are) or not, as inprof and Go write it:
 // one event per sample type, values in the type's unit, the default sample type first

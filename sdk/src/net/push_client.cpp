@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -29,12 +30,102 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// Everything of `profile` a request body needs but its samples, for one event: Pyroscope
-// names a series per event (app.cpu, app.wall), so each gets its own requests.
-Profile EventFrame(const Profile& profile, size_t event) {
+// What Pyroscope is told about the sample types of each event, by the event's name (its pprof
+// sample type). Events that are not listed (perf count events such as page-faults or cycles,
+// and names this table does not know yet) are pushed alone as "samples", summed.
+//
+// Grafana Pyroscope reads every field of sample_type_config but, for pprof, acts on
+// display-name only: it names the whole request's profile (__name__) from its sample types
+// ("wall" when one is called so; else the first whose display-name, or name, contains "cpu"
+// -> process_cpu, "alloc_" or "inuse_" -> memory, "mutex_" -> mutex, "block_" -> block; else
+// the last one's display-name or name), then keeps each sample type as its own series,
+// <__name__>:<type>:<unit>:<period type>:<period unit> (docs/network.md). units, aggregation,
+// cumulative and sampled are what its API reference defines and older servers displayed and
+// aggregated by; they are sent as true as the window makes them:
+//  - every pushed window is a delta, never a running total, so nothing is cumulative: /ingest
+//    marks its series __delta__="false" and the server never subtracts one window from the
+//    previous itself, which is why alloc_* are pushed per window rather than since start;
+//  - in-use memory is a level, not a flow: averaged over windows, never summed;
+//  - the time and count events count samples ("samples"); lock events use Pyroscope's lock
+//    units, under the display-names its own defaults give contentions and delay.
+// `together` names the events pushed in one pprof, as Go's heap profile carries all four
+// memory types: the server gives one request one __name__, so only events it files under the
+// same name may share a request, and those then share the stacks' encoding once. Every other
+// event is a request of its own.
+struct PyroscopeType {
+  std::string_view event;
+  std::string_view units;        // samples, objects, bytes, lock_samples, lock_nanoseconds
+  std::string_view aggregation;  // sum | average
+  bool cumulative;
+  std::string_view display_name;  // "": none
+  std::string_view together;      // "": pushed alone
+  // CPU time: the periods column ("samples/count") is named "cpu", as Pyroscope's defaults
+  // and Go's client name it, so the request is filed under process_cpu ("lua", "task-clock"
+  // do not say "cpu" themselves).
+  bool cpu_time;
+};
+constexpr PyroscopeType kPyroscopeTypes[] = {
+    {"cpu", "samples", "sum", false, "", "", true},
+    {"wall", "samples", "sum", false, "", "", false},
+    {"lua", "samples", "sum", false, "", "", true},
+    {"task-clock", "samples", "sum", false, "", "", true},
+    {"cpu-clock", "samples", "sum", false, "", "", true},
+    {"alloc_objects", "objects", "sum", false, "", "memory", false},
+    {"alloc_space", "bytes", "sum", false, "", "memory", false},
+    {"inuse_objects", "objects", "average", false, "", "memory", false},
+    {"inuse_space", "bytes", "average", false, "", "memory", false},
+    {"contentions", "lock_samples", "sum", false, "mutex_count", "mutex", false},
+    {"delay", "lock_nanoseconds", "sum", false, "mutex_duration", "mutex", false},
+};
+
+const PyroscopeType* FindPyroscopeType(std::string_view event) {
+  for (const PyroscopeType& t : kPyroscopeTypes) {
+    if (t.event == event) return &t;
+  }
+  return nullptr;
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  *out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      *out += '\\';
+      *out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c));
+      *out += esc;
+    } else {
+      *out += c;
+    }
+  }
+  *out += '"';
+}
+
+// The events of `profile` in push groups, in the order of their first event.
+std::vector<std::vector<size_t>> PushGroups(const Profile& profile) {
+  std::vector<std::vector<size_t>> groups;
+  std::map<std::string_view, size_t> by_name;
+  for (size_t e = 0; e < profile.events.size(); ++e) {
+    const PyroscopeType* type = FindPyroscopeType(profile.events[e].name);
+    if (type != nullptr && !type->together.empty()) {
+      auto [it, added] = by_name.emplace(type->together, groups.size());
+      if (!added) {
+        groups[it->second].push_back(e);
+        continue;
+      }
+    }
+    groups.push_back({e});
+  }
+  return groups;
+}
+
+// Everything of `profile` a request body needs but its samples, for the events of one push
+// group (their weights are re-indexed by the caller).
+Profile GroupFrame(const Profile& profile, const std::vector<size_t>& events) {
   Profile out;
   out.meta = profile.meta;
-  out.events.push_back(profile.events[event]);
+  for (size_t e : events) out.events.push_back(profile.events[e]);
   out.frames = profile.frames;
   out.health = profile.health;
   out.modules = profile.modules;
@@ -42,32 +133,86 @@ Profile EventFrame(const Profile& profile, size_t event) {
   return out;
 }
 
-// One series of one event of a window (its tags are the key it is kept under): the samples
-// it pushes and their total weight.
+// sample_type_config for a body made of `profile`: one entry per sample type its pprof has.
+std::string SampleTypeConfig(const Profile& profile) {
+  std::string json = "{";
+  for (const PprofSampleType& column : PprofSampleTypes(profile)) {
+    const std::string& event = profile.events[column.event].name;
+    const PyroscopeType* type = FindPyroscopeType(event);
+    std::string_view units = "samples", aggregation = "sum";
+    bool cumulative = false;
+    std::string display;
+    if (column.counts_periods) {
+      // The number of samples taken at sampleRate: Pyroscope's "sampled".
+      if (type != nullptr && type->cpu_time) display = "cpu";
+    } else if (type != nullptr) {
+      units = type->units;
+      aggregation = type->aggregation;
+      cumulative = type->cumulative;
+      display = type->display_name;
+    } else if (event.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789_") != std::string::npos) {
+      // An unlisted event is filed under a name of its own, the last sample type's: one
+      // every Pyroscope version takes as a metric name (page-faults -> page_faults).
+      for (char c : event) display += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      if (!display.empty() && std::isdigit(static_cast<unsigned char>(display[0]))) {
+        display.insert(display.begin(), '_');
+      }
+    }
+    if (json.size() > 1) json += ',';
+    AppendJsonString(column.type, &json);
+    json += ":{\"units\":";
+    AppendJsonString(units, &json);
+    json += ",\"aggregation\":";
+    AppendJsonString(aggregation, &json);
+    json += cumulative ? ",\"cumulative\":true" : ",\"cumulative\":false";
+    json += column.counts_periods ? ",\"sampled\":true" : ",\"sampled\":false";
+    if (!display.empty()) {
+      json += ",\"display-name\":";
+      AppendJsonString(display, &json);
+    }
+    json += '}';
+  }
+  json += '}';
+  return json;
+}
+
+// One series of one push group of a window (its tags are the key it is kept under): the
+// samples it pushes and their total weight.
 struct Series {
   std::vector<Sample> samples;
   int64_t weight = 0;
 };
 
-// The samples of `event` with weight, grouped by the series their label set maps to (the
-// plain series under no tags). A sample keeps its thread but not its labels: they are in the
-// series name, and the body repeating them (possibly unsanitised) could only disagree.
-std::map<PushTags, Series> SplitBySeries(const Profile& profile, size_t event,
+// The samples with weight in one of `events`, grouped by the series their label set maps to
+// (the plain series under no tags), their weights those of `events` in that order. A sample
+// keeps its thread but not its labels: they are in the series name, and the body repeating
+// them (possibly unsanitised) could only disagree.
+std::map<PushTags, Series> SplitBySeries(const Profile& profile, const std::vector<size_t>& events,
                                          const std::vector<PushTags>& set_tags) {
   std::map<PushTags, Series> series;
   static const PushTags kPlain;
   for (const Sample& sample : profile.samples) {
-    if (event >= sample.weights.size() || sample.weights[event] == 0) continue;
+    Sample copy;
+    bool any = false;
+    int64_t weight = 0;
+    for (size_t e : events) {
+      const int64_t w = e < sample.weights.size() ? sample.weights[e] : 0;
+      copy.weights.push_back(w);
+      any = any || w != 0;
+      // Series are ranked by weight only within one group, whose events may differ in unit:
+      // the sum is an order, not a quantity.
+      if (__builtin_add_overflow(weight, w < 0 ? 0 : w, &weight)) weight = INT64_MAX;
+    }
+    if (!any) continue;
     const PushTags& tags = sample.labels != 0 && sample.labels <= set_tags.size()
                                ? set_tags[sample.labels - 1]
                                : kPlain;
     Series& s = series[tags];
-    Sample copy;
     copy.frames = sample.frames;
-    copy.weights.push_back(sample.weights[event]);
     copy.tid = sample.tid;
     s.samples.push_back(std::move(copy));
-    if (__builtin_add_overflow(s.weight, sample.weights[event], &s.weight)) s.weight = INT64_MAX;
+    if (__builtin_add_overflow(s.weight, weight, &s.weight)) s.weight = INT64_MAX;
   }
   return series;
 }
@@ -216,10 +361,12 @@ PushTags PushSeriesTags(const PushOptions& options, const std::vector<Label>& la
   return tags;
 }
 
-std::string IngestPathAndQuery(const PushOptions& options, const std::string& event,
-                               int64_t from_unix_s, int64_t until_unix_s, double sample_rate_hz,
-                               const PushTags& tags) {
-  std::string name = options.app_name + "." + event + "{";
+std::string IngestPathAndQuery(const PushOptions& options, int64_t from_unix_s,
+                               int64_t until_unix_s, double sample_rate_hz, const PushTags& tags) {
+  // The application name alone: for a pprof body Pyroscope takes the name before '{' as
+  // service_name whole (an ".cpu" suffix would make every event a service of its own) and
+  // names the profile from the sample types.
+  std::string name = options.app_name + "{";
   bool first = true;
   for (const PushTags* list : {&options.labels, &tags}) {
     for (const auto& [key, value] : *list) {
@@ -233,14 +380,48 @@ std::string IngestPathAndQuery(const PushOptions& options, const std::string& ev
   q += "&from=" + std::to_string(from_unix_s);
   q += "&until=" + std::to_string(until_unix_s);
   if (sample_rate_hz > 0) q += "&sampleRate=" + std::to_string(std::lround(sample_rate_hz));
-  q += "&spyName=inprof&format=pprof";
+  // No format=pprof: the server checks `format` before the Content-Type, and with
+  // format=pprof it would take the whole multipart body for the pprof.
+  q += "&spyName=inprof";
   return q;
+}
+
+PushForm MultipartPushForm(const std::string& pprof, const std::string& config, uint64_t seed) {
+  // Pyroscope's form reader (Go's multipart.Reader.ReadForm) files a part under File only
+  // when its Content-Disposition has a filename, and the ingest code reads File only: a part
+  // without one would be a text value the server never looks at.
+  std::string boundary;
+  for (uint64_t n = seed;; ++n) {
+    char text[40];
+    std::snprintf(text, sizeof text, "inprof-%016llx", static_cast<unsigned long long>(n));
+    boundary = text;
+    if (pprof.find(boundary) == std::string::npos && config.find(boundary) == std::string::npos) {
+      break;
+    }
+  }
+  PushForm form;
+  std::string& body = form.body;
+  body.reserve(pprof.size() + config.size() + 400);
+  body += "--" + boundary + "\r\n";
+  body += "Content-Disposition: form-data; name=\"profile\"; filename=\"profile.pb.gz\"\r\n";
+  body += "Content-Type: application/octet-stream\r\n\r\n";
+  body += pprof;
+  body += "\r\n--" + boundary + "\r\n";
+  body +=
+      "Content-Disposition: form-data; name=\"sample_type_config\"; "
+      "filename=\"sample_type_config.json\"\r\n";
+  body += "Content-Type: application/json\r\n\r\n";
+  body += config;
+  body += "\r\n--" + boundary + "--\r\n";
+  form.content_type = "multipart/form-data; boundary=" + boundary;
+  return form;
 }
 
 PushClient::PushClient(PushOptions options, ThreadStarter starter)
     : options_(std::move(options)), starter_(std::move(starter)) {
   std::random_device seed;
   rng_.seed((static_cast<uint64_t>(seed()) << 32) ^ static_cast<uint64_t>(getpid()));
+  boundary_seed_ = (static_cast<uint64_t>(seed()) << 32) ^ seed();
 }
 
 PushClient::~PushClient() {
@@ -271,33 +452,37 @@ void PushClient::Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t 
   for (const std::vector<Label>& set : profile.label_sets) {
     set_tags.push_back(PushSeriesTags(options_, set));
   }
-  std::vector<std::map<PushTags, Series>> per_event;
-  size_t events_with_samples = 0;
-  for (size_t e = 0; e < profile.events.size(); ++e) {
-    per_event.push_back(SplitBySeries(profile, e, set_tags));
-    if (!per_event.back().empty()) ++events_with_samples;
+  const std::vector<std::vector<size_t>> groups = PushGroups(profile);
+  std::vector<std::map<PushTags, Series>> per_group;
+  size_t groups_with_samples = 0;
+  for (const std::vector<size_t>& events : groups) {
+    per_group.push_back(SplitBySeries(profile, events, set_tags));
+    if (!per_group.back().empty()) ++groups_with_samples;
   }
   // One window never makes more requests than the queue holds, or it would push its own
-  // first requests out: each event gets the plain series and an equal share of the rest.
-  const size_t budget = events_with_samples == 0
+  // first requests out: each group gets the plain series and an equal share of the rest.
+  const size_t budget = groups_with_samples == 0
                             ? 0
-                            : std::max<size_t>(options_.max_windows / events_with_samples, 1) - 1;
+                            : std::max<size_t>(options_.max_windows / groups_with_samples, 1) - 1;
   size_t merged = 0;
   std::vector<Request> requests;
-  for (size_t e = 0; e < profile.events.size(); ++e) {
-    std::map<PushTags, Series>& series = per_event[e];
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::map<PushTags, Series>& series = per_group[g];
     if (series.empty()) continue;
     merged += MergeLightest(series, budget);
-    Profile body_profile = EventFrame(profile, e);
+    Profile body_profile = GroupFrame(profile, groups[g]);
+    const std::string config = SampleTypeConfig(body_profile);
     for (auto& [tags, one] : series) {  // the plain series first: empty tags sort first
       body_profile.samples = std::move(one.samples);
-      std::ostringstream body;
-      if (!WritePprof(body_profile, body)) continue;
+      std::ostringstream pprof;
+      if (!WritePprof(body_profile, pprof)) continue;
       Request r;
       r.id = ++next_id_;
-      r.path_and_query = IngestPathAndQuery(options_, profile.events[e].name, from, until,
-                                            profile.events[e].frequency_hz, tags);
-      r.body = std::make_shared<const std::string>(std::move(body).str());
+      r.path_and_query =
+          IngestPathAndQuery(options_, from, until, body_profile.events[0].frequency_hz, tags);
+      PushForm form = MultipartPushForm(pprof.str(), config, boundary_seed_ ^ r.id);
+      r.content_type = std::move(form.content_type);
+      r.body = std::make_shared<const std::string>(std::move(form.body));
       requests.push_back(std::move(r));
     }
   }
@@ -437,8 +622,8 @@ void PushClient::Run() {
     }
     lock.Unlock();
     HttpClientResult result =
-        HttpPost(options_.url, request.path_and_query, headers, "application/octet-stream",
-                 *request.body, timeout, StillOurs(cancel_fd_, cancel_id_) ? cancel_fd_ : -1);
+        HttpPost(options_.url, request.path_and_query, headers, request.content_type, *request.body,
+                 timeout, StillOurs(cancel_fd_, cancel_id_) ? cancel_fd_ : -1);
     lock.Lock();
     if (result.status >= 200 && result.status < 300) {
       ++stats_.sent;

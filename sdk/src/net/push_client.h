@@ -1,10 +1,14 @@
 // Pushes each window to a Grafana Pyroscope server (INPROF_PUSH_URL), for fleets:
-//   POST <url>/ingest?name=<app>.<event>{k=v,...}&from=<s>&until=<s>&sampleRate=<hz>
-//        &spyName=inprof&format=pprof
-// one request per event and label series, the body a gzipped pprof of that event alone. The
-// samples a thread took under labels (inprof_label_set) form one series per distinct label
-// set, its labels added to the static ones as tags (PushSeriesTags); samples without labels
-// form the plain series.
+//   POST <url>/ingest?name=<app>{k=v,...}&from=<s>&until=<s>&sampleRate=<hz>&spyName=inprof
+//   Content-Type: multipart/form-data; boundary=...
+// the body Pyroscope's ingest form: a file field `profile` with the gzipped pprof and a file
+// field `sample_type_config` with JSON telling, per sample type of that pprof, its units,
+// aggregation, cumulative, sampled and display-name (docs/network.md says what the server
+// does with each). One request per push group and label series: an event alone, or the
+// events Pyroscope files under one profile name together (the four memory types; the two
+// lock types). The samples a thread took under labels (inprof_label_set) form one series
+// per distinct label set, its labels added to the static ones as tags (PushSeriesTags);
+// samples without labels form the plain series.
 //
 // Never blocks the program and never grows: Enqueue encodes the window and appends it to a
 // queue bounded in windows and bytes, dropping the oldest (counted) when full; one sender
@@ -50,7 +54,7 @@ struct PushOptions {
 
 struct PushStats {
   uint64_t windows = 0;   // windows handed to Enqueue
-  uint64_t requests = 0;  // requests built from them (one per event and series with samples)
+  uint64_t requests = 0;  // requests built from them (one per group and series with samples)
   // Label series of a window that did not fit in max_windows requests and were pushed in
   // the plain series instead (the lightest first).
   uint64_t merged_series = 0;
@@ -65,12 +69,22 @@ struct PushStats {
 
 using PushTags = std::vector<std::pair<std::string, std::string>>;
 
-// The ingest request of one event of a window, without the host part:
-// "/ingest?name=app.cpu%7Benv%3Dprod%7D&from=...". `tags` (a label series') follow the static
+// The ingest request of one group of a window, without the host part:
+// "/ingest?name=app%7Benv%3Dprod%7D&from=...". `tags` (a label series') follow the static
 // labels in the name. Exposed for tests.
-std::string IngestPathAndQuery(const PushOptions& options, const std::string& event,
-                               int64_t from_unix_s, int64_t until_unix_s, double sample_rate_hz,
+std::string IngestPathAndQuery(const PushOptions& options, int64_t from_unix_s,
+                               int64_t until_unix_s, double sample_rate_hz,
                                const PushTags& tags = {});
+
+// The multipart/form-data body (RFC 7578) of one push request and its Content-Type: the file
+// fields `profile` (the gzipped pprof) and `sample_type_config` (JSON), the boundary
+// "inprof-<16 hex digits>" counting up from `seed` to the first that occurs in neither part.
+// Exposed for tests.
+struct PushForm {
+  std::string body;
+  std::string content_type;
+};
+PushForm MultipartPushForm(const std::string& pprof, const std::string& config, uint64_t seed);
 
 // The tags a label set adds to a series name, made valid for it, in the set's (key) order:
 // a key keeps letters, digits, '_' and '.' (others become '_'; '_' goes before a leading digit
@@ -98,8 +112,8 @@ class PushClient {
   PushClient& operator=(const PushClient&) = delete;
 
   Status Start();
-  // Queues the window [start, end) of `profile`: per event with samples, one request for the
-  // samples without labels and one per label series, at most max_windows in all.
+  // Queues the window [start, end) of `profile`: per push group with samples, one request for
+  // the samples without labels and one per label series, at most max_windows in all.
   // Returns at once; O(profile) CPU for encoding, on the caller's thread.
   void Enqueue(const Profile& profile, int64_t start_unix_ns, int64_t end_unix_ns);
   // Sends what is queued for at most `flush` more, then stops the sender; what is left is
@@ -117,6 +131,7 @@ class PushClient {
   struct Request {
     uint64_t id = 0;
     std::string path_and_query;
+    std::string content_type;                 // multipart/form-data with the body's boundary
     std::shared_ptr<const std::string> body;  // shared: the sender copies the request
   };
   static void* Entry(void* self);
@@ -136,11 +151,13 @@ class PushClient {
   bool stopping_ GUARDED_BY(mu_) = false;
   // Run has returned (Stop waits for it until the deadline).
   bool sender_done_ GUARDED_BY(mu_) = false;
-  int cancel_fd_ = -1;        // eventfd: readable once the flush deadline has passed
-  FdIdentity cancel_id_;      // ... and which file it is (the program may close it)
+  int cancel_fd_ = -1;    // eventfd: readable once the flush deadline has passed
+  FdIdentity cancel_id_;  // ... and which file it is (the program may close it)
   std::chrono::steady_clock::time_point flush_deadline_ GUARDED_BY(mu_){};
   // The sender thread's own (seeded by Start before the thread runs).
   std::mt19937_64 rng_;
+  // Where the multipart boundaries start (set once by the constructor).
+  uint64_t boundary_seed_ = 0;
   bool failing_ = false;  // a failure was reported and no success since
 };
 
