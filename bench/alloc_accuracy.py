@@ -113,14 +113,15 @@ def read_folded(path):
     return stacks
 
 
-def folded_files(prefix):
-    """The per-event folded files of output `prefix`.folded: {event: path}."""
+def folded_files(prefix, empty_events=()):
+    """The per-event folded files of output `prefix`.folded: {event: path}. An event listed in
+    `empty_events` (no weight in the profile) may have no file."""
     files = {}
     for event in EVENTS:
         path = f"{prefix}.{event}.folded"
         if os.path.exists(path):
             files[event] = path
-    missing = [e for e in EVENTS if e not in files]
+    missing = [e for e in EVENTS if e not in files and e not in empty_events]
     if missing:
         present = sorted(os.path.basename(p) for p in glob.glob(os.path.dirname(prefix) + "/*"))
         raise SetupError(f"no folded output for {', '.join(missing)} (expected "
@@ -160,12 +161,15 @@ def run_once(program, lib, tmp, rate, seed, scale, preload_prefix=""):
         truth = json.loads(proc.stdout)
     except json.JSONDecodeError as e:
         raise SetupError(f"{program}: its stdout is not the expected JSON ({e})")
-    folded = {event: read_folded(path) for event, path in folded_files(prefix).items()}
     try:
         with open(prefix + ".json", encoding="utf-8") as f:
             annotation = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         raise SetupError(f"{prefix}.json: {e}")
+    empty = [e["name"] for e in annotation.get("events", []) if e.get("total_weight") == 0]
+    folded = {event: {} for event in EVENTS}
+    for event, path in folded_files(prefix, empty).items():
+        folded[event] = read_folded(path)
     return truth, folded, annotation
 
 
