@@ -23,7 +23,7 @@ in-use space of every freed site 0 in every run, and >= 99 % of the sampled byte
 objects) on the right line in every run. Exits 2 on a setup error (no build, the runtime
 refuses INPROF_EVENTS=alloc, outputs missing).
 
-  bench/alloc_accuracy.py [--build build] [--runs 100] [--rate 64K] [--scale 1]
+  bench/alloc_accuracy.py [--build build] [--runs 100] [--rate 64K] [--scale 1] [--first-seed 1]
 
 The module's functions are also used by tests/sdk/alloc_sites_test.py.
 """
@@ -250,6 +250,8 @@ def main():
                         help="INPROF_ALLOC_RATE, bytes (K/M suffixes; default 64K)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="the fixture's --scale (default 1: >= 1000 samples per site at 64K)")
+    parser.add_argument("--first-seed", type=int, default=1,
+                        help="seeds FIRST..FIRST+runs-1 (default 1; seeded runs repeat exactly)")
     parser.add_argument("--tolerance", type=float, default=0.10)
     parser.add_argument("--share", type=float, default=0.99,
                         help="required share of runs within tolerance, and of bytes on the line")
@@ -267,21 +269,22 @@ def main():
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="inprof-alloc-") as tmp:
-        for seed in range(1, args.runs + 1):
+        for seed in range(args.first_seed, args.first_seed + args.runs):
             try:
                 truth, folded, annotation = run_once(program, lib, tmp, args.rate, seed, args.scale)
                 runs.append((truth, analyse(truth, folded, annotation)))
             except SetupError as e:
                 print(f"alloc_accuracy.py: run {seed}: {e}", file=sys.stderr)
                 return 2
-            if seed % 10 == 0:
-                print(f"{seed} runs done", file=sys.stderr)
+            if (seed - args.first_seed + 1) % 10 == 0:
+                print(f"{seed - args.first_seed + 1} runs done", file=sys.stderr)
 
     truth = runs[0][0]
     tol = args.tolerance
     need = math.ceil(args.share * args.runs - 1e-9)
     failures = []
-    print(f"{args.runs} runs, INPROF_ALLOC_RATE={args.rate}, scale {args.scale}; "
+    print(f"{args.runs} runs (seeds {args.first_seed}..{args.first_seed + args.runs - 1}), "
+          f"INPROF_ALLOC_RATE={args.rate}, scale {args.scale}; "
           f"targets: within +-{tol:.0%} in >= {need}/{args.runs} runs for sites with >= 1000 "
           f"expected samples\n")
     # sd / predicted: about 1 (+-0.07 for 100 runs) when the runtime samples as Poisson
