@@ -42,6 +42,7 @@ def main():
         return 2
     program, lib, bench_dir = sys.argv[1:4]
     prefix = sys.argv[4] if len(sys.argv) == 5 else ""
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     sys.path.insert(0, bench_dir)
     import alloc_accuracy as aa  # noqa: E402 (the path is an argument)
 
