@@ -164,13 +164,21 @@ class PprofBuilder {
     if (p_.meta.duration_ns != 0) out.Signed(field::kDurationNanos, p_.meta.duration_ns);
     if (!p_.events.empty()) {
       const EventInfo& first = p_.events[0];
+      // A profile of allocations (first event alloc_* or inuse_*, values already estimates)
+      // is described as Go's heap profile is: period type space/bytes; in the runtime's order
+      // (alloc_objects first) the bytes allocated are shown first.
+      const bool alloc = first.name.starts_with("alloc_") || first.name.starts_with("inuse_");
+      const bool objects_first = first.name == "alloc_objects" && p_.events.size() > 1 &&
+                                 p_.events[1].name == "alloc_space";
       out.Message(field::kPeriodType,
-                  ValueType(first.name, first.unit.empty() ? "count" : first.unit));
+                  alloc ? ValueType("space", "bytes")
+                        : ValueType(first.name, first.unit.empty() ? "count" : first.unit));
       out.Signed(field::kPeriod, static_cast<int64_t>(std::min<uint64_t>(
                                      std::max<uint64_t>(first.period, 1), uint64_t{INT64_MAX})));
       // pprof shows the last sample type unless told otherwise; the first event is the one
       // the profile was taken for.
-      out.Signed(field::kDefaultSampleType, strings_.Index(first.name));
+      out.Signed(field::kDefaultSampleType,
+                 strings_.Index(objects_first ? p_.events[1].name : first.name));
     }
     for (const std::string& c : Comments()) out.Signed(field::kComment, strings_.Index(c));
 

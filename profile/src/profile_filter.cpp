@@ -248,4 +248,44 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
   return Status::Ok();
 }
 
+Profile KeepEvents(const Profile& in, const std::vector<size_t>& events) {
+  Profile out;
+  out.meta = in.meta;
+  out.frames = in.frames;
+  out.health = in.health;
+  out.modules = in.modules;
+  out.label_sets = in.label_sets;
+  out.threads = in.threads;
+  std::vector<int64_t> new_event(in.events.size(), -1);
+  for (size_t e : events) {
+    if (e >= in.events.size()) continue;
+    new_event[e] = static_cast<int64_t>(out.events.size());
+    out.events.push_back(in.events[e]);
+  }
+  std::vector<int64_t> new_sample(in.samples.size(), -1);
+  for (size_t i = 0; i < in.samples.size(); ++i) {
+    const Sample& s = in.samples[i];
+    Sample kept = s;
+    kept.weights.assign(out.events.size(), 0);
+    bool any = false;
+    for (size_t e = 0; e < s.weights.size() && e < new_event.size(); ++e) {
+      if (new_event[e] < 0) continue;
+      kept.weights[static_cast<size_t>(new_event[e])] = s.weights[e];
+      any = any || s.weights[e] != 0;
+    }
+    if (!any) continue;
+    new_sample[i] = static_cast<int64_t>(out.samples.size());
+    out.samples.push_back(std::move(kept));
+  }
+  for (const TimedSample& t : in.timeline) {
+    if (t.sample >= new_sample.size() || t.event >= new_event.size()) continue;
+    if (new_sample[t.sample] < 0 || new_event[t.event] < 0) continue;
+    TimedSample kept = t;
+    kept.sample = static_cast<uint32_t>(new_sample[t.sample]);
+    kept.event = static_cast<uint32_t>(new_event[t.event]);
+    out.timeline.push_back(kept);
+  }
+  return out;
+}
+
 }  // namespace inprof

@@ -103,6 +103,32 @@ TEST(AllocTest, TheSameSeedGivesTheSameProfile) {
   EXPECT_GT(a.events["alloc_objects"]["live_site"], 0);
 }
 
+// leak_limit: a run that keeps more than the limit allocated at exit fails with 23 and names
+// the stack that holds it; under the limit it keeps its own status. live_site keeps 52 MB.
+TEST(AllocTest, LeakLimitFailsARunThatKeepsMoreAndNamesWhere) {
+  for (const char* limit : {"10M", "1G"}) {
+    const std::string dir = MakeTempDir();
+    ProcessResult p = RunProcess({INPROF_ALLOC_PROGRAM, "1"},
+                                 {{"LD_PRELOAD", PreloadValue()},
+                                  {"INPROF_EVENTS", "alloc"},
+                                  {"INPROF_LEAK_LIMIT", limit},
+                                  {"INPROF_OUTPUT", dir + "/out.pb.gz"}});
+    if (HooksNotReached(p)) GTEST_SKIP() << p.err;
+    EXPECT_TRUE(FileExists(dir + "/out.pb.gz")) << p.err;
+    if (std::string(limit) == "10M") {
+      EXPECT_EQ(p.exit_code, 23) << p.err;
+      EXPECT_NE(p.err.find("inprof: leaks: an estimated"), std::string::npos) << p.err;
+      EXPECT_NE(p.err.find("inprof: leak: "), std::string::npos) << p.err;
+      EXPECT_NE(p.err.find("live_site (alloc_program.c:"), std::string::npos) << p.err;
+      // Its own output came before: stdio is flushed as exit() would.
+      EXPECT_NE(p.out.find("other_entry_points"), std::string::npos) << p.out;
+    } else {
+      EXPECT_EQ(p.exit_code, 0) << p.err;
+      EXPECT_EQ(p.err.find("inprof: leaks:"), std::string::npos) << p.err;
+    }
+  }
+}
+
 // A real program that allocates from its own arenas and calloc: python3 runs to its end and
 // its large allocations are seen.
 TEST(AllocTest, Python3RunsAndItsAllocationsAreSeen) {

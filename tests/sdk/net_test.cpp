@@ -257,6 +257,53 @@ TEST_F(PullTest, ServesEveryFormatOfTheProfileSoFar) {
   EXPECT_NE(BodyOf(r).find("/debug/pprof/profile?seconds=N"), std::string::npos);
 }
 
+// A profile of CPU time and allocations, as the runtime makes with events=cpu,alloc.
+Profile CpuAndAllocProfile() {
+  test::ProfileBuilder b;
+  b.AddEvent("alloc_objects", "count");
+  b.AddEvent("alloc_space", "bytes");
+  b.AddEvent("inuse_objects", "count");
+  b.AddEvent("inuse_space", "bytes");
+  uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+  uint32_t grow = b.Frame("grow", "/src/grow.cpp", 20);
+  b.Sample({main, grow}, {300, 10, 4000, 2, 1000});
+  b.Sample({main}, {100, 0, 0, 0, 0});
+  return b.profile();  // the builder's first event is cpu
+}
+
+// Go's heap and allocs profiles: the allocation events only, the live ones first for heap,
+// what was allocated first for allocs; a profile without them says how to get them.
+TEST_F(PullTest, HeapAndAllocsServeTheAllocationEventsAsGoDoes) {
+  StartServer();
+  std::string r = Get(port_, "/debug/pprof/heap");
+  EXPECT_EQ(StatusOf(r), 404) << r;
+  EXPECT_NE(BodyOf(r).find("INPROF_EVENTS=alloc"), std::string::npos) << r;
+
+  source_.snapshot = [] { return CpuAndAllocProfile(); };
+  for (const char* path : {"/debug/pprof/heap", "/debug/pprof/allocs"}) {
+    r = Get(port_, path);
+    ASSERT_EQ(StatusOf(r), 200) << r;
+    std::string raw, error;
+    ASSERT_TRUE(test::Gunzip(BodyOf(r), &raw, &error)) << error;
+    test::PprofProfile p;
+    ASSERT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
+    std::vector<std::string> types;
+    for (const auto& t : p.sample_types) types.push_back(p.S(t.type) + "/" + p.S(t.unit));
+    const bool heap = std::string(path) == "/debug/pprof/heap";
+    const std::vector<std::string> expected =
+        heap ? std::vector<std::string>{"inuse_space/bytes", "inuse_objects/count",
+                                        "alloc_space/bytes", "alloc_objects/count"}
+             : std::vector<std::string>{"alloc_space/bytes", "alloc_objects/count",
+                                        "inuse_space/bytes", "inuse_objects/count"};
+    EXPECT_EQ(types, expected);
+    EXPECT_EQ(p.S(p.period_type.type), "space");
+    EXPECT_EQ(p.S(p.default_sample_type), heap ? "inuse_space" : "alloc_space");
+    // The CPU-only stack has no allocation weight: it is not in the profile.
+    ASSERT_EQ(p.samples.size(), 1u);
+    EXPECT_EQ(p.samples[0].values[0], heap ? 1000 : 4000);
+  }
+}
+
 TEST_F(PullTest, ServesSpeedscopeAndFoldedRootedAtThreadsOrLabels) {
   StartServer();
   std::string r = Get(port_, "/debug/inprof/speedscope.json?event=wall");

@@ -27,6 +27,11 @@ struct ProfileFilter {
 // the filter needs what the profile lacks (a time range without a timeline).
 Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* out);
 
+// `in` with only the events `events` (indices into in.events, in the order given): samples
+// with no weight in any of them are removed, the timeline keeps their entries. Frames,
+// threads, labels and health are kept as they are.
+Profile KeepEvents(const Profile& in, const std::vector<size_t>& events);
+
 }  // namespace inprof
 
 #endif  // INPROF_PROFILE_FILTER_H_

@@ -56,6 +56,13 @@ INPROF_EXPORT int inprof_start(const char* config);
  * returns INPROF_ERR_OUTPUT. */
 INPROF_EXPORT int inprof_dump(const char* outputs);
 
+/* With allocation sampling on (events=alloc): writes the sampled allocations live now, and
+ * everything allocated so far, to `path` (one path; format by name, e.g. "heap.pb.gz"):
+ * events inuse_space, inuse_objects, alloc_space, alloc_objects, in that order. Profiling
+ * continues. INPROF_ERR_NOT_STARTED when no profile is running or it does not sample
+ * allocations. */
+INPROF_EXPORT int inprof_heap_snapshot(const char* path);
+
 /* Stops profiling, writes the configured outputs (if any) and prints the summary line on
  * stderr unless quiet. A profile that took no sample writes no file (inprof_dump still
  * writes it on request). Everything the profiler installed is removed. */

@@ -111,6 +111,17 @@ int inprof_dump(const char* outputs) {
   });
 }
 
+int inprof_heap_snapshot(const char* path) {
+  return Guarded("inprof_heap_snapshot", [&] {
+    if (path == nullptr || *path == '\0') {
+      return Report(Status::InvalidArgument("inprof_heap_snapshot: no path given"));
+    }
+    // One path, taken as it is (no list: a comma is part of the name).
+    const std::vector<std::string> list = {path};
+    return Report(inprof::internal::RuntimeDump(&list, /*heap=*/true));
+  });
+}
+
 int inprof_stop(void) {
   return Guarded("inprof_stop", [&] { return Report(inprof::internal::RuntimeStop()); });
 }

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -152,7 +153,15 @@ void DieOfPendingTermination() {
   raise(signal);
 }
 
-void OnExit() { FinishForExit(ExitPath::kExit, 0); }
+// exit() and return from main: after the write, the leak gate (leak_limit) may end the
+// process with its own status, once stdio is flushed as exit() would.
+void OnExit() {
+  FinishForExit(ExitPath::kExit, 0);
+  if (const int status = RuntimeLeakExitStatus(); status != 0) {
+    std::fflush(nullptr);
+    ExitGroupRaw(status);
+  }
+}
 
 // Async-signal-safe.
 void TerminationSignalHandler(int signal) {
@@ -350,12 +359,14 @@ void ExitPathsAfterForkInChild() {
 // exit watchdog. exit() reaches the C library's own _exit without coming back here.
 extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   inprof::internal::FinishForExit(inprof::internal::ExitPath::kUnderscoreExit, status);
-  inprof::internal::ExitGroupRaw(status);
+  const int leak = inprof::internal::RuntimeLeakExitStatus();
+  inprof::internal::ExitGroupRaw(status == 0 && leak != 0 ? leak : status);
 }
 
 extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
   inprof::internal::FinishForExit(inprof::internal::ExitPath::kUnderscoreExit, status);
-  inprof::internal::ExitGroupRaw(status);
+  const int leak = inprof::internal::RuntimeLeakExitStatus();
+  inprof::internal::ExitGroupRaw(status == 0 && leak != 0 ? leak : status);
 }
 
 // daemon() forks and ends the parent with the C library's internal _exit, which does not come

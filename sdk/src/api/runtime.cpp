@@ -328,7 +328,12 @@ void RuntimeStartDeferredNow() {
   StartPendingChild(true);
 }
 
-Status RuntimeDump(const std::vector<std::string>* outputs) {
+namespace {
+// Set when the exit write found more still allocated than leak_limit.
+std::atomic<bool> g_leak_exit{false};
+}  // namespace
+
+Status RuntimeDump(const std::vector<std::string>* outputs, bool heap) {
   ProfilerWorkScope work;
   StartPendingChild(true);
   Runtime& rt = GetRuntime();
@@ -342,8 +347,10 @@ Status RuntimeDump(const std::vector<std::string>* outputs) {
   if (list.empty()) {
     return Status::Io("inprof_dump: no outputs given and none configured");
   }
-  Status s = session->Dump(list);
-  if (!s.ok()) return Status::Io("inprof_dump: " + s.message());
+  const char* what = heap ? "inprof_heap_snapshot: " : "inprof_dump: ";
+  Status s = session->Dump(list, heap);
+  if (s.code() == StatusCode::kFailedPrecondition) return Status::FailedPrecondition(what + s.message());
+  if (!s.ok()) return Status::Io(what + s.message());
   return Status::Ok();
 }
 
@@ -577,6 +584,27 @@ void RuntimeWriteForExit() {
     StartPendingChild(true);
   }
   if (RuntimeRunning()) RuntimeStop();
+  // The leak gate (Config::leak_limit): the stopped session's allocations still live.
+  Session* stopped = nullptr;
+  {
+    ReaderMutexLock lock(&rt.lifecycle);
+    stopped = rt.stopped.get();
+    if (stopped != nullptr && stopped->config().leak_limit > 0) {
+      const double live = stopped->LiveBytes();
+      if (live > static_cast<double>(stopped->config().leak_limit)) {
+        std::fprintf(stderr,
+                     "inprof: leaks: an estimated %.0f bytes are still allocated at exit, above "
+                     "leak_limit (%zu): exit status %d\n%s",
+                     live, stopped->config().leak_limit, kLeakExitStatus,
+                     stopped->TopLiveStacks(5).c_str());
+        g_leak_exit.store(true, std::memory_order_release);
+      }
+    }
+  }
+}
+
+int RuntimeLeakExitStatus() {
+  return g_leak_exit.load(std::memory_order_acquire) ? kLeakExitStatus : 0;
 }
 
 }  // namespace inprof::internal

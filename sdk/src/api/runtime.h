@@ -42,7 +42,13 @@ void RuntimeStartDeferredNow();
 void RuntimeMarkDeferredStarted();
 // True when every output is a raw profile (a process inside `inprof record`).
 bool OnlyRawOutputs(const Config& config);
-Status RuntimeDump(const std::vector<std::string>* outputs);
+// The exit status a process ends with when its allocations still live at exit exceed
+// Config::leak_limit (LeakSanitizer's), and whether the exit write found that: then
+// RuntimeLeakExitStatus() returns it, else 0.
+inline constexpr int kLeakExitStatus = 23;
+int RuntimeLeakExitStatus();
+// `heap`: only the allocation events, what is live first (inprof_heap_snapshot).
+Status RuntimeDump(const std::vector<std::string>* outputs, bool heap = false);
 Status RuntimeStop();
 
 // The LuaJIT bridge (inprof/luajit.h). Attach: makes the calling thread the Lua VM's thread

@@ -584,6 +584,15 @@ constexpr ConfigKey kKeys[] = {
      .help = "event `alloc`: sampled allocations tracked as live at once ({range}; 24 bytes"
              " each, mapped at the first start); past it, samples still count in `alloc_*` and"
              " are counted in the health block"},
+    {.name = "leak_limit",
+     .shape = Shape::kBytes,
+     .min = 0,
+     .size = &Config::leak_limit,
+     .expected = "a size, e.g. 1M",
+     .default_text = "0 (off)",
+     .help = "event `alloc`: when the allocations still live at exit are estimated above this"
+             " many bytes, the process exits with status 23 (after writing its outputs; the"
+             " summary names the biggest stacks), so a test run can fail on leaks; 0: off"},
     {.name = "max_threads",
      .shape = Shape::kCount,
      .min = 1,

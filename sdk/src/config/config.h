@@ -57,6 +57,9 @@ struct Config {
   size_t alloc_rate = size_t{512} << 10;
   size_t alloc_seed = 0;
   uint32_t alloc_live_max = 1u << 18;
+  // At exit, when the sampled allocations still live are estimated above this many bytes,
+  // the process ends with status kLeakExitStatus instead (0: never).
+  size_t leak_limit = 0;
   // The stack-copy rings of all sampled threads together (dwarf/auto unwinding): threads
   // beyond it are sampled with frame-pointer walks only (docs/unwinding.md).
   size_t max_copy_memory = size_t{64} << 20;

@@ -4,6 +4,7 @@
 #include "inprof/folded.h"
 #include "inprof/perf_log.h"
 #include "inprof/pprof.h"
+#include "inprof/profile_filter.h"
 #include "inprof/speedscope.h"
 #include "net/pull_handler.h"
 
@@ -23,14 +24,21 @@ HttpResponse Error(int status, std::string message) {
 
 enum class Output { kPprof, kJson, kFolded, kPerfLog, kFlame, kSpeedscope };
 
+// Which events a route serves: all of them, or only the allocation events (as Go's heap and
+// allocs profiles).
+enum class Events { kAll, kHeap, kAllocs };
+
 struct Route {
   std::string_view path;
   Output output;
   bool capture_by_default;  // pprof's profile endpoint always captures, as Go's does
+  Events events = Events::kAll;
 };
 
 constexpr Route kRoutes[] = {
     {"/debug/pprof/profile", Output::kPprof, true},
+    {"/debug/pprof/heap", Output::kPprof, false, Events::kHeap},
+    {"/debug/pprof/allocs", Output::kPprof, false, Events::kAllocs},
     {"/debug/inprof/profile.pb.gz", Output::kPprof, false},
     {"/debug/inprof/annotations", Output::kJson, false},
     {"/debug/inprof/folded", Output::kFolded, false},
@@ -42,6 +50,9 @@ constexpr Route kRoutes[] = {
 std::string Index() {
   return "inprof pull endpoint\n\n"
          "/debug/pprof/profile?seconds=N   pprof of the next N seconds (default 30)\n"
+         "/debug/pprof/heap                sampled allocations (INPROF_EVENTS=alloc): inuse_*\n"
+         "                                 shown first; ?seconds=N: alloc_* of the next N\n"
+         "/debug/pprof/allocs              the same, alloc_space shown first\n"
          "/debug/inprof/profile.pb.gz      pprof of the profile so far (?seconds=N: the next N)\n"
          "/debug/inprof/annotations        annotation JSON (same parameters)\n"
          "/debug/inprof/folded             folded stacks (?event=NAME, ?lines=1,\n"
@@ -151,6 +162,26 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
     profile = std::move(*captured);
   } else {
     profile = source.snapshot();
+  }
+
+  if (route->events != Events::kAll) {
+    // Go's order: alloc_objects, alloc_space, inuse_objects, inuse_space; the heap profile
+    // puts what is live first (pprof shows the first), the allocs profile what was allocated.
+    const char* const order_heap[] = {"inuse_space", "inuse_objects", "alloc_space",
+                                      "alloc_objects"};
+    const char* const order_allocs[] = {"alloc_space", "alloc_objects", "inuse_space",
+                                        "inuse_objects"};
+    std::vector<size_t> keep;
+    for (const char* name : route->events == Events::kHeap ? order_heap : order_allocs) {
+      for (size_t e = 0; e < profile.events.size(); ++e) {
+        if (profile.events[e].name == name) keep.push_back(e);
+      }
+    }
+    if (keep.empty()) {
+      return Error(404, "allocations are not sampled (start the profiler with "
+                        "INPROF_EVENTS=alloc, or events=cpu,alloc)");
+    }
+    profile = KeepEvents(profile, keep);
   }
 
   size_t event = 0;

@@ -21,6 +21,7 @@
 #include "config/events.h"
 #include "engines/itimer.h"
 #include "inprof/formats.h"
+#include "inprof/profile_filter.h"
 #include "session/fork_child.h"
 #include "signal/bootstrap.h"
 #include "signal/signal_handler.h"
@@ -226,7 +227,11 @@ std::vector<std::pair<std::string, size_t>> Session::FilesFor(const std::string&
   return internal::FilesFor(config_, path);
 }
 
-Status Session::Dump(const std::vector<std::string>& outputs) {
+Status Session::Dump(const std::vector<std::string>& outputs, bool heap) {
+  if (heap && alloc_event_ < 0) {
+    return Status::FailedPrecondition(
+        "allocations are not sampled (start with events=alloc or events=cpu,alloc)");
+  }
   const int64_t begin_ns = Now(CLOCK_MONOTONIC);
   // Raw outputs need no symbolization: a process inside a recording only writes those.
   bool symbolized_outputs = false;
@@ -236,6 +241,11 @@ Status Session::Dump(const std::vector<std::string>& outputs) {
   RawProfile raw = SnapshotRaw();
   Profile profile;
   if (symbolized_outputs) profile = builder_.Symbolize(raw);
+  if (heap) {
+    const size_t a = static_cast<size_t>(alloc_event_);
+    // inuse_space, inuse_objects, alloc_space, alloc_objects: what is live shown first.
+    profile = KeepEvents(profile, {a + 3, a + 2, a + 1, a});
+  }
   const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
   profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
   Status s = WriteOutputs(
@@ -423,6 +433,45 @@ void Session::AddHealthWarnings(Health* health) {
     h.warnings.push_back(std::to_string(h.overflow) +
                          " samples went to [overflow]: the stack table reached max_memory");
   }
+}
+
+double Session::LiveBytes() {
+  MutexLock lock(&data_mu_);
+  return alloc_ ? alloc_->Live().bytes : 0;
+}
+
+std::string Session::TopLiveStacks(size_t count) {
+  if (alloc_event_ < 0) return "";
+  Profile profile = Snapshot();
+  const size_t event = static_cast<size_t>(alloc_event_) + 3;  // inuse_space
+  std::vector<const Sample*> samples;
+  for (const Sample& s : profile.samples) {
+    if (event < s.weights.size() && s.weights[event] > 0) samples.push_back(&s);
+  }
+  std::sort(samples.begin(), samples.end(), [event](const Sample* a, const Sample* b) {
+    return a->weights[event] > b->weights[event];
+  });
+  std::string text;
+  for (size_t i = 0; i < samples.size() && i < count; ++i) {
+    const Sample& s = *samples[i];
+    text += "inprof: leak: " + std::to_string(s.weights[event]) + " bytes in " +
+            std::to_string(s.weights[event - 1]) + " objects at ";
+    // The leaf-most frames that are the program's, with file:line where known.
+    size_t shown = 0;
+    for (size_t f = s.frames.size(); f-- > 0 && shown < 4;) {
+      const Frame& frame = profile.frames[s.frames[f]];
+      if (frame.kind == FrameKind::kSynthetic) continue;
+      if (shown++ != 0) text += " < ";
+      text += frame.function;
+      if (frame.has_source()) {
+        const size_t slash = frame.file.rfind('/');
+        text += " (" + frame.file.substr(slash == std::string::npos ? 0 : slash + 1) + ":" +
+                std::to_string(frame.line) + ")";
+      }
+    }
+    text += "\n";
+  }
+  return text;
 }
 
 std::string Session::AllocSummary() {

@@ -65,7 +65,9 @@ class Session : private SampleSink {
   void Stop();
   // Writes the profile so far to `outputs`. Every output is attempted; the status names
   // the ones that failed. Not async-signal-safe.
-  Status Dump(const std::vector<std::string>& outputs);
+  // `heap`: only the allocation events, what is live first (inprof_heap_snapshot); fails
+  // when allocations are not sampled.
+  Status Dump(const std::vector<std::string>& outputs, bool heap = false);
   // The files an output path becomes, with the event each holds. Not async-signal-safe.
   std::vector<std::pair<std::string, size_t>> FilesFor(const std::string& path) const;
   // The symbolized profile so far. Not async-signal-safe.
@@ -169,6 +171,14 @@ class Session : private SampleSink {
   Status StartAllocSampling();
   // Event `alloc`: the summary's lines (what was sampled, what is still live, what was lost).
   std::string AllocSummary() EXCLUDES(data_mu_);
+
+ public:
+  // Event `alloc`: the estimated bytes of the sampled allocations live now (0 without it),
+  // and lines naming the stacks that hold most of them (symbolized), for the leak report.
+  double LiveBytes() EXCLUDES(data_mu_);
+  std::string TopLiveStacks(size_t count);
+
+ private:
   // Bytes of the stack table for the current window (or the whole run) and for each tap.
   size_t TableBudget() const;
   size_t TapBudget() const;

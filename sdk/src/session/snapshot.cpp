@@ -47,6 +47,8 @@ std::optional<Window> Session::TakeTap(uint64_t id) {
     if (!stopped_) DrainLocked();
     tap = taps_.Take(id);
     if (!tap) return std::nullopt;
+    // alloc_* of the capture; inuse_* as it ends.
+    AddLiveLocked(&tap->table);
     health = CurrentHealth();
   }
   health.overflow = tap->table.overflow_samples();

@@ -27,7 +27,6 @@ __thread uint32_t t_alloc_epoch __attribute__((tls_model("initial-exec"))) = 0;
 __thread bool t_alloc_busy __attribute__((tls_model("initial-exec"))) = false;
 __thread bool t_alloc_probe __attribute__((tls_model("initial-exec"))) = false;
 
-AllocSampling g_alloc;
 
 // The live table and its filter: mapped once, never freed (alloc_sampler.h).
 std::atomic<LiveEntry*> g_live{nullptr};
@@ -79,7 +78,7 @@ uint32_t EnterLive(uintptr_t ptr, uint64_t size, uint32_t* tag) {
     while (count != 255 &&
            !f.compare_exchange_weak(count, count + 1, std::memory_order_relaxed)) {
     }
-    g_alloc.live_count.fetch_add(1, std::memory_order_relaxed);
+    g_alloc_state.live_count.fetch_add(1, std::memory_order_relaxed);
     e.ptr.store(ptr, std::memory_order_release);
     return at;
   }
@@ -117,7 +116,7 @@ void WakeCollector(Sampler* sampler) {
 
 }  // namespace
 
-AllocSampling& AllocState() { return g_alloc; }
+AllocSampling g_alloc_state;
 
 size_t LiveTableBytes(uint32_t entries) { return size_t{entries} * sizeof(LiveEntry) + kFilterSize; }
 
@@ -135,7 +134,7 @@ void ClearLiveTable() {
   LiveEntry* table = g_live.load(std::memory_order_acquire);
   if (table == nullptr) return;
   const uint32_t size = g_live_mask.load(std::memory_order_relaxed) + 1;
-  g_alloc.live_count.store(0, std::memory_order_relaxed);
+  g_alloc_state.live_count.store(0, std::memory_order_relaxed);
   for (uint32_t i = 0; i < size; ++i) {
     table[i].ptr.store(0, std::memory_order_relaxed);
     table[i].stack.store(0, std::memory_order_relaxed);
@@ -181,7 +180,7 @@ uint64_t DrawAllocCountdown(uint64_t* state, uint64_t rate) {
 }
 
 bool ProbeHooks(void* (*malloc_fn)(size_t), void (*free_fn)(void*)) {
-  const uint64_t before = g_alloc.probes.load(std::memory_order_relaxed);
+  const uint64_t before = g_alloc_state.probes.load(std::memory_order_relaxed);
   const int64_t left = t_alloc_left;
   t_alloc_probe = true;
   t_alloc_left = -1;
@@ -189,12 +188,12 @@ bool ProbeHooks(void* (*malloc_fn)(size_t), void (*free_fn)(void*)) {
   t_alloc_probe = false;
   t_alloc_left = left;
   free_fn(p);
-  return g_alloc.probes.load(std::memory_order_relaxed) != before;
+  return g_alloc_state.probes.load(std::memory_order_relaxed) != before;
 }
 
 INPROF_PROFILER_TEXT void AllocSlowPath(void* ptr, size_t size) {
   if (t_alloc_probe) {
-    g_alloc.probes.fetch_add(1, std::memory_order_relaxed);
+    g_alloc_state.probes.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (t_alloc_busy || t_profiler_work) {
@@ -204,15 +203,15 @@ INPROF_PROFILER_TEXT void AllocSlowPath(void* ptr, size_t size) {
     return;
   }
   t_alloc_busy = true;
-  const uint64_t rate = g_alloc.rate.load(std::memory_order_relaxed);
-  const uint32_t epoch = g_alloc.epoch.load(std::memory_order_acquire);
+  const uint64_t rate = g_alloc_state.rate.load(std::memory_order_relaxed);
+  const uint32_t epoch = g_alloc_state.epoch.load(std::memory_order_acquire);
   if (t_alloc_epoch != epoch || t_alloc_rng == 0) {
     // First allocation of this thread in this session: seed, draw a countdown, and let this
     // allocation count against it like any other.
     t_alloc_epoch = epoch;
-    const uint64_t seed = g_alloc.seed.load(std::memory_order_relaxed);
+    const uint64_t seed = g_alloc_state.seed.load(std::memory_order_relaxed);
     // Seeded runs: threads in the order they first allocate, so a run can be repeated.
-    t_alloc_rng = seed != 0 ? Mix(seed ^ Mix(g_alloc.threads_seeded.fetch_add(
+    t_alloc_rng = seed != 0 ? Mix(seed ^ Mix(g_alloc_state.threads_seeded.fetch_add(
                                              1, std::memory_order_relaxed) + 1))
                             : Mix(static_cast<uint64_t>(MonotonicNsRaw()) ^
                                   (static_cast<uint64_t>(CurrentTidRaw()) << 40));
@@ -235,24 +234,24 @@ INPROF_PROFILER_TEXT void AllocSlowPath(void* ptr, size_t size) {
   Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
   uint32_t index = 0;
   const int32_t tid = CurrentTidRaw();
-  if (sampler == nullptr || !g_alloc.on.load(std::memory_order_relaxed) ||
+  if (sampler == nullptr || !g_alloc_state.on.load(std::memory_order_relaxed) ||
       !sampler->alloc_tids.Lookup(tid, &index) || index >= sampler->slot_count) {
-    g_alloc.no_slot.fetch_add(1, std::memory_order_relaxed);
+    g_alloc_state.no_slot.fetch_add(1, std::memory_order_relaxed);
   } else {
     AllocInfo info;
     info.size = size;
     info.entry = EnterLive(reinterpret_cast<uintptr_t>(ptr), size, &info.tag);
-    if (info.entry == kNoLiveEntry) g_alloc.live_full.fetch_add(1, std::memory_order_relaxed);
+    if (info.entry == kNoLiveEntry) g_alloc_state.live_full.fetch_add(1, std::memory_order_relaxed);
     ucontext_t context;
     HookContext(&context, pc, sp, fp);
-    const uint32_t event = g_alloc.event.load(std::memory_order_relaxed);
+    const uint32_t event = g_alloc_state.event.load(std::memory_order_relaxed);
     bool filling = false;
     bool recorded = TakeHookSample(sampler, index, event, &context, info, &filling);
     // A burst of sampled allocations (a loop of large ones, each sampled) fills the ring
     // faster than the collector's period drains it: wake the collector when the ring is a
     // quarter full, and when it is full wait for a drain, at most kRoomWaits times 1 ms,
     // before dropping the sample (counted). Not in a stopped session's hooks (`on`).
-    for (int i = 0; !recorded && i < kRoomWaits && g_alloc.on.load(std::memory_order_relaxed);
+    for (int i = 0; !recorded && i < kRoomWaits && g_alloc_state.on.load(std::memory_order_relaxed);
          ++i) {
       WakeCollector(sampler);
       const struct timespec wait = {0, 1000000};
@@ -261,10 +260,10 @@ INPROF_PROFILER_TEXT void AllocSlowPath(void* ptr, size_t size) {
       recorded = TakeHookSample(sampler, index, event, &context, info, &filling);
     }
     if (recorded) {
-      g_alloc.sampled.fetch_add(1, std::memory_order_relaxed);
+      g_alloc_state.sampled.fetch_add(1, std::memory_order_relaxed);
       if (filling) WakeCollector(sampler);
     } else {
-      g_alloc.dropped.fetch_add(1, std::memory_order_relaxed);
+      g_alloc_state.dropped.fetch_add(1, std::memory_order_relaxed);
     }
   }
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
@@ -285,7 +284,7 @@ void AllocForget(void* ptr) {
     uintptr_t old = e.ptr.load(std::memory_order_acquire);
     if (old != p) continue;
     if (e.ptr.compare_exchange_strong(old, kLiveTombstone, std::memory_order_acq_rel)) {
-      g_alloc.live_count.fetch_sub(1, std::memory_order_relaxed);
+      g_alloc_state.live_count.fetch_sub(1, std::memory_order_relaxed);
       uint8_t c = f.load(std::memory_order_relaxed);
       while (c != 0 && c != 255 &&
              !f.compare_exchange_weak(c, c - 1, std::memory_order_relaxed)) {

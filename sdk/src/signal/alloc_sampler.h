@@ -71,7 +71,9 @@ struct AllocSampling {
   std::atomic<uint64_t> live_count{0};  // entries live now
   std::atomic<uint64_t> probes{0};      // probe allocations that reached a hook (ProbeHooks)
 };
-AllocSampling& AllocState();
+// The process's state, defined in alloc_sampler.cpp; read inline by every hook.
+extern AllocSampling g_alloc_state;
+inline AllocSampling& AllocState() { return g_alloc_state; }
 
 // One live entry. ptr: 0 empty, kLiveTombstone freed, kLiveClaimed being filled.
 struct LiveEntry {

@@ -263,7 +263,13 @@ bool TakeSampleCounted(Sampler* sampler, ThreadSlot& slot, uint32_t event, uint3
       slot.in_handler.store(false, std::memory_order_release);
       return true;
     }
-    // All copies in flight (the collector is behind): keep at least the fp walk.
+    // All copies in flight (the collector is behind). An allocation hook waits for room
+    // (alloc_sampler.cpp) rather than keep a frame-pointer walk, which loses the caller of
+    // a frameless allocation wrapper (libstdc++'s operator new); a signal keeps the fp walk.
+    if (alloc != nullptr) {
+      slot.in_handler.store(false, std::memory_order_release);
+      return true;
+    }
     sampler->counters.copy_full.fetch_add(1, std::memory_order_relaxed);
   }
   const WalkRequest request{context,
