@@ -59,7 +59,7 @@ alignas(64) char g_pool[kPoolBytes];
 std::atomic<size_t> g_pool_used{0};
 __thread bool t_resolving __attribute__((tls_model("initial-exec"))) = false;
 
-bool InPool(const void* p) {
+__attribute__((always_inline)) inline bool InPool(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   const auto base = reinterpret_cast<uintptr_t>(g_pool);
   return a >= base && a < base + kPoolBytes;
@@ -98,7 +98,7 @@ void Lookup(std::atomic<Fn>& slot, const char* name, bool required) {
   slot.store(f, std::memory_order_release);
 }
 
-void Resolve() {
+__attribute__((noinline)) void Resolve() {
   if (g_next.resolved.load(std::memory_order_acquire)) return;
   // Several threads may resolve at once: each finds the same functions.
   t_resolving = true;
@@ -119,7 +119,7 @@ void Resolve() {
 // The next definition of a function, resolving on first use; null while this thread is
 // resolving (the caller then serves from the pool).
 template <typename Fn>
-Fn Next(std::atomic<Fn>& slot) {
+__attribute__((always_inline)) inline Fn Next(std::atomic<Fn>& slot) {
   Fn f = slot.load(std::memory_order_acquire);
   if (__builtin_expect(f != nullptr, 1)) return f;
   if (t_resolving) return nullptr;
