@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -288,6 +289,45 @@ TEST_F(ApiTest, ThreadsStartedWhileProfilingAreSampled) {
 
 // Labels through the public API, without a profile running (they may be set any time).
 namespace {
+
+void* volatile g_kept_blocks[256];
+
+extern "C" __attribute__((noinline)) void api_test_keep_blocks(int n) {
+  for (int i = 0; i < n && i < 256; ++i) g_kept_blocks[i] = malloc(1 << 20);
+}
+
+// inprof_heap_snapshot: the allocation events now, what is live first, while profiling goes
+// on; refused (and nothing written) when allocations are not sampled.
+TEST_F(ApiTest, HeapSnapshotWritesWhatIsLiveNow) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizer's runtime defines malloc before the runtime's hooks";
+#endif
+  const std::string cpu_only = "quiet=1,output=" + dir_ + "/cpu.folded";
+  ASSERT_EQ(inprof_start(cpu_only.c_str()), INPROF_OK) << inprof_last_error();
+  EXPECT_EQ(inprof_heap_snapshot((dir_ + "/no.folded").c_str()), INPROF_ERR_NOT_STARTED);
+  EXPECT_NE(std::string(inprof_last_error()).find("allocations are not sampled"),
+            std::string::npos)
+      << inprof_last_error();
+  EXPECT_FALSE(FileExists(dir_ + "/no.folded"));
+  ASSERT_EQ(inprof_stop(), INPROF_OK);
+
+  const std::string config = "quiet=1,events=alloc,alloc_rate=64K,output=" + dir_ + "/a.folded";
+  ASSERT_EQ(inprof_start(config.c_str()), INPROF_OK) << inprof_last_error();
+  const std::string first = dir_ + "/heap.folded";
+  {
+    api_test_keep_blocks(100);  // 1 MiB blocks: each sampled
+    ASSERT_EQ(inprof_heap_snapshot(first.c_str()), INPROF_OK) << inprof_last_error();
+    EXPECT_TRUE(inprof_is_running());
+    // The first event of the snapshot is inuse_space: one file per event, its name first.
+    int64_t live = 0;
+    for (const auto& s : ReadFolded(dir_ + "/heap.inuse_space.folded")) {
+      if (s.frames.back() == "api_test_keep_blocks") live += s.count;
+    }
+    for (void* p : g_kept_blocks) free(p);
+    EXPECT_NEAR(static_cast<double>(live), 100.0 * (1 << 20), 0.01 * 100 * (1 << 20));
+  }
+  ASSERT_EQ(inprof_stop(), INPROF_OK);
+}
 
 TEST(Labels, SameLabelsAreOneSetWhateverBufferTheyCameFrom) {
   inprof_label_clear(nullptr);

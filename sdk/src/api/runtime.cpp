@@ -12,6 +12,7 @@
 #include <memory>
 #include <new>
 
+#include "config/events.h"
 #include "engines/itimer.h"
 #include "inprof/formats.h"
 #include "inprof/thread_annotations.h"
@@ -201,6 +202,8 @@ void StartPendingChild(bool always) {
   StartPendingChildLocked(rt);
 }
 
+
+
 constexpr char kNoSamplesLine[] =
     "inprof: no samples: no output written (the program used less CPU time than one sampling "
     "period)\n";
@@ -216,6 +219,14 @@ constexpr double kDefaultPushWindowSeconds = 10;
 constexpr uint32_t kRawWakeSamples = 8;
 
 }  // namespace
+
+void StartChildForAllocations() {
+  const Config* pending = GetRuntime().pending_child.load(std::memory_order_acquire);
+  if (pending == nullptr) return;
+  bool alloc = false;
+  for (const std::string& e : pending->events) alloc = alloc || e == kAllocEvents[0];
+  if (alloc) StartPendingChild(true);
+}
 
 
 Status RuntimeStart(Config config) {
@@ -402,8 +413,11 @@ Status RuntimeStop() {
       for (const auto& [file, event] : session->FilesFor(path)) unlink(file.c_str());
     }
   }
+  // An allocation profile that sampled nothing still says so, and why (its summary: what
+  // was allocated, whether the program's malloc reached the hooks at all).
   const bool nothing_to_say = !sampled && !session->config().outputs.empty() &&
-                              session->config().window <= 0 && !net;
+                              session->config().window <= 0 && !net &&
+                              !session->samples_allocations();
   const bool summary = !session->config().quiet && !nothing_to_say;
   if (session->config().quiet) {
     // Asked for silence.

@@ -42,6 +42,9 @@ void RuntimeStartDeferredNow();
 void RuntimeMarkDeferredStarted();
 // True when every output is a raw profile (a process inside `inprof record`).
 bool OnlyRawOutputs(const Config& config);
+// In a forked child, as fork returns (hooks/fork_hook.cpp): starts the child's session now
+// when it samples allocations (its allocations come before any CPU sample). Control path.
+void StartChildForAllocations();
 // The exit status a process ends with when its allocations still live at exit exceed
 // Config::leak_limit (LeakSanitizer's), and whether the exit write found that: then
 // RuntimeLeakExitStatus() returns it, else 0.

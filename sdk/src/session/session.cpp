@@ -2,6 +2,7 @@
 #include "signal/raw_syscall.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -140,8 +141,33 @@ Status Session::StartAllocSampling() {
   state.seed.store(config_.alloc_seed, std::memory_order_relaxed);
   state.threads_seeded.store(0, std::memory_order_relaxed);
   state.event.store(static_cast<uint32_t>(alloc_event_), std::memory_order_relaxed);
-  for (std::atomic<uint64_t>* c : {&state.sampled, &state.no_slot, &state.live_full, &state.dropped}) {
+  for (std::atomic<uint64_t>* c :
+       {&state.sampled, &state.no_slot, &state.live_full, &state.dropped, &state.waits}) {
     c->store(0, std::memory_order_relaxed);
+  }
+  // The runtime's own object: the allocations its code makes are not the program's.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&AllocState), &self) != 0 && self.dli_fbase != nullptr) {
+    struct Range {
+      uintptr_t base, lo = UINTPTR_MAX, hi = 0;
+    } range{reinterpret_cast<uintptr_t>(self.dli_fbase)};
+    dl_iterate_phdr(
+        [](struct dl_phdr_info* info, size_t, void* data) {
+          auto* r = static_cast<Range*>(data);
+          if (info->dlpi_addr != r->base) return 0;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+            r->lo = std::min<uintptr_t>(r->lo, info->dlpi_addr + ph.p_vaddr);
+            r->hi = std::max<uintptr_t>(r->hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+          }
+          return 1;
+        },
+        &range);
+    if (range.hi > range.lo) {
+      state.self_lo.store(range.lo, std::memory_order_relaxed);
+      state.self_hi.store(range.hi, std::memory_order_relaxed);
+    }
   }
   state.epoch.fetch_add(1, std::memory_order_release);
   state.on.store(true, std::memory_order_release);
@@ -241,15 +267,19 @@ Status Session::Dump(const std::vector<std::string>& outputs, bool heap) {
   RawProfile raw = SnapshotRaw();
   Profile profile;
   if (symbolized_outputs) profile = builder_.Symbolize(raw);
+  // A heap snapshot: inuse_space, inuse_objects, alloc_space, alloc_objects, what is live
+  // shown first; per-event files are named after these.
+  Config heap_config;
   if (heap) {
     const size_t a = static_cast<size_t>(alloc_event_);
-    // inuse_space, inuse_objects, alloc_space, alloc_objects: what is live shown first.
     profile = KeepEvents(profile, {a + 3, a + 2, a + 1, a});
+    heap_config = config_;
+    heap_config.events = {kAllocEvents[3], kAllocEvents[2], kAllocEvents[1], kAllocEvents[0]};
   }
   const int64_t symbolized_ns = Now(CLOCK_MONOTONIC);
   profile.health.symbolize_seconds = static_cast<double>(symbolized_ns - begin_ns) / 1e9;
   Status s = WriteOutputs(
-      profile, config_, outputs, symbolized_ns,
+      profile, heap ? heap_config : config_, outputs, symbolized_ns,
       [&profile, &raw](const std::string& file, Format format, const ExportOptions& options) {
         if (format == Format::kRaw) {
           return WriteRawFile(raw, file, true, options.mode);
@@ -492,6 +522,13 @@ std::string Session::AllocSummary() {
                 state.sampled.load(std::memory_order_relaxed), config_.alloc_rate, live.sampled,
                 live.objects, live.bytes);
   std::string line = text;
+  if (const uint64_t waits = state.waits.load(std::memory_order_relaxed); waits != 0) {
+    // Worth knowing when a program runs slower under the profiler than without.
+    std::snprintf(text, sizeof text,
+                  "; %" PRIu64 " times a thread waited for room for a sample (at most 1 ms each)",
+                  waits);
+    line += text;
+  }
   const uint64_t dropped = state.dropped.load(std::memory_order_relaxed);
   const uint64_t full = state.live_full.load(std::memory_order_relaxed);
   if (dropped != 0 || full != 0 || unattached != 0) {

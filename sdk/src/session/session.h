@@ -176,6 +176,7 @@ class Session : private SampleSink {
   // Event `alloc`: the estimated bytes of the sampled allocations live now (0 without it),
   // and lines naming the stacks that hold most of them (symbolized), for the leak report.
   double LiveBytes() EXCLUDES(data_mu_);
+  bool samples_allocations() const { return alloc_event_ >= 0; }
   std::string TopLiveStacks(size_t count);
 
  private:

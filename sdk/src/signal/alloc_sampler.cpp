@@ -229,6 +229,14 @@ INPROF_PROFILER_TEXT void AllocSlowPath(void* ptr, size_t size) {
   const uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
   const uintptr_t fp = *static_cast<const uintptr_t*>(__builtin_frame_address(0));
+  // The hook's caller, from the hook's frame record: in the runtime itself, the allocation
+  // is the runtime's.
+  const uintptr_t caller = fp != 0 ? reinterpret_cast<const uintptr_t*>(fp)[1] : 0;
+  if (caller >= g_alloc_state.self_lo.load(std::memory_order_relaxed) &&
+      caller < g_alloc_state.self_hi.load(std::memory_order_relaxed)) {
+    t_alloc_busy = false;
+    return;
+  }
 
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
@@ -254,6 +262,7 @@ INPROF_PROFILER_TEXT void AllocSlowPath(void* ptr, size_t size) {
     for (int i = 0; !recorded && i < kRoomWaits && g_alloc_state.on.load(std::memory_order_relaxed);
          ++i) {
       WakeCollector(sampler);
+      g_alloc_state.waits.fetch_add(1, std::memory_order_relaxed);
       const struct timespec wait = {0, 1000000};
       RawSyscall4(kSysFutex, reinterpret_cast<long>(&sampler->drain_word), kFutexWaitPrivate, 1,
                   reinterpret_cast<long>(&wait));

@@ -68,8 +68,14 @@ struct AllocSampling {
   std::atomic<uint64_t> no_slot{0};     // sampled on a thread the session does not sample
   std::atomic<uint64_t> live_full{0};   // sampled but no room in the live table
   std::atomic<uint64_t> dropped{0};     // sampled but the ring was full or busy
+  std::atomic<uint64_t> waits{0};       // times a hook waited for the collector to drain
   std::atomic<uint64_t> live_count{0};  // entries live now
   std::atomic<uint64_t> probes{0};      // probe allocations that reached a hook (ProbeHooks)
+  // The runtime's own code (its mapped object): an allocation whose caller is in it is the
+  // runtime's (its standard library's static initialisers, its own operator new), not the
+  // program's, and is not sampled.
+  std::atomic<uintptr_t> self_lo{0};
+  std::atomic<uintptr_t> self_hi{0};
 };
 // The process's state, defined in alloc_sampler.cpp; read inline by every hook.
 extern AllocSampling g_alloc_state;
