@@ -12,15 +12,8 @@ namespace {
 
 class AllocEngine final : public Engine {
  public:
-  AllocEngine(Sampler* sampler, uint32_t max_threads) : sampler_(sampler) {
-    // Twice the slots, rounded up to a power of two: probes stay short.
-    uint32_t size = 64;
-    while (size < 2 * max_threads) size <<= 1;
-    table_.reset(new std::atomic<uint64_t>[size]);
-    for (uint32_t i = 0; i < size; ++i) table_[i].store(0, std::memory_order_relaxed);
-    sampler_->alloc_tids.mask = size - 1;
-    sampler_->alloc_tids.entries = table_.get();
-  }
+  AllocEngine(Sampler* sampler, uint32_t max_threads)
+      : sampler_(sampler), table_(MakeTidTable(max_threads, &sampler->alloc_tids)) {}
   // The session stops its hooks and waits for those in flight before engines go.
   ~AllocEngine() override { sampler_->alloc_tids = TidTable{}; }
 
@@ -48,6 +41,16 @@ class AllocEngine final : public Engine {
 };
 
 }  // namespace
+
+std::unique_ptr<std::atomic<uint64_t>[]> MakeTidTable(uint32_t max_threads, TidTable* table) {
+  uint32_t size = 64;
+  while (size < 2 * max_threads) size <<= 1;
+  std::unique_ptr<std::atomic<uint64_t>[]> memory(new std::atomic<uint64_t>[size]);
+  for (uint32_t i = 0; i < size; ++i) memory[i].store(0, std::memory_order_relaxed);
+  table->mask = size - 1;
+  table->entries = memory.get();
+  return memory;
+}
 
 std::unique_ptr<Engine> MakeAllocEngine(Sampler* sampler, uint32_t max_threads) {
   return std::make_unique<AllocEngine>(sampler, max_threads);

@@ -107,6 +107,11 @@ std::unique_ptr<Engine> MakeItimerEngine(Sampler* sampler, uint32_t event, long 
 // profiler hands them to the session at VM safe points).
 std::unique_ptr<Engine> MakeNullEngine();
 
+// Memory for a tid -> slot table sized for `max_threads` (twice the slots, rounded up to a
+// power of two, so probes stay short), zeroed, and `table` pointing at it. The caller keeps
+// the memory while the table is published. Not async-signal-safe.
+std::unique_ptr<std::atomic<uint64_t>[]> MakeTidTable(uint32_t max_threads, TidTable* table);
+
 // The engine of allocation sampling: no signal; enters each thread in the tid -> slot table
 // the allocation hooks find their thread's slot in (Sampler::alloc_tids), sized for
 // `max_threads`.

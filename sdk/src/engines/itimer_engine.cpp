@@ -91,15 +91,10 @@ int64_t ThreadCpuNow(pid_t tid) {
 class ItimerEngine final : public Engine {
  public:
   ItimerEngine(Sampler* sampler, uint32_t event, long period_ns, uint32_t max_threads)
-      : sampler_(sampler), event_(event), period_ns_(period_ns) {
-    // Twice the slots, rounded up to a power of two: probes stay short.
-    uint32_t size = 64;
-    while (size < 2 * max_threads) size <<= 1;
-    table_.reset(new std::atomic<uint64_t>[size]);
-    for (uint32_t i = 0; i < size; ++i) table_[i].store(0, std::memory_order_relaxed);
-    sampler_->tid_table.mask = size - 1;
-    sampler_->tid_table.entries = table_.get();
-  }
+      : sampler_(sampler),
+        event_(event),
+        period_ns_(period_ns),
+        table_(MakeTidTable(max_threads, &sampler->tid_table)) {}
 
   ~ItimerEngine() override {
     StopAll();
