@@ -3,11 +3,13 @@
 // The program prints its own totals per site; the profile must estimate them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -176,6 +178,47 @@ TEST(AllocTest, ShortThreadsAndAnAllocatingSignalHandler) {
   // exact to a few blocks in 1000 (the threads' small blocks are 0.1 % of them); a thread
   // whose allocation came before it was registered would be missing.
   EXPECT_NEAR(bytes["ShortThread"] / truth.at("short_threads").bytes, 1.0, 0.03) << p.err;
+}
+
+// Continuous mode: each window's alloc_* are what it allocated, its inuse_* what was live as
+// it closed, so a growing heap grows from window to window.
+TEST(AllocTest, WindowsCarryTheirAllocationsAndTheLiveHeapAsTheyClose) {
+  const std::string dir = MakeTempDir();
+  ProcessResult p = RunProcess({INPROF_ALLOC_PROGRAM, "1", "window"},
+                               {{"LD_PRELOAD", PreloadValue()},
+                                {"INPROF_EVENTS", "alloc"},
+                                {"INPROF_WINDOW", "1"},
+                                {"INPROF_OUTPUT", dir + "/w.folded"}});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  if (HooksNotReached(p)) GTEST_SKIP() << p.err;
+  const std::map<std::string, Truth> truth = ParseTruth(p.out);
+  ASSERT_EQ(truth.size(), 2u) << p.out;
+  std::vector<std::string> space, inuse;  // window files, in time order (their names)
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("w.alloc_space.")) space.push_back(entry.path().string());
+    if (name.starts_with("w.inuse_space.")) inuse.push_back(entry.path().string());
+  }
+  std::sort(space.begin(), space.end());
+  std::sort(inuse.begin(), inuse.end());
+  ASSERT_GE(inuse.size(), 3u) << p.err;
+  double allocated = 0;
+  for (const std::string& f : space) {
+    for (const auto& [leaf, w] : ByLeaf(f)) {
+      if (leaf == "window_churn" || leaf == "window_grow") allocated += w;
+    }
+  }
+  // 2.5 s of 200 KB blocks (p = 0.32 at 512 KiB): thousands of samples, a few % of error.
+  const double truth_bytes = truth.at("window_churn").bytes + truth.at("window_grow").bytes;
+  EXPECT_NEAR(allocated / truth_bytes, 1.0, 0.1) << p.err;
+  // The live heap, window after window: growing, and at the end what the program kept.
+  double previous = 0;
+  for (const std::string& f : inuse) {
+    const double live = ByLeaf(f)["window_grow"];
+    EXPECT_GT(live, previous) << f << "\n" << p.err;
+    previous = live;
+  }
+  EXPECT_NEAR(previous / truth.at("window_grow").live_bytes, 1.0, 0.25) << p.err;
 }
 
 // A real program that allocates from its own arenas and calloc: python3 runs to its end and
