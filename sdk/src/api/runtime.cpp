@@ -413,11 +413,12 @@ Status RuntimeStop() {
       for (const auto& [file, event] : session->FilesFor(path)) unlink(file.c_str());
     }
   }
-  // An allocation profile that sampled nothing still says so, and why (its summary: what
-  // was allocated, whether the program's malloc reached the hooks at all).
+  // An allocation profile whose hooks the program's malloc never reached says so (its
+  // summary names where malloc is defined) even without a sample; any other process that
+  // took no sample stays silent.
   const bool nothing_to_say = !sampled && !session->config().outputs.empty() &&
                               session->config().window <= 0 && !net &&
-                              !session->samples_allocations();
+                              !session->alloc_hooks_unreached();
   const bool summary = !session->config().quiet && !nothing_to_say;
   if (session->config().quiet) {
     // Asked for silence.

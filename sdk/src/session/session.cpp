@@ -177,6 +177,7 @@ Status Session::StartAllocSampling() {
   auto* program_free = reinterpret_cast<void (*)(void*)>(dlsym(RTLD_DEFAULT, "free"));
   if (program_malloc != nullptr && program_free != nullptr &&
       !ProbeHooks(program_malloc, program_free)) {
+    alloc_hooks_unreached_ = true;
     Dl_info info{};
     const char* where = dladdr(reinterpret_cast<void*>(program_malloc), &info) != 0 &&
                                 info.dli_fname != nullptr

@@ -176,7 +176,8 @@ class Session : private SampleSink {
   // Event `alloc`: the estimated bytes of the sampled allocations live now (0 without it),
   // and lines naming the stacks that hold most of them (symbolized), for the leak report.
   double LiveBytes() EXCLUDES(data_mu_);
-  bool samples_allocations() const { return alloc_event_ >= 0; }
+  // The program's malloc never reached the allocation hooks (StartAllocSampling's probe).
+  bool alloc_hooks_unreached() const { return alloc_hooks_unreached_; }
   std::string TopLiveStacks(size_t count);
 
  private:
@@ -213,6 +214,7 @@ class Session : private SampleSink {
   // Event `alloc`: the index of alloc_objects among the events (-1: not sampled), and the
   // weights and live stacks of sampled allocations.
   int alloc_event_ = -1;
+  bool alloc_hooks_unreached_ = false;
   std::unique_ptr<AllocProfile> alloc_ GUARDED_BY(data_mu_);
   LuaSplicer lua_ GUARDED_BY(data_mu_);  // its frames under its own frames_mu_
   ProfileBuilder builder_;
