@@ -5,7 +5,11 @@ LD_PRELOAD=libinprof.so with INPROF_EVENTS=alloc. Checks per site the alloc_spac
 alloc_objects estimates, that no freed site is in use at exit, and that the live site's in-use
 space is what it keeps.
 
-  alloc_sites_test.py PROGRAM LIBINPROF BENCH_DIR [PRELOAD_PREFIX]
+  alloc_sites_test.py PROGRAM LIBINPROF BENCH_DIR [ALLOCATOR]
+
+ALLOCATOR: a malloc library preloaded after the runtime, as a user preloads tcmalloc or
+jemalloc (LD_PRELOAD="libinprof.so ALLOCATOR"); they define C++ operator new and delete
+themselves, which then do not reach malloc. Exits 77 when it is not installed.
 
 BENCH_DIR holds bench/alloc_accuracy.py, whose reader and statistics this test shares.
 Exits 77 (ctest: skipped) when the runtime does not know the alloc event.
@@ -41,14 +45,18 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     program, lib, bench_dir = sys.argv[1:4]
-    prefix = sys.argv[4] if len(sys.argv) == 5 else ""
+    allocator = sys.argv[4] if len(sys.argv) == 5 else ""
+    if allocator and not os.path.exists(allocator):
+        print(f"skipped: {allocator} is not installed (scripts/install-deps installs it)")
+        return 77
     sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     sys.path.insert(0, bench_dir)
     import alloc_accuracy as aa  # noqa: E402 (the path is an argument)
 
     with tempfile.TemporaryDirectory(prefix="inprof-alloc-test-") as tmp:
         try:
-            truth, folded, annotation = aa.run_once(program, lib, tmp, RATE, 1, SCALE, prefix)
+            truth, folded, annotation = aa.run_once(program, " ".join(x for x in (lib, allocator) if x), tmp,
+                                                   RATE, 1, SCALE)
         except aa.SetupError as e:
             if "does not know INPROF_EVENTS=alloc" in str(e):
                 print(f"skipped: {e}")

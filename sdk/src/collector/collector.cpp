@@ -577,14 +577,12 @@ namespace {
 extern "C" const char __start_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
 extern "C" const char __stop_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
 
-// Drops the leaf-most frames that are the profiler's own (the allocation hook's).
+// Drops the frames that are the profiler's own: the allocation hook's, leaf-most, and an
+// operator new hook's between the program's call and the next operator new (libstdc++'s,
+// which calls the malloc hook).
 void StripProfilerFrames(StackBuffer* stack) {
-  const auto lo = reinterpret_cast<uintptr_t>(__start_inprof_profiler_text);
-  const auto hi = reinterpret_cast<uintptr_t>(__stop_inprof_profiler_text);
-  size_t n = 0;
-  const std::span<const uintptr_t> frames = stack->frames();
-  while (n < frames.size() && frames[n] >= lo && frames[n] < hi) ++n;
-  stack->drop_front(n);
+  stack->drop_within(reinterpret_cast<uintptr_t>(__start_inprof_profiler_text),
+                     reinterpret_cast<uintptr_t>(__stop_inprof_profiler_text));
 }
 
 }  // namespace

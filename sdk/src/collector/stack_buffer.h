@@ -23,14 +23,13 @@ class StackBuffer {
     if (size_ < kCapacity) frames_[size_++] = address;
   }
   size_t size() const { return size_; }
-  // Removes the `n` leaf-most frames.
-  void drop_front(size_t n) {
-    if (n >= size_) {
-      size_ = 0;
-      return;
+  // Removes every frame in [lo, hi).
+  void drop_within(uintptr_t lo, uintptr_t hi) {
+    size_t kept = 0;
+    for (size_t i = 0; i < size_; ++i) {
+      if (frames_[i] < lo || frames_[i] >= hi) frames_[kept++] = frames_[i];
     }
-    for (size_t i = n; i < size_; ++i) frames_[i - n] = frames_[i];
-    size_ -= n;
+    size_ = kept;
   }
   std::span<const uintptr_t> frames() const { return {frames_.data(), size_}; }
 

@@ -5,8 +5,12 @@
 //
 // Interposed: malloc, calloc, realloc (realloc(p, 0) frees, a failed realloc keeps p),
 // reallocarray, free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc.
-// malloc_usable_size is not: the allocator answers it. C++ operator new and delete are not:
-// libstdc++'s call malloc and free, so they are seen there, and once.
+// malloc_usable_size is not: the allocator answers it.
+//
+// C++ operator new and delete, all twenty variants, are interposed too. libstdc++'s call
+// malloc and free, so their blocks are seen there, once; an allocator that defines them
+// itself (tcmalloc, jemalloc) does not: ours then note what the next one allocated and
+// freed. Which of the two, each call finds out (INPROF_NEW_BODY).
 //
 // Bootstrap: the next definitions are found with dlsym(RTLD_NEXT, ...), which may itself
 // allocate. While a thread resolves them, its allocations are served from a static pool;
@@ -22,6 +26,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <new>
 
 #include "signal/alloc_sampler.h"
 #include "signal/raw_syscall.h"
@@ -38,6 +43,33 @@ using ReallocArrayFn = void* (*)(void*, size_t, size_t);
 using PosixMemalignFn = int (*)(void**, size_t, size_t);
 using AlignedFn = void* (*)(size_t, size_t);
 
+// operator new and delete, by variant: plain, nothrow, aligned, aligned nothrow; delete also
+// sized and aligned sized. Mangled names, looked up with dlsym.
+using NewFn = void* (*)(size_t);
+using NewNothrowFn = void* (*)(size_t, const std::nothrow_t&);
+using NewAlignFn = void* (*)(size_t, std::align_val_t);
+using NewAlignNothrowFn = void* (*)(size_t, std::align_val_t, const std::nothrow_t&);
+using DeleteFn = void (*)(void*);
+using DeleteSizedFn = void (*)(void*, size_t);
+using DeleteNothrowFn = void (*)(void*, const std::nothrow_t&);
+using DeleteAlignFn = void (*)(void*, std::align_val_t);
+using DeleteSizedAlignFn = void (*)(void*, size_t, std::align_val_t);
+using DeleteAlignNothrowFn = void (*)(void*, std::align_val_t, const std::nothrow_t&);
+
+// One object kind (scalar or array)'s operators.
+struct NextNew {
+  std::atomic<NewFn> plain{nullptr};
+  std::atomic<NewNothrowFn> nothrow{nullptr};
+  std::atomic<NewAlignFn> align{nullptr};
+  std::atomic<NewAlignNothrowFn> align_nothrow{nullptr};
+  std::atomic<DeleteFn> del{nullptr};
+  std::atomic<DeleteSizedFn> del_sized{nullptr};
+  std::atomic<DeleteNothrowFn> del_nothrow{nullptr};
+  std::atomic<DeleteAlignFn> del_align{nullptr};
+  std::atomic<DeleteSizedAlignFn> del_sized_align{nullptr};
+  std::atomic<DeleteAlignNothrowFn> del_align_nothrow{nullptr};
+};
+
 struct NextAllocator {
   std::atomic<MallocFn> malloc{nullptr};
   std::atomic<FreeFn> free{nullptr};
@@ -49,6 +81,11 @@ struct NextAllocator {
   std::atomic<AlignedFn> memalign{nullptr};
   std::atomic<MallocFn> valloc{nullptr};
   std::atomic<MallocFn> pvalloc{nullptr};
+  NextNew scalar;  // operator new / delete
+  NextNew array;   // operator new[] / delete[]
+  // The next operator new is libstdc++'s, which is malloc in a loop around the new-handler:
+  // the hooks then do that themselves (MallocNew) and skip a layer.
+  std::atomic<bool> new_via_malloc{false};
   std::atomic<bool> resolved{false};
 };
 NextAllocator g_next;
@@ -112,6 +149,34 @@ __attribute__((noinline)) void Resolve() {
   Lookup(g_next.memalign, "memalign", false);
   Lookup(g_next.valloc, "valloc", false);
   Lookup(g_next.pvalloc, "pvalloc", false);
+  // Not required: a program whose libstdc++ comes before the runtime never calls these, and
+  // one without libstdc++ has none (they then fall back on malloc and free).
+  Lookup(g_next.scalar.plain, "_Znwm", false);
+  Lookup(g_next.scalar.nothrow, "_ZnwmRKSt9nothrow_t", false);
+  Lookup(g_next.scalar.align, "_ZnwmSt11align_val_t", false);
+  Lookup(g_next.scalar.align_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t", false);
+  Lookup(g_next.scalar.del, "_ZdlPv", false);
+  Lookup(g_next.scalar.del_sized, "_ZdlPvm", false);
+  Lookup(g_next.scalar.del_nothrow, "_ZdlPvRKSt9nothrow_t", false);
+  Lookup(g_next.scalar.del_align, "_ZdlPvSt11align_val_t", false);
+  Lookup(g_next.scalar.del_sized_align, "_ZdlPvmSt11align_val_t", false);
+  Lookup(g_next.scalar.del_align_nothrow, "_ZdlPvSt11align_val_tRKSt9nothrow_t", false);
+  Lookup(g_next.array.plain, "_Znam", false);
+  Lookup(g_next.array.nothrow, "_ZnamRKSt9nothrow_t", false);
+  Lookup(g_next.array.align, "_ZnamSt11align_val_t", false);
+  Lookup(g_next.array.align_nothrow, "_ZnamSt11align_val_tRKSt9nothrow_t", false);
+  Lookup(g_next.array.del, "_ZdaPv", false);
+  Lookup(g_next.array.del_sized, "_ZdaPvm", false);
+  Lookup(g_next.array.del_nothrow, "_ZdaPvRKSt9nothrow_t", false);
+  Lookup(g_next.array.del_align, "_ZdaPvSt11align_val_t", false);
+  Lookup(g_next.array.del_sized_align, "_ZdaPvmSt11align_val_t", false);
+  Lookup(g_next.array.del_align_nothrow, "_ZdaPvSt11align_val_tRKSt9nothrow_t", false);
+  Dl_info info{};
+  const auto next_new = g_next.scalar.plain.load(std::memory_order_relaxed);
+  g_next.new_via_malloc.store(
+      next_new != nullptr && dladdr(reinterpret_cast<void*>(next_new), &info) != 0 &&
+          info.dli_fname != nullptr && strstr(info.dli_fname, "/libstdc++.so") != nullptr,
+      std::memory_order_relaxed);
   t_resolving = false;
   g_next.resolved.store(true, std::memory_order_release);
 }
@@ -236,4 +301,144 @@ INPROF_ALLOC_HOOK void* pvalloc(size_t size) {
   void* p = next(size);
   if (p != nullptr) INPROF_ALLOC_NOTE(p, size);
   return p;
+}
+
+// ---- C++ operator new and delete ----
+
+namespace inprof::internal {
+namespace {
+
+// What libstdc++'s operator new does, through the malloc hooks: used without a next operator
+// new (libstdc++ is not after the runtime) and instead of libstdc++'s. In the profiler's text
+// section, as the hooks: the collector strips its frame from a sampled stack.
+INPROF_PROFILER_TEXT void* MallocNew(size_t size, size_t align) {
+  if (size == 0) size = 1;
+  for (;;) {
+    void* p = nullptr;
+    if (align <= 16) {
+      p = malloc(size);
+    } else if (posix_memalign(&p, align, size) != 0) {
+      p = nullptr;
+    }
+    if (p != nullptr) return p;
+    std::new_handler handler = std::get_new_handler();
+    if (handler == nullptr) throw std::bad_alloc();
+    handler();
+  }
+}
+
+INPROF_PROFILER_TEXT void* MallocNewNothrow(size_t size, size_t align) noexcept {
+  try {
+    return MallocNew(size, align);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+}  // namespace inprof::internal
+
+using inprof::internal::MallocNew;
+using inprof::internal::MallocNewNothrow;
+using inprof::internal::AllocState;
+using inprof::internal::t_alloc_left;
+
+// Calls the next operator new (`next_slot` with `call_args`), or `fallback` without one, and
+// notes the block unless the next operator new's own malloc call did: the malloc hooks count
+// every allocation against the thread's countdown, so an unchanged countdown means the call
+// never reached them (the allocator's own operator new). Decided per call, not per process:
+// an allocator may define some variants and leave others to libstdc++ (Debian's jemalloc has
+// no aligned new). A macro, not a function: the note must be made in the hook's own frame
+// (the sampled stack starts at its caller).
+#define INPROF_NEW_BODY(next_slot, size, call_args, fallback)                           \
+  const auto next = Next(next_slot);                                                   \
+  if (next == nullptr || g_next.new_via_malloc.load(std::memory_order_relaxed)) {        \
+    return fallback;                                                                   \
+  }                                                                                    \
+  if (__builtin_expect(!AllocState().on.load(std::memory_order_relaxed), 1)) {          \
+    return next call_args;                                                             \
+  }                                                                                    \
+  const int64_t left = t_alloc_left;                                                   \
+  void* p = next call_args;                                                            \
+  if (p != nullptr && t_alloc_left == left) INPROF_ALLOC_NOTE(p, size);                 \
+  return p
+
+// libstdc++'s operator delete is free(); another allocator's: forget the block, then call it.
+#define INPROF_DELETE_BODY(next_slot, p, call_args)                                    \
+  if (p == nullptr) return;                                                            \
+  const auto next = Next(next_slot);                                                   \
+  if (next == nullptr || g_next.new_via_malloc.load(std::memory_order_relaxed)) {        \
+    return free(p);                                                                    \
+  }                                                                                    \
+  AllocNoteFree(p);                                                                    \
+  next call_args
+
+#define INPROF_NEW_HOOK __attribute__((visibility("default"))) INPROF_PROFILER_TEXT
+
+INPROF_NEW_HOOK void* operator new(size_t size) {
+  INPROF_NEW_BODY(g_next.scalar.plain, size, (size), MallocNew(size, 0));
+}
+INPROF_NEW_HOOK void* operator new[](size_t size) {
+  INPROF_NEW_BODY(g_next.array.plain, size, (size), MallocNew(size, 0));
+}
+INPROF_NEW_HOOK void* operator new(size_t size, const std::nothrow_t& nt) noexcept {
+  INPROF_NEW_BODY(g_next.scalar.nothrow, size, (size, nt), MallocNewNothrow(size, 0));
+}
+INPROF_NEW_HOOK void* operator new[](size_t size, const std::nothrow_t& nt) noexcept {
+  INPROF_NEW_BODY(g_next.array.nothrow, size, (size, nt), MallocNewNothrow(size, 0));
+}
+INPROF_NEW_HOOK void* operator new(size_t size, std::align_val_t al) {
+  INPROF_NEW_BODY(g_next.scalar.align, size, (size, al), MallocNew(size, static_cast<size_t>(al)));
+}
+INPROF_NEW_HOOK void* operator new[](size_t size, std::align_val_t al) {
+  INPROF_NEW_BODY(g_next.array.align, size, (size, al), MallocNew(size, static_cast<size_t>(al)));
+}
+INPROF_NEW_HOOK void* operator new(size_t size, std::align_val_t al,
+                                   const std::nothrow_t& nt) noexcept {
+  INPROF_NEW_BODY(g_next.scalar.align_nothrow, size, (size, al, nt),
+                  MallocNewNothrow(size, static_cast<size_t>(al)));
+}
+INPROF_NEW_HOOK void* operator new[](size_t size, std::align_val_t al,
+                                     const std::nothrow_t& nt) noexcept {
+  INPROF_NEW_BODY(g_next.array.align_nothrow, size, (size, al, nt),
+                  MallocNewNothrow(size, static_cast<size_t>(al)));
+}
+
+INPROF_NEW_HOOK void operator delete(void* p) noexcept {
+  INPROF_DELETE_BODY(g_next.scalar.del, p, (p));
+}
+INPROF_NEW_HOOK void operator delete[](void* p) noexcept {
+  INPROF_DELETE_BODY(g_next.array.del, p, (p));
+}
+INPROF_NEW_HOOK void operator delete(void* p, size_t size) noexcept {
+  INPROF_DELETE_BODY(g_next.scalar.del_sized, p, (p, size));
+}
+INPROF_NEW_HOOK void operator delete[](void* p, size_t size) noexcept {
+  INPROF_DELETE_BODY(g_next.array.del_sized, p, (p, size));
+}
+INPROF_NEW_HOOK void operator delete(void* p, const std::nothrow_t& nt) noexcept {
+  INPROF_DELETE_BODY(g_next.scalar.del_nothrow, p, (p, nt));
+}
+INPROF_NEW_HOOK void operator delete[](void* p, const std::nothrow_t& nt) noexcept {
+  INPROF_DELETE_BODY(g_next.array.del_nothrow, p, (p, nt));
+}
+INPROF_NEW_HOOK void operator delete(void* p, std::align_val_t al) noexcept {
+  INPROF_DELETE_BODY(g_next.scalar.del_align, p, (p, al));
+}
+INPROF_NEW_HOOK void operator delete[](void* p, std::align_val_t al) noexcept {
+  INPROF_DELETE_BODY(g_next.array.del_align, p, (p, al));
+}
+INPROF_NEW_HOOK void operator delete(void* p, size_t size, std::align_val_t al) noexcept {
+  INPROF_DELETE_BODY(g_next.scalar.del_sized_align, p, (p, size, al));
+}
+INPROF_NEW_HOOK void operator delete[](void* p, size_t size, std::align_val_t al) noexcept {
+  INPROF_DELETE_BODY(g_next.array.del_sized_align, p, (p, size, al));
+}
+INPROF_NEW_HOOK void operator delete(void* p, std::align_val_t al,
+                                     const std::nothrow_t& nt) noexcept {
+  INPROF_DELETE_BODY(g_next.scalar.del_align_nothrow, p, (p, al, nt));
+}
+INPROF_NEW_HOOK void operator delete[](void* p, std::align_val_t al,
+                                       const std::nothrow_t& nt) noexcept {
+  INPROF_DELETE_BODY(g_next.array.del_align_nothrow, p, (p, al, nt));
 }
