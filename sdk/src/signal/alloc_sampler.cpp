@@ -3,6 +3,7 @@
 // but raw system calls (tests/sdk/signal_path_symbols.cmake checks it).
 #include "signal/alloc_sampler.h"
 
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include <cstring>
@@ -35,9 +36,10 @@ __thread bool t_alloc_probe __attribute__((tls_model("initial-exec"))) = false;
 // The live table and its filter: mapped once, never freed (alloc_sampler.h).
 std::atomic<LiveEntry*> g_live{nullptr};
 std::atomic<uint32_t> g_live_mask{0};
-constexpr uint32_t kFilterSize = 32768;
 std::atomic<uint8_t>* g_filter = nullptr;
 std::atomic<uint32_t> g_next_tag{0};
+// Whether an entry was written since the table was installed or last cleared.
+std::atomic<bool> g_live_dirty{false};
 
 uint64_t Mix(uint64_t x) {
   x ^= x >> 33;
@@ -48,7 +50,6 @@ uint64_t Mix(uint64_t x) {
   return x;
 }
 
-uint32_t FilterIndex(uintptr_t ptr) { return static_cast<uint32_t>(Mix(ptr) & (kFilterSize - 1)); }
 
 uint64_t NextRandom(uint64_t* state) {
   uint64_t x = *state;
@@ -71,12 +72,13 @@ uint32_t EnterLive(uintptr_t ptr, uint64_t size, uint32_t* tag) {
     uintptr_t old = e.ptr.load(std::memory_order_relaxed);
     if (old != 0 && old != kLiveTombstone) continue;
     if (!e.ptr.compare_exchange_strong(old, kLiveClaimed, std::memory_order_acquire)) continue;
+    if (!g_live_dirty.load(std::memory_order_relaxed)) g_live_dirty.store(true, std::memory_order_relaxed);
     *tag = g_next_tag.fetch_add(1, std::memory_order_relaxed) + 1;
     e.size.store(size, std::memory_order_relaxed);
     e.tag.store(*tag, std::memory_order_relaxed);
     e.stack.store(0, std::memory_order_relaxed);
     // Counted before the entry shows, so a free that finds it also finds the count non-zero.
-    std::atomic<uint8_t>& f = g_filter[FilterIndex(ptr)];
+    std::atomic<uint8_t>& f = g_filter[LiveFilterIndex(ptr)];
     uint8_t count = f.load(std::memory_order_relaxed);
     // Saturates: a counter at 255 is never decremented again (a false positive for good).
     while (count != 255 &&
@@ -122,7 +124,7 @@ void WakeCollector(Sampler* sampler) {
 
 AllocSampling g_alloc_state;
 
-size_t LiveTableBytes(uint32_t entries) { return size_t{entries} * sizeof(LiveEntry) + kFilterSize; }
+size_t LiveTableBytes(uint32_t entries) { return size_t{entries} * sizeof(LiveEntry) + kLiveFilterSize; }
 
 bool LiveTableInstalled() { return g_live.load(std::memory_order_acquire) != nullptr; }
 
@@ -130,6 +132,7 @@ void InstallLiveTable(void* memory, uint32_t entries) {
   // Fresh anonymous memory is zero: every entry empty, every counter 0.
   g_filter = reinterpret_cast<std::atomic<uint8_t>*>(static_cast<char*>(memory) +
                                                       size_t{entries} * sizeof(LiveEntry));
+  g_alloc_state.filter.store(g_filter, std::memory_order_relaxed);
   g_live_mask.store(entries - 1, std::memory_order_relaxed);
   g_live.store(static_cast<LiveEntry*>(memory), std::memory_order_release);
 }
@@ -139,11 +142,21 @@ void ClearLiveTable() {
   if (table == nullptr) return;
   const uint32_t size = g_live_mask.load(std::memory_order_relaxed) + 1;
   g_alloc_state.live_count.store(0, std::memory_order_relaxed);
-  for (uint32_t i = 0; i < size; ++i) {
-    table[i].ptr.store(0, std::memory_order_relaxed);
-    table[i].stack.store(0, std::memory_order_relaxed);
+  // Handing the pages back zeroes them (private anonymous memory) without touching them:
+  // a loop that wrote zeros faulted in all of the table (6 MiB by default) at every session
+  // start, and in a forked child copied every page of the parent's. A free that reads an
+  // entry meanwhile reads the old one or zero, as it would around the loop.
+  if (g_live_dirty.exchange(false, std::memory_order_relaxed)) {
+    const size_t bytes = LiveTableBytes(size);
+    if (RawSyscall4(kSysMadvise, reinterpret_cast<long>(table), static_cast<long>(bytes),
+                    MADV_DONTNEED, 0) != 0) {
+      for (uint32_t i = 0; i < size; ++i) {
+        table[i].ptr.store(0, std::memory_order_relaxed);
+        table[i].stack.store(0, std::memory_order_relaxed);
+      }
+      for (uint32_t i = 0; i < kLiveFilterSize; ++i) g_filter[i].store(0, std::memory_order_relaxed);
+    }
   }
-  for (uint32_t i = 0; i < kFilterSize; ++i) g_filter[i].store(0, std::memory_order_relaxed);
 }
 
 uint32_t LiveTableCapacity() {
@@ -296,7 +309,7 @@ void AllocForget(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   LiveEntry* table = g_live.load(std::memory_order_acquire);
   if (table == nullptr) return;
-  std::atomic<uint8_t>& f = g_filter[FilterIndex(p)];
+  std::atomic<uint8_t>& f = g_filter[LiveFilterIndex(p)];
   const uint8_t count = f.load(std::memory_order_relaxed);
   if (count == 0) return;
   const uint32_t mask = g_live_mask.load(std::memory_order_relaxed);

@@ -70,6 +70,9 @@ struct AllocSampling {
   std::atomic<uint64_t> dropped{0};     // sampled but the ring was full or busy
   std::atomic<uint64_t> waits{0};       // times a hook waited for the collector to drain
   std::atomic<uint64_t> live_count{0};  // entries live now
+  // The live table's counting filter (kLiveFilterSize counters, LiveFilterIndex): set when the
+  // table is installed, before any entry can be live, and never changed.
+  std::atomic<std::atomic<uint8_t>*> filter{nullptr};
   std::atomic<uint64_t> probes{0};      // probe allocations that reached a hook (ProbeHooks)
   // The runtime's own code (its mapped object): an allocation whose caller is in it is the
   // runtime's (its standard library's static initialisers, its own operator new), not the
@@ -145,10 +148,26 @@ extern __thread int64_t t_alloc_left __attribute__((tls_model("initial-exec")));
     }                                                                                         \
   } while (0)
 
-// The hook's fast path for a free of `ptr` (non-null), before the real free.
+// The live table's filter: a counter per hash of the address, counting live entries; a free
+// whose counter is 0 was never sampled. One multiplication (Fibonacci hashing): it runs on
+// every free while anything sampled is live (the full mixing hash here cost sqlite3 3 % of
+// its time in frees).
+inline constexpr uint32_t kLiveFilterBits = 15;
+inline constexpr uint32_t kLiveFilterSize = 1u << kLiveFilterBits;
+inline uint32_t LiveFilterIndex(uintptr_t ptr) {
+  return static_cast<uint32_t>((uint64_t{ptr} * 0x9E3779B97F4A7C15ull) >> (64 - kLiveFilterBits));
+}
+
+// The hook's fast path for a free of `ptr` (non-null), before the real free: while anything
+// sampled is live, one read of the filter.
 inline void AllocNoteFree(void* ptr) {
   if (__builtin_expect(AllocState().live_count.load(std::memory_order_relaxed) != 0, 0)) {
-    AllocForget(ptr);
+    const std::atomic<uint8_t>* filter = AllocState().filter.load(std::memory_order_relaxed);
+    if (filter != nullptr &&
+        filter[LiveFilterIndex(reinterpret_cast<uintptr_t>(ptr))].load(
+            std::memory_order_relaxed) != 0) {
+      AllocForget(ptr);
+    }
   }
 }
 

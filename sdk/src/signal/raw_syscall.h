@@ -42,11 +42,13 @@ inline constexpr long kSysWrite = 1;
 inline constexpr long kSysIoctl = 16;
 inline constexpr long kSysFutex = 202;
 inline constexpr long kSysTimerSettime = 223;
+inline constexpr long kSysMadvise = 28;
 #elif defined(__aarch64__)
 inline constexpr long kSysWrite = 64;
 inline constexpr long kSysIoctl = 29;
 inline constexpr long kSysFutex = 98;
 inline constexpr long kSysTimerSettime = 110;
+inline constexpr long kSysMadvise = 233;
 #endif
 
 // futex(2) operations on a word of this process (FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE).

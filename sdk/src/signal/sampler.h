@@ -213,7 +213,9 @@ struct TidTable {
 
 struct Sampler {
   ThreadSlot* slots = nullptr;
-  uint32_t slot_count = 0;
+  // Slots constructed so far (the registry constructs them as threads need them, up to
+  // max_threads): an index below it is a slot.
+  std::atomic<uint32_t> slot_count{0};
   uint32_t max_depth = kMaxFrames;
   UnwindMode unwind = UnwindMode::kFp;
   int signal = 0;

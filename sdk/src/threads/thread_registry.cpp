@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -16,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <type_traits>
 
 #include "inprof/profile.h"
 #include "signal/signal_handler.h"
@@ -63,13 +66,31 @@ ThreadRegistry::ThreadRegistry(Sampler* sampler, std::vector<Engine*> engines,
     : sampler_(sampler),
       engines_(std::move(engines)),
       period_ns_(std::max(1L, static_cast<long>(1e9 / frequency_hz))),
-      slots_(new ThreadSlot[max_threads]),
+      max_threads_(max_threads),
       random_(static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
               static_cast<uint64_t>(clock())) {
+  void* map = mmap(nullptr, SlotsBytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+  if (map == MAP_FAILED) throw std::bad_alloc();
+  slots_ = static_cast<ThreadSlot*>(map);
   free_slots_.reserve(max_threads);
-  for (uint32_t i = max_threads; i > 0; --i) free_slots_.push_back(i - 1);
-  sampler_->slots = slots_.get();
-  sampler_->slot_count = max_threads;
+  sampler_->slots = slots_;
+  sampler_->slot_count.store(0, std::memory_order_release);
+}
+
+size_t ThreadRegistry::SlotsBytes() const {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (size_t{max_threads_} * sizeof(ThreadSlot) + page - 1) / page * page;
+}
+
+bool ThreadRegistry::GrowSlotsLocked() {
+  if (constructed_ == max_threads_) return false;
+  new (&slots_[constructed_]) ThreadSlot();
+  free_slots_.push_back(constructed_);
+  ++constructed_;
+  // After the slot's construction: whoever sees the count sees the slot.
+  sampler_->slot_count.store(constructed_, std::memory_order_release);
+  return true;
 }
 
 ThreadRegistry::~ThreadRegistry() {
@@ -84,8 +105,10 @@ ThreadRegistry::~ThreadRegistry() {
     slots_[i].copies = nullptr;
   }
   for (CopyRing* copies : copy_pool_) delete copies;
+  sampler_->slot_count.store(0, std::memory_order_release);
   sampler_->slots = nullptr;
-  sampler_->slot_count = 0;
+  static_assert(std::is_trivially_destructible_v<ThreadSlot>);
+  munmap(slots_, SlotsBytes());
 }
 
 SampleRing* ThreadRegistry::TakeRingLocked() {
@@ -141,7 +164,7 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
     return;
   }
   if (closed_ || excluded_.count(tid) != 0) return;
-  if (free_slots_.empty()) {
+  if (free_slots_.empty() && !GrowSlotsLocked()) {
     NoteUnsampledLocked(tid, Unsampled::kNoSlot, {});
     return;
   }
@@ -299,7 +322,7 @@ void ThreadRegistry::NoteUnsampledLocked(pid_t tid, Unsampled why,
   if (why == Unsampled::kNoSlot) {
     if (threads_unsampled_++ == 0 && warnings_.size() < kMaxWarnings) {
       try {
-        warnings_.push_back("more than " + std::to_string(sampler_->slot_count) +
+        warnings_.push_back("more than " + std::to_string(max_threads_) +
                             " threads at once: extra threads are not sampled (raise max_threads)");
       } catch (...) {
       }
