@@ -7,7 +7,8 @@
 #  (b) a real allocation-heavy program: sqlite3's insert phase (ROWS INSERT statements into an
 #      indexed table in one transaction, in memory; about 25 allocations per row): wall time
 #      without inprof, with INPROF_EVENTS=alloc at the default rate (profile written at exit,
-#      included), and under heaptrack on the same input. Targets: inprof <= 1.03x the
+#      included), under heaptrack on the same input, and with Debian's jemalloc alone, with
+#      its own sampling profiler (prof:true) and with inprof. Targets: inprof <= 1.03x the
 #      unprofiled wall time, and >= 10x less added time than heaptrack.
 #   bench/alloc_overhead.sh [BUILD_DIR] [REPETITIONS] [ROWS] [PAIRS]
 # Defaults: build, 7 repetitions, 200000 rows, 20000000 pairs. Needs sqlite3 and heaptrack
@@ -82,6 +83,14 @@ awk -v rows="$rows" 'BEGIN {
 sql_modes=(base)
 [ "$alloc" -eq 1 ] && sql_modes+=(inprof)
 sql_modes+=(heaptrack)
+# Beside jemalloc's own sampling profiler (Debian's libjemalloc2 is built with it): jemalloc
+# alone, with prof:true at the same mean interval (lg_prof_sample:19, 512 KiB), and with
+# inprof preloaded before it (the program's allocations still go to jemalloc).
+jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1 || true)
+if [ -n "$jemalloc" ]; then
+  sql_modes+=(jemalloc jemalloc_prof)
+  [ "$alloc" -eq 1 ] && sql_modes+=(jemalloc_inprof)
+fi
 # Prints "wall_ms cpu_ms": wall time, and the user + system CPU time of the process and its
 # children (heaptrack's interpreter included), which a loaded machine disturbs less.
 run_sql() {
@@ -92,6 +101,11 @@ run_sql() {
       inprof) LD_PRELOAD="$lib" INPROF_QUIET=1 INPROF_EVENTS=alloc INPROF_OUTPUT="$tmp/s.folded" \
                 sqlite3 :memory: <"$tmp/insert.sql" >/dev/null ;;
       heaptrack) heaptrack -o "$tmp/h" sqlite3 :memory: <"$tmp/insert.sql" >/dev/null 2>&1 ;;
+      jemalloc) LD_PRELOAD="$jemalloc" sqlite3 :memory: <"$tmp/insert.sql" >/dev/null ;;
+      jemalloc_prof) MALLOC_CONF=prof:true,lg_prof_sample:19 LD_PRELOAD="$jemalloc" \
+                       sqlite3 :memory: <"$tmp/insert.sql" >/dev/null ;;
+      jemalloc_inprof) LD_PRELOAD="$lib $jemalloc" INPROF_QUIET=1 INPROF_EVENTS=alloc \
+                         INPROF_OUTPUT="$tmp/s.folded" sqlite3 :memory: <"$tmp/insert.sql" >/dev/null ;;
     esac
   } 2>&1 | tail -n 1 | awk '{ printf "%d %d\n", $1 * 1000, ($2 + $3) * 1000 }'
 }
@@ -122,5 +136,14 @@ if [ "$alloc" -eq 1 ]; then
       else printf "added: heaptrack %.0f ms / inprof %.0f ms = %.1fx (target >= 10x): %s\n", ah, ai, ah / ai, (ah / ai >= 10) ? "met" : "NOT met"
     }'
   done
+fi
+if [ -n "$jemalloc" ]; then
+  je=$(awk '$1 == "jemalloc" { print $2 }' "$tmp/sql" | median)
+  jp=$(awk '$1 == "jemalloc_prof" { print $2 }' "$tmp/sql" | median)
+  ji=$(awk '$1 == "jemalloc_inprof" { print $2 }' "$tmp/sql" | median)
+  awk -v je="$je" -v jp="$jp" -v ji="${ji:-0}" 'BEGIN {
+    printf "under jemalloc, wall time: its own prof:true %.3fx", jp / je
+    if (ji > 0) printf ", inprof %.3fx", ji / je
+    printf " (jemalloc alone %d ms)\n", je }'
 fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -204,11 +204,14 @@ class PprofBuilder {
       c.push_back("program: " + p_.meta.program + " (pid " + std::to_string(p_.meta.pid) + ")");
     }
     if (!h.engine.empty()) {
-      char rate[96];
-      std::snprintf(rate, sizeof rate, "requested=%.6gHz achieved=%.6gHz", h.requested_hz,
-                    h.achieved_hz);
+      // No rate where nothing was sampled in time (allocations alone).
+      char rate[96] = "";
+      if (h.requested_hz > 0) {
+        std::snprintf(rate, sizeof rate, " requested=%.6gHz achieved=%.6gHz", h.requested_hz,
+                      h.achieved_hz);
+      }
       c.push_back(
-          "inprof: engine=" + h.engine + " unwinder=" + h.unwinder + " " + rate +
+          "inprof: engine=" + h.engine + " unwinder=" + h.unwinder + rate +
           " samples=" + std::to_string(h.samples) + " dropped=" + std::to_string(h.dropped) +
           " truncated=" + std::to_string(h.truncated) + " broken=" + std::to_string(h.broken) +
           " overflow=" + std::to_string(h.overflow) + " threads=" + std::to_string(h.threads_seen));

@@ -355,12 +355,17 @@ Health Session::CurrentHealth() {
   h.unwinder = sampler_.unwind == UnwindMode::kFp      ? "fp"
                : sampler_.unwind == UnwindMode::kDwarf ? "dwarf"
                                                        : "auto";
-  h.requested_hz = config_.frequency;
+  // A rate only where an event is sampled in time (not allocations alone): the summary and
+  // the outputs then say nothing of a frequency that nothing was sampled at.
+  const bool timed = std::any_of(engines_.events.begin(), engines_.events.end(),
+                                 [](const EventSpec* e) { return e->source != EventSource::kAlloc; });
+  h.requested_hz = timed ? config_.frequency : 0;
   const int64_t cpu_ns = (stopped_ ? times_.stop_cpu_ns : Now(CLOCK_PROCESS_CPUTIME_ID)) - times_.start_cpu_ns;
   // Rate of the first event per CPU-second (meaningful for cpu; for other events it is
   // their samples per CPU-second of the process).
-  h.achieved_hz =
-      cpu_ns > 0 ? static_cast<double>(counts_.first_event_weight) * 1e9 / static_cast<double>(cpu_ns) : 0;
+  h.achieved_hz = timed && cpu_ns > 0 ? static_cast<double>(counts_.first_event_weight) * 1e9 /
+                                            static_cast<double>(cpu_ns)
+                                      : 0;
   const SamplerCounters& c = sampler_.counters;
   DrainCounts drained;
   if (collector_) {
@@ -552,15 +557,21 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   const int64_t end = stopped_ ? times_.stop_monotonic_ns : Now(CLOCK_MONOTONIC);
   const int64_t cpu = (stopped_ ? times_.stop_cpu_ns : Now(CLOCK_PROCESS_CPUTIME_ID)) - times_.start_cpu_ns;
   char buf[768];
+  char frequency[48] = "";
+  if (h.requested_hz > 0) std::snprintf(frequency, sizeof frequency, " frequency=%gHz", h.requested_hz);
   std::snprintf(buf, sizeof buf,
-                "inprof: engine=%s unwinder=%s frequency=%gHz samples=%" PRIu64 " dropped=%" PRIu64
+                "inprof: engine=%s unwinder=%s%s samples=%" PRIu64 " dropped=%" PRIu64
                 " truncated=%" PRIu64 " overflow=%" PRIu64 " threads=%" PRIu64
-                " duration=%.2fs cpu=%.2fs rate=%.1fHz",
-                h.engine.c_str(), h.unwinder.c_str(), h.requested_hz, h.samples, h.dropped,
+                " duration=%.2fs cpu=%.2fs",
+                h.engine.c_str(), h.unwinder.c_str(), frequency, h.samples, h.dropped,
                 h.truncated, h.overflow, h.threads_seen,
                 static_cast<double>(end - times_.start_monotonic_ns) / 1e9,
-                static_cast<double>(cpu) / 1e9, h.achieved_hz);
+                static_cast<double>(cpu) / 1e9);
   std::string line = buf;
+  if (h.requested_hz > 0) {
+    std::snprintf(buf, sizeof buf, " rate=%.1fHz", h.achieved_hz);
+    line += buf;
+  }
   if (!written.empty()) {
     line += " outputs=";
     // In INPROF_OUTPUT's own syntax: a comma or newline in a path stays one item of one line.
