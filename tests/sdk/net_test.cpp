@@ -858,8 +858,9 @@ Profile MemoryAndLockProfile() {
   b.AddEvent("alloc_space", "bytes");
   b.AddEvent("inuse_objects", "count");
   b.AddEvent("inuse_space", "bytes");
-  b.AddEvent("contentions", "count");
-  b.AddEvent("delay", "nanoseconds");
+  // The runtime's names for them (INPROF_EVENTS=lock); their pprof types are Go's.
+  b.AddEvent("lock_contentions", "count");
+  b.AddEvent("lock_delay", "nanoseconds");
   const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
   const uint32_t make = b.Frame("make_buffer", "/src/buffer.cpp", 20);
   const uint32_t cache = b.Frame("cache_insert", "/src/cache.cpp", 30);
