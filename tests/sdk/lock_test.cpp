@@ -164,5 +164,30 @@ TEST(LockTest, ReturnCodesAreTheLibrarysOwn) {
   EXPECT_GT(delay.size(), 0u) << p.err;
 }
 
+// Continuous mode: each window carries the waits of its own time (deltas, as Pyroscope's
+// ingest expects them), so the windows add up to the run's waits, not to more.
+TEST(LockTest, WindowsCarryTheirOwnWaits) {
+  const std::string dir = MakeTempDir();
+  ProcessResult p = RunProcess({INPROF_LOCK_PROGRAM, "contend", "1200"},
+                               {{"LD_PRELOAD", PreloadValue()},
+                                {"INPROF_EVENTS", "lock"},
+                                {"INPROF_WINDOW", "1"},
+                                {"INPROF_OUTPUT", dir + "/w.folded"}});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  std::map<std::string, double> truth = ParseTruth(p.out);
+  double total = 0;
+  int windows = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("w.lock_delay.")) continue;
+    double window = 0;
+    for (const auto& [leaf, w] : ByLeaf(entry.path().string())) window += w;
+    if (window > 0) ++windows;
+    total += window;
+  }
+  EXPECT_GE(windows, 2) << p.err;
+  EXPECT_NEAR(total / (truth["hot_wait"] + truth["cold_wait"]), 1.0, 0.15) << p.err;
+}
+
 }  // namespace
 }  // namespace inprof::test
