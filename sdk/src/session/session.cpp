@@ -172,10 +172,13 @@ std::string Session::LockSummary() const {
                 " ns or more, shorter ones in proportion)",
                 state.sampled.load(std::memory_order_relaxed), config_.lock_rate);
   std::string line = text;
-  if (const uint64_t dropped = state.dropped.load(std::memory_order_relaxed); dropped != 0) {
+  const uint64_t dropped = state.dropped.load(std::memory_order_relaxed);
+  const uint64_t no_slot = state.no_slot.load(std::memory_order_relaxed);
+  if (dropped != 0 || no_slot != 0) {
     std::snprintf(text, sizeof text,
-                  "\ninprof: warning: lock: %" PRIu64 " sampled waits dropped (ring full)",
-                  dropped);
+                  "\ninprof: warning: lock: %" PRIu64 " sampled waits dropped (ring full), %" PRIu64
+                  " on threads not sampled",
+                  dropped, no_slot);
     line += text;
   }
   return line;
