@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     std::thread a(body), b(body);
     a.join();
     b.join();
-    printf("ns_per_pair %.3f\n", static_cast<double>(NowNs() - t0) / (2.0 * static_cast<double>(n)));
+    printf("ns_per_pair %.3f\n",
+           static_cast<double>(NowNs() - t0) / (2.0 * static_cast<double>(n)));
     return 0;
   }
   if (strcmp(argv[1], "waits") == 0) {

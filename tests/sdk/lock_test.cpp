@@ -42,13 +42,11 @@ std::map<std::string, double> ByFunction(const std::string& path) {
 }
 
 ProcessResult RunLockProgram(const std::vector<std::string>& args, const std::string& output,
-                             const std::string& events = "lock",
-                             const std::string& rate = "") {
+                             const std::string& events = "lock", const std::string& rate = "") {
   std::vector<std::string> argv = {INPROF_LOCK_PROGRAM};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::map<std::string, std::string> env = {{"LD_PRELOAD", PreloadValue()},
-                                            {"INPROF_EVENTS", events},
-                                            {"INPROF_OUTPUT", output}};
+  std::map<std::string, std::string> env = {
+      {"LD_PRELOAD", PreloadValue()}, {"INPROF_EVENTS", events}, {"INPROF_OUTPUT", output}};
   if (!rate.empty()) env["INPROF_LOCK_RATE"] = rate;
   return RunProcess(argv, env);
 }
@@ -78,8 +76,8 @@ double HotShare(const std::string& report, size_t column, size_t name_column) {
 // 1 ms, above the 10 us default rate, so nearly every one is recorded.
 TEST(LockTest, TheDelaySplitBetweenTwoMutexesIsTheProgramsOwn) {
   const std::string dir = MakeTempDir();
-  ProcessResult p = RunLockProgram(
-      {"contend", "150"}, dir + "/out.folded," + dir + "/out.pb.gz," + dir + "/out.json");
+  ProcessResult p = RunLockProgram({"contend", "150"},
+                                   dir + "/out.folded," + dir + "/out.pb.gz," + dir + "/out.json");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   std::map<std::string, double> truth = ParseTruth(p.out);
   ASSERT_GT(truth["hot_wait"], 0) << p.out;
@@ -89,8 +87,7 @@ TEST(LockTest, TheDelaySplitBetweenTwoMutexesIsTheProgramsOwn) {
   ASSERT_GT(got_hot, 0) << p.err;
   const double truth_share = truth["hot_wait"] / (truth["hot_wait"] + truth["cold_wait"]);
   EXPECT_NEAR(got_hot / (got_hot + got_cold), truth_share, 0.05) << p.err;
-  EXPECT_NEAR((got_hot + got_cold) / (truth["hot_wait"] + truth["cold_wait"]), 1.0, 0.15)
-      << p.err;
+  EXPECT_NEAR((got_hot + got_cold) / (truth["hot_wait"] + truth["cold_wait"]), 1.0, 0.15) << p.err;
   EXPECT_GT(count["wait_for_hot"], 0) << p.err;
   // The hook's own frames are stripped: no stack shows the runtime's hook.
   for (const FoldedStack& s : ReadFolded(dir + "/out.lock_delay.folded")) {
@@ -122,8 +119,7 @@ TEST(LockTest, TheDelaySplitBetweenTwoMutexesIsTheProgramsOwn) {
 // is wider: 30 %.
 TEST(LockTest, WaitsShorterThanTheRateAreSampledWithoutBias) {
   const std::string dir = MakeTempDir();
-  ProcessResult p =
-      RunLockProgram({"contend", "150"}, dir + "/out.folded", "lock", "2000000");
+  ProcessResult p = RunLockProgram({"contend", "150"}, dir + "/out.folded", "lock", "2000000");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   std::map<std::string, double> truth = ParseTruth(p.out);
   std::map<std::string, double> delay = ByFunction(dir + "/out.lock_delay.folded");
@@ -175,11 +171,11 @@ TEST(LockTest, ReturnCodesAreTheLibrarysOwn) {
 // ingest expects them), so the windows add up to the run's waits, not to more.
 TEST(LockTest, WindowsCarryTheirOwnWaits) {
   const std::string dir = MakeTempDir();
-  ProcessResult p = RunProcess({INPROF_LOCK_PROGRAM, "contend", "1200"},
-                               {{"LD_PRELOAD", PreloadValue()},
-                                {"INPROF_EVENTS", "lock"},
-                                {"INPROF_WINDOW", "1"},
-                                {"INPROF_OUTPUT", dir + "/w.folded"}});
+  ProcessResult p =
+      RunProcess({INPROF_LOCK_PROGRAM, "contend", "1200"}, {{"LD_PRELOAD", PreloadValue()},
+                                                            {"INPROF_EVENTS", "lock"},
+                                                            {"INPROF_WINDOW", "1"},
+                                                            {"INPROF_OUTPUT", dir + "/w.folded"}});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   std::map<std::string, double> truth = ParseTruth(p.out);
   double total = 0;

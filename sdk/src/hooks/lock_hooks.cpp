@@ -128,16 +128,16 @@ using inprof::internal::Waited;
 
 // The body every hook shares: try, and on EBUSY time the real call. LockSlowPath is called
 // from the hook itself (its frame is where the sample's walk starts).
-#define INPROF_LOCK_BODY(next_lock, try_call, lock_call)       \
-  do {                                                         \
-    const auto lock = Next(::inprof::internal::next_lock);     \
-    if (!Sampling()) return lock_call;                         \
-    const int tried = try_call;                                \
-    if (tried != EBUSY) return tried;                          \
-    const int64_t start = MonotonicNsRaw();                    \
-    const int result = lock_call;                              \
-    if (Waited(result)) LockSlowPath(start);                   \
-    return result;                                             \
+#define INPROF_LOCK_BODY(next_lock, try_call, lock_call)   \
+  do {                                                     \
+    const auto lock = Next(::inprof::internal::next_lock); \
+    if (!Sampling()) return lock_call;                     \
+    const int tried = try_call;                            \
+    if (tried != EBUSY) return tried;                      \
+    const int64_t start = MonotonicNsRaw();                \
+    const int result = lock_call;                          \
+    if (Waited(result)) LockSlowPath(start);               \
+    return result;                                         \
   } while (0)
 
 INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
@@ -147,7 +147,7 @@ INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
   }
   if (!Sampling()) return lock(m);
   const auto trylock = Next(inprof::internal::g_mutex_trylock);
-  const int tried = trylock != nullptr ? trylock(m)
+  const int tried = trylock != nullptr                   ? trylock(m)
                     : __pthread_mutex_trylock != nullptr ? __pthread_mutex_trylock(m)
                                                          : EBUSY;
   if (tried != EBUSY) return tried;
@@ -163,8 +163,7 @@ INPROF_LOCK_HOOK int pthread_mutex_timedlock(pthread_mutex_t* m, const struct ti
 
 INPROF_LOCK_HOOK int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t c,
                                              const struct timespec* t) {
-  INPROF_LOCK_BODY(g_mutex_clocklock, Next(inprof::internal::g_mutex_trylock)(m),
-                   lock(m, c, t));
+  INPROF_LOCK_BODY(g_mutex_clocklock, Next(inprof::internal::g_mutex_trylock)(m), lock(m, c, t));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
@@ -176,13 +175,11 @@ INPROF_LOCK_HOOK int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_timedrdlock, Next(inprof::internal::g_rwlock_tryrdlock)(l),
-                   lock(l, t));
+  INPROF_LOCK_BODY(g_rwlock_timedrdlock, Next(inprof::internal::g_rwlock_tryrdlock)(l), lock(l, t));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_timedwrlock, Next(inprof::internal::g_rwlock_trywrlock)(l),
-                   lock(l, t));
+  INPROF_LOCK_BODY(g_rwlock_timedwrlock, Next(inprof::internal::g_rwlock_trywrlock)(l), lock(l, t));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t c,

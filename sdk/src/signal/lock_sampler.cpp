@@ -57,8 +57,8 @@ INPROF_PROFILER_TEXT void LockSlowPath(int64_t start_ns) {
   const uint32_t epoch = g_lock_state.epoch.load(std::memory_order_acquire);
   if (t_lock_epoch != epoch || t_lock_rng == 0) {
     t_lock_epoch = epoch;
-    t_lock_rng = Mix(static_cast<uint64_t>(end_ns) ^
-                     (static_cast<uint64_t>(CurrentTidRaw()) << 40) ^ epoch);
+    t_lock_rng =
+        Mix(static_cast<uint64_t>(end_ns) ^ (static_cast<uint64_t>(CurrentTidRaw()) << 40) ^ epoch);
     if (t_lock_rng == 0) t_lock_rng = 1;
   }
   if (!KeepLockWait(delay, rate, NextUniform())) {
