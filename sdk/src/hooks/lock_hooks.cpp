@@ -20,9 +20,11 @@
 // the real function returns with the lock (0, EOWNERDEAD) or after waiting out its timeout
 // (ETIMEDOUT): that time, too, was spent because another thread held the lock.
 //
-// Bootstrap: the next definitions are found with dlsym(RTLD_NEXT, ...) on first use. glibc's
-// dlsym takes its own locks internally, never through these functions; should one be called
-// on the resolving thread anyway, the mutex functions fall back to glibc's own aliases.
+// Bootstrap: the next definitions are found with dlsym(RTLD_NEXT, ...) when the library is
+// loaded (a constructor), and on first use for any still missing. glibc's dlsym takes its own
+// locks internally, never through these functions; should one be called on the resolving
+// thread anyway, pthread_mutex_lock falls back to glibc's own alias and the others return
+// EAGAIN.
 //
 // Everything here is in the inprof_profiler_text section: the collector strips these frames
 // from a sampled wait's stack, whose first frame is then the program's call.
@@ -85,15 +87,17 @@ NextFn<SpinFn> g_spin_trylock{{}, "pthread_spin_trylock"};
   ExitGroupRaw(127);
 }
 
+// `required`: a hook's own call (the program calls the function, so the C library it was
+// linked against has it) exits when it cannot be found; the load-time pass does not (an older
+// C library has no pthread_mutex_clocklock, and a program that never calls it is fine).
 template <typename Fn>
-__attribute__((noinline)) Fn Resolve(NextFn<Fn>& next) {
+__attribute__((noinline)) Fn Resolve(NextFn<Fn>& next, bool required = true) {
   if (t_lock_resolving) return nullptr;
   t_lock_resolving = true;
   Fn f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, next.name));
   t_lock_resolving = false;
-  // A program that calls a function finds it in the C library it was linked against.
-  if (f == nullptr) NoNextFunction(next.name);
-  next.fn.store(f, std::memory_order_release);
+  if (f == nullptr && required) NoNextFunction(next.name);
+  if (f != nullptr) next.fn.store(f, std::memory_order_release);
   return f;
 }
 
@@ -115,6 +119,26 @@ __attribute__((always_inline)) inline bool Waited(int result) {
   return result == 0 || result == EOWNERDEAD || result == ETIMEDOUT;
 }
 
+// Resolves every next definition at load, on the loading thread, before the program's
+// threads exist: the hooks' first calls then find them (and a nested call on a resolving
+// thread is left to pathological loaders).
+__attribute__((constructor)) void ResolveLockFunctions() {
+  Resolve(g_mutex_lock, false);
+  Resolve(g_mutex_trylock, false);
+  Resolve(g_mutex_timedlock, false);
+  Resolve(g_mutex_clocklock, false);
+  Resolve(g_rwlock_rdlock, false);
+  Resolve(g_rwlock_wrlock, false);
+  Resolve(g_rwlock_tryrdlock, false);
+  Resolve(g_rwlock_trywrlock, false);
+  Resolve(g_rwlock_timedrdlock, false);
+  Resolve(g_rwlock_timedwrlock, false);
+  Resolve(g_rwlock_clockrdlock, false);
+  Resolve(g_rwlock_clockwrlock, false);
+  Resolve(g_spin_lock, false);
+  Resolve(g_spin_trylock, false);
+}
+
 }  // namespace
 }  // namespace inprof::internal
 
@@ -127,17 +151,21 @@ using inprof::internal::Waited;
 #define INPROF_LOCK_HOOK extern "C" __attribute__((visibility("default"))) INPROF_PROFILER_TEXT
 
 // The body every hook shares: try, and on EBUSY time the real call. LockSlowPath is called
-// from the hook itself (its frame is where the sample's walk starts).
-#define INPROF_LOCK_BODY(next_lock, try_call, lock_call)   \
-  do {                                                     \
-    const auto lock = Next(::inprof::internal::next_lock); \
-    if (!Sampling()) return lock_call;                     \
-    const int tried = try_call;                            \
-    if (tried != EBUSY) return tried;                      \
-    const int64_t start = MonotonicNsRaw();                \
-    const int result = lock_call;                          \
-    if (Waited(result)) LockSlowPath(start);               \
-    return result;                                         \
+// from the hook itself (its frame is where the sample's walk starts). A function that is
+// still null is a nested call on the thread resolving it (Resolve), which never happens with
+// glibc; it gets EAGAIN rather than a jump to null.
+#define INPROF_LOCK_BODY(next_lock, next_try, try_call, lock_call) \
+  do {                                                             \
+    const auto lock = Next(::inprof::internal::next_lock);         \
+    if (__builtin_expect(lock == nullptr, 0)) return EAGAIN;       \
+    if (!Sampling()) return lock_call;                             \
+    const auto trylock = Next(::inprof::internal::next_try);       \
+    const int tried = trylock != nullptr ? try_call : EBUSY;       \
+    if (tried != EBUSY) return tried;                              \
+    const int64_t start = MonotonicNsRaw();                        \
+    const int result = lock_call;                                  \
+    if (Waited(result)) LockSlowPath(start);                       \
+    return result;                                                 \
   } while (0)
 
 INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
@@ -158,42 +186,40 @@ INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
 }
 
 INPROF_LOCK_HOOK int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_mutex_timedlock, Next(inprof::internal::g_mutex_trylock)(m), lock(m, t));
+  INPROF_LOCK_BODY(g_mutex_timedlock, g_mutex_trylock, trylock(m), lock(m, t));
 }
 
 INPROF_LOCK_HOOK int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t c,
                                              const struct timespec* t) {
-  INPROF_LOCK_BODY(g_mutex_clocklock, Next(inprof::internal::g_mutex_trylock)(m), lock(m, c, t));
+  INPROF_LOCK_BODY(g_mutex_clocklock, g_mutex_trylock, trylock(m), lock(m, c, t));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
-  INPROF_LOCK_BODY(g_rwlock_rdlock, Next(inprof::internal::g_rwlock_tryrdlock)(l), lock(l));
+  INPROF_LOCK_BODY(g_rwlock_rdlock, g_rwlock_tryrdlock, trylock(l), lock(l));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
-  INPROF_LOCK_BODY(g_rwlock_wrlock, Next(inprof::internal::g_rwlock_trywrlock)(l), lock(l));
+  INPROF_LOCK_BODY(g_rwlock_wrlock, g_rwlock_trywrlock, trylock(l), lock(l));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_timedrdlock, Next(inprof::internal::g_rwlock_tryrdlock)(l), lock(l, t));
+  INPROF_LOCK_BODY(g_rwlock_timedrdlock, g_rwlock_tryrdlock, trylock(l), lock(l, t));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_timedwrlock, Next(inprof::internal::g_rwlock_trywrlock)(l), lock(l, t));
+  INPROF_LOCK_BODY(g_rwlock_timedwrlock, g_rwlock_trywrlock, trylock(l), lock(l, t));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t c,
                                                 const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_clockrdlock, Next(inprof::internal::g_rwlock_tryrdlock)(l),
-                   lock(l, c, t));
+  INPROF_LOCK_BODY(g_rwlock_clockrdlock, g_rwlock_tryrdlock, trylock(l), lock(l, c, t));
 }
 
 INPROF_LOCK_HOOK int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t c,
                                                 const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_clockwrlock, Next(inprof::internal::g_rwlock_trywrlock)(l),
-                   lock(l, c, t));
+  INPROF_LOCK_BODY(g_rwlock_clockwrlock, g_rwlock_trywrlock, trylock(l), lock(l, c, t));
 }
 
 INPROF_LOCK_HOOK int pthread_spin_lock(pthread_spinlock_t* l) {
-  INPROF_LOCK_BODY(g_spin_lock, Next(inprof::internal::g_spin_trylock)(l), lock(l));
+  INPROF_LOCK_BODY(g_spin_lock, g_spin_trylock, trylock(l), lock(l));
 }
