@@ -168,12 +168,15 @@ TEST(LockTest, ReturnCodesAreTheLibrarysOwn) {
 }
 
 // Continuous mode: each window carries the waits of its own time (deltas, as Pyroscope's
-// ingest expects them), so the windows add up to the run's waits, not to more.
+// ingest expects them), so the windows add up to the run's waits, not to more. With CPU and
+// allocation sampling beside it and stacks copied for DWARF unwinding: the collector, the
+// window exporter and the allocation hooks all run (and lock) while the program contends.
 TEST(LockTest, WindowsCarryTheirOwnWaits) {
   const std::string dir = MakeTempDir();
   ProcessResult p =
       RunProcess({INPROF_LOCK_PROGRAM, "contend", "1200"}, {{"LD_PRELOAD", PreloadValue()},
-                                                            {"INPROF_EVENTS", "lock"},
+                                                            {"INPROF_EVENTS", "cpu,alloc,lock"},
+                                                            {"INPROF_UNWIND", "dwarf"},
                                                             {"INPROF_WINDOW", "1"},
                                                             {"INPROF_OUTPUT", dir + "/w.folded"}});
   ASSERT_EQ(p.exit_code, 0) << p.err;
