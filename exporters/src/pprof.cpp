@@ -61,6 +61,15 @@ struct ValueColumn {
   int64_t scale;
 };
 
+// The sample type an event is written as: its name, but for the lock events, which take the
+// names of Go's mutex and block profiles (contentions/count, delay/nanoseconds), so that
+// `go tool pprof -sample_index=delay` and fleet backends read them as they read Go's.
+std::string SampleTypeName(const std::string& event) {
+  if (event == "lock_contentions") return "contentions";
+  if (event == "lock_delay") return "delay";
+  return event;
+}
+
 // Time-based events get two columns, the way Go's own CPU profiles do: the number of periods
 // ("samples/count") and the time they stand for ("cpu/nanoseconds"). Counting events (period
 // 1: the weight is already the count) get one.
@@ -74,7 +83,8 @@ std::vector<ValueColumn> Columns(const Profile& profile) {
     if (period > 1) {
       columns.push_back({e == 0 ? "samples" : info.name + "_samples", "count", e, 1});
     }
-    columns.push_back({info.name, info.unit.empty() ? "count" : info.unit, e, period});
+    columns.push_back(
+        {SampleTypeName(info.name), info.unit.empty() ? "count" : info.unit, e, period});
   }
   return columns;
 }
@@ -170,15 +180,23 @@ class PprofBuilder {
       const bool alloc = first.name.starts_with("alloc_") || first.name.starts_with("inuse_");
       const bool objects_first = first.name == "alloc_objects" && p_.events.size() > 1 &&
                                  p_.events[1].name == "alloc_space";
+      // A profile of lock waits (first event lock_*) as Go's mutex profile: period type
+      // contentions/count, and the delay shown first (what a user of it looks at).
+      const bool lock = first.name.starts_with("lock_");
+      const bool delay_next = first.name == "lock_contentions" && p_.events.size() > 1 &&
+                              p_.events[1].name == "lock_delay";
       out.Message(field::kPeriodType,
-                  alloc ? ValueType("space", "bytes")
-                        : ValueType(first.name, first.unit.empty() ? "count" : first.unit));
+                  alloc  ? ValueType("space", "bytes")
+                  : lock ? ValueType("contentions", "count")
+                         : ValueType(SampleTypeName(first.name),
+                                     first.unit.empty() ? "count" : first.unit));
       out.Signed(field::kPeriod, static_cast<int64_t>(std::min<uint64_t>(
                                      std::max<uint64_t>(first.period, 1), uint64_t{INT64_MAX})));
       // pprof shows the last sample type unless told otherwise; the first event is the one
       // the profile was taken for.
       out.Signed(field::kDefaultSampleType,
-                 strings_.Index(objects_first ? p_.events[1].name : first.name));
+                 strings_.Index(objects_first || delay_next ? SampleTypeName(p_.events[1].name)
+                                                            : SampleTypeName(first.name)));
     }
     for (const std::string& c : Comments()) out.Signed(field::kComment, strings_.Index(c));
 

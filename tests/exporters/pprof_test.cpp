@@ -138,6 +138,33 @@ TEST(Pprof, PprofSampleTypesListTheColumnsTheEncoderWrites) {
             "alloc_space/count ");
 }
 
+// The `lock` event's two events are written as Go's mutex profile is: contentions/count and
+// delay/nanoseconds, period type contentions/count, the delay shown by default (so that
+// `go tool pprof -sample_index=delay` and Pyroscope read them as Go's).
+TEST(Pprof, LockEventsAreWrittenAsGosMutexProfile) {
+  ProfileBuilder b;
+  b.AddEvent("lock_delay", "nanoseconds");
+  const uint32_t f = b.Frame("f");
+  b.Sample({f}, {3, 45000});
+  Profile profile = b.profile();
+  profile.events[0].name = "lock_contentions";
+  profile.events[0].unit = "count";
+  profile.events[0].period = 1;
+  profile.events[1].period = 1;
+  const PprofProfile p = Decode(EncodePprof(profile));
+  ASSERT_EQ(p.sample_types.size(), 2u);
+  EXPECT_EQ(p.S(p.sample_types[0].type) + "/" + p.S(p.sample_types[0].unit), "contentions/count");
+  EXPECT_EQ(p.S(p.sample_types[1].type) + "/" + p.S(p.sample_types[1].unit),
+            "delay/nanoseconds");
+  EXPECT_EQ(p.S(p.period_type.type) + "/" + p.S(p.period_type.unit), "contentions/count");
+  EXPECT_EQ(p.S(p.default_sample_type), "delay");
+  EXPECT_EQ(p.samples[0].values, (std::vector<int64_t>{3, 45000}));
+  const std::vector<PprofSampleType> types = PprofSampleTypes(profile);
+  ASSERT_EQ(types.size(), 2u);
+  EXPECT_EQ(types[1].type, "delay");
+  EXPECT_EQ(types[1].event, 1u);
+}
+
 TEST(Pprof, WriteProfileFileGzipsByName) {
   ASSERT_EQ(FormatFromPath("out/profile.pb.gz"), Format::kPprof);
   EXPECT_EQ(FormatFromPath(".pb.gz"), std::nullopt);

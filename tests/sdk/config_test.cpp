@@ -177,7 +177,7 @@ TEST(ConfigTest, UnknownKeyListsEveryKeyInTheDocumentedOrder) {
             "wall_frequency, engine, unwind, stack_bytes, dwarf_backend, signal, dither, "
             "timer_jitter, quiet, follow_fork, lazy, symbol_cache, exit_timeout, max_depth, "
             "max_memory, max_copy_memory, alloc_rate, alloc_seed, alloc_live_max, leak_limit, "
-            "max_threads, path_map, window, keep, http, "
+            "lock_rate, max_threads, path_map, window, keep, http, "
             "http_token, http_hosts, push_url, app_name, labels, tenant, output_mode, "
             "timeline, folded_root)");
 }

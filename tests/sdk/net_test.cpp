@@ -304,6 +304,42 @@ TEST_F(PullTest, HeapAndAllocsServeTheAllocationEventsAsGoDoes) {
   }
 }
 
+// Go's mutex profile: the lock events only, contentions/count and delay/nanoseconds with the
+// delay shown; a profile without them says how to get them.
+TEST_F(PullTest, MutexServesTheLockEventsAsGoDoes) {
+  StartServer();
+  source_.snapshot = [] { return CpuAndAllocProfile(); };
+  std::string r = Get(port_, "/debug/pprof/mutex");
+  EXPECT_EQ(StatusOf(r), 404) << r;
+  EXPECT_NE(BodyOf(r).find("INPROF_EVENTS=lock"), std::string::npos) << r;
+
+  source_.snapshot = [] {
+    test::ProfileBuilder b;
+    b.AddEvent("lock_contentions", "count");
+    b.AddEvent("lock_delay", "nanoseconds");
+    const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+    const uint32_t push = b.Frame("queue_push", "/src/queue.cpp", 40);
+    b.Sample({main, push}, {2, 3, 75000});
+    b.Sample({main}, {100, 0, 0});
+    Profile p = b.profile();
+    for (EventInfo& e : p.events) e.period = 1;
+    return p;
+  };
+  r = Get(port_, "/debug/pprof/mutex");
+  ASSERT_EQ(StatusOf(r), 200) << r;
+  std::string raw, error;
+  ASSERT_TRUE(test::Gunzip(BodyOf(r), &raw, &error)) << error;
+  test::PprofProfile p;
+  ASSERT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
+  std::vector<std::string> types;
+  for (const auto& t : p.sample_types) types.push_back(p.S(t.type) + "/" + p.S(t.unit));
+  EXPECT_EQ(types, (std::vector<std::string>{"contentions/count", "delay/nanoseconds"}));
+  EXPECT_EQ(p.S(p.period_type.type), "contentions");
+  EXPECT_EQ(p.S(p.default_sample_type), "delay");
+  ASSERT_EQ(p.samples.size(), 1u);  // the CPU-only stack waited for no lock
+  EXPECT_EQ(p.samples[0].values, (std::vector<int64_t>{3, 75000}));
+}
+
 TEST_F(PullTest, ServesSpeedscopeAndFoldedRootedAtThreadsOrLabels) {
   StartServer();
   std::string r = Get(port_, "/debug/inprof/speedscope.json?event=wall");
@@ -858,8 +894,9 @@ Profile MemoryAndLockProfile() {
   b.AddEvent("alloc_space", "bytes");
   b.AddEvent("inuse_objects", "count");
   b.AddEvent("inuse_space", "bytes");
-  b.AddEvent("contentions", "count");
-  b.AddEvent("delay", "nanoseconds");
+  // The runtime's names for them (INPROF_EVENTS=lock); their pprof types are Go's.
+  b.AddEvent("lock_contentions", "count");
+  b.AddEvent("lock_delay", "nanoseconds");
   const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
   const uint32_t make = b.Frame("make_buffer", "/src/buffer.cpp", 20);
   const uint32_t cache = b.Frame("cache_insert", "/src/cache.cpp", 30);

@@ -224,7 +224,9 @@ void StartChildForAllocations() {
   const Config* pending = GetRuntime().pending_child.load(std::memory_order_acquire);
   if (pending == nullptr) return;
   bool alloc = false;
-  for (const std::string& e : pending->events) alloc = alloc || e == kAllocEvents[0];
+  for (const std::string& e : pending->events) {
+    alloc = alloc || e == kAllocEvents[0] || e == kLockEvents[0];
+  }
   if (alloc) StartPendingChild(true);
 }
 

@@ -208,9 +208,13 @@ Status SetEvents(const ConfigKey& key, const std::string& value, Config* config,
     if (name.empty()) continue;
     // `alloc` is four events of the profile: what was allocated and what is still live.
     std::vector<std::string> names;
+    // `lock` is two: how many waits for a held lock, and how long they took.
     if (name == "alloc") {
       for (const char* e : kAllocEvents) names.emplace_back(e);
-    } else if (FindEvent(name) == nullptr || FindEvent(name)->source == EventSource::kAlloc) {
+    } else if (name == "lock") {
+      for (const char* e : kLockEvents) names.emplace_back(e);
+    } else if (FindEvent(name) == nullptr || FindEvent(name)->source == EventSource::kAlloc ||
+               FindEvent(name)->source == EventSource::kLock) {
       return BadValue(key.name, value, "a list of events from: " + KnownEventNames());
     } else {
       names.push_back(name);
@@ -390,7 +394,9 @@ constexpr ConfigKey kKeys[] = {
              " (kernel-side: needs `perf_event_paranoid` ≤ 1), hardware events `cycles`,"
              " `instructions`, `cache-misses`, `branch-misses` (need a PMU; most VMs have"
              " none), `alloc` (sampled allocations: `alloc_objects`, `alloc_space`,"
-             " `inuse_objects`, `inuse_space`; [docs/allocations.md](docs/allocations.md))."
+             " `inuse_objects`, `inuse_space`; [docs/allocations.md](docs/allocations.md)),"
+             " `lock` (sampled lock contention: `lock_contentions`, `lock_delay`;"
+             " [docs/locks.md](docs/locks.md))."
              " With several events, `*.folded` and `*.log` outputs are written once"
              " per event: `out.cpu.folded`, `perf.wall.log`; `*.json` holds them all. An"
              " event the machine cannot sample is an error that says why."},
@@ -593,6 +599,16 @@ constexpr ConfigKey kKeys[] = {
      .help = "event `alloc`: when the allocations still live at exit are estimated above this"
              " many bytes, the process exits with status 23 (after writing its outputs; the"
              " summary names the biggest stacks), so a test run can fail on leaks; 0: off"},
+    {.name = "lock_rate",
+     .shape = Shape::kCount,
+     .min = 1,
+     .max = 1000000000,
+     .count = &Config::lock_rate,
+     .expected = "a number of nanoseconds between 1 and 1000000000, e.g. 10000",
+     .default_text = "10000",
+     .help = "event `lock`: nanoseconds ({range}); a wait for a held lock at least this long"
+             " is always recorded, a shorter one with probability wait/rate and weighted so"
+             " totals are estimates without bias: [docs/locks.md](docs/locks.md)"},
     {.name = "max_threads",
      .shape = Shape::kCount,
      .min = 1,

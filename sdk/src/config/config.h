@@ -60,6 +60,9 @@ struct Config {
   // At exit, when the sampled allocations still live are estimated above this many bytes,
   // the process ends with status kLeakExitStatus instead (0: never).
   size_t leak_limit = 0;
+  // Lock contention sampling (event `lock`, docs/locks.md): waits of this many ns or more are
+  // all kept; shorter ones with probability wait/lock_rate (Go's block-profile rule).
+  uint32_t lock_rate = 10000;
   // The stack-copy rings of all sampled threads together (dwarf/auto unwinding): threads
   // beyond it are sampled with frame-pointer walks only (docs/unwinding.md).
   size_t max_copy_memory = size_t{64} << 20;

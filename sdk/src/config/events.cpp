@@ -16,6 +16,9 @@ constexpr EventSpec kEvents[] = {
     {"alloc_space", EventSource::kAlloc, 0, 0, false, 1, "bytes", false},
     {"inuse_objects", EventSource::kAlloc, 0, 0, false, 1, "count", false},
     {"inuse_space", EventSource::kAlloc, 0, 0, false, 1, "bytes", false},
+    // `lock` in a list of events: these two, in this order (kLockEvents).
+    {"lock_contentions", EventSource::kLock, 0, 0, false, 1, "count", false},
+    {"lock_delay", EventSource::kLock, 0, 0, false, 1, "nanoseconds", false},
     {"task-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true, 0,
      "nanoseconds", false},
     {"cpu-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true, 0,
@@ -50,6 +53,10 @@ std::string KnownEventNames() {
   for (const EventSpec& e : kEvents) {
     if (e.source == EventSource::kAlloc) {
       if (std::string_view(e.name) == kAllocEvents[0]) names += ", alloc";
+      continue;
+    }
+    if (e.source == EventSource::kLock) {
+      if (std::string_view(e.name) == kLockEvents[0]) names += ", lock";
       continue;
     }
     if (!names.empty()) names += ", ";

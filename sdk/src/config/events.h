@@ -14,6 +14,8 @@
 //   alloc               sampled allocations (signal/alloc_sampler.h): four events of the
 //                       profile, alloc_objects/alloc_space (everything allocated) and
 //                       inuse_objects/inuse_space (sampled allocations still live)
+//   lock                sampled lock contention (signal/lock_sampler.h): two events,
+//                       lock_contentions (waits) and lock_delay (nanoseconds waited)
 // Not async-signal-safe (control path only).
 #ifndef INPROF_SDK_EVENTS_H_
 #define INPROF_SDK_EVENTS_H_
@@ -24,11 +26,13 @@
 
 namespace inprof::internal {
 
-enum class EventSource { kCpuTime, kWallTime, kPerf, kLua, kAlloc };
+enum class EventSource { kCpuTime, kWallTime, kPerf, kLua, kAlloc, kLock };
 
 // What `alloc` stands for in the events list, in this order.
 inline constexpr const char* kAllocEvents[] = {"alloc_objects", "alloc_space", "inuse_objects",
                                                "inuse_space"};
+// What `lock` stands for in the events list, in this order.
+inline constexpr const char* kLockEvents[] = {"lock_contentions", "lock_delay"};
 
 struct EventSpec {
   const char* name;

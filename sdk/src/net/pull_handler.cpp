@@ -10,6 +10,7 @@
 
 #include <charconv>
 #include <initializer_list>
+#include <span>
 #include <sstream>
 
 namespace inprof::internal {
@@ -24,9 +25,9 @@ HttpResponse Error(int status, std::string message) {
 
 enum class Output { kPprof, kJson, kFolded, kPerfLog, kFlame, kSpeedscope };
 
-// Which events a route serves: all of them, or only the allocation events (as Go's heap and
-// allocs profiles).
-enum class Events { kAll, kHeap, kAllocs };
+// Which events a route serves: all of them, only the allocation events (as Go's heap and
+// allocs profiles), or only the lock events (as Go's mutex profile).
+enum class Events { kAll, kHeap, kAllocs, kMutex };
 
 struct Route {
   std::string_view path;
@@ -39,6 +40,7 @@ constexpr Route kRoutes[] = {
     {"/debug/pprof/profile", Output::kPprof, true},
     {"/debug/pprof/heap", Output::kPprof, false, Events::kHeap},
     {"/debug/pprof/allocs", Output::kPprof, false, Events::kAllocs},
+    {"/debug/pprof/mutex", Output::kPprof, false, Events::kMutex},
     {"/debug/inprof/profile.pb.gz", Output::kPprof, false},
     {"/debug/inprof/annotations", Output::kJson, false},
     {"/debug/inprof/folded", Output::kFolded, false},
@@ -53,6 +55,8 @@ std::string Index() {
          "/debug/pprof/heap                sampled allocations (INPROF_EVENTS=alloc): inuse_*\n"
          "                                 shown first; ?seconds=N: alloc_* of the next N\n"
          "/debug/pprof/allocs              the same, alloc_space shown first\n"
+         "/debug/pprof/mutex               sampled lock contention (INPROF_EVENTS=lock):\n"
+         "                                 contentions and delay; ?seconds=N: the next N\n"
          "/debug/inprof/profile.pb.gz      pprof of the profile so far (?seconds=N: the next N)\n"
          "/debug/inprof/annotations        annotation JSON (same parameters)\n"
          "/debug/inprof/folded             folded stacks (?event=NAME, ?lines=1,\n"
@@ -171,11 +175,21 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
                                       "alloc_objects"};
     const char* const order_allocs[] = {"alloc_space", "alloc_objects", "inuse_space",
                                         "inuse_objects"};
+    // Go's mutex profile: contentions, then delay (the pprof writer shows the delay).
+    const char* const order_mutex[] = {"lock_contentions", "lock_delay"};
+    const std::span<const char* const> order =
+        route->events == Events::kHeap     ? std::span<const char* const>(order_heap)
+        : route->events == Events::kAllocs ? std::span<const char* const>(order_allocs)
+                                           : std::span<const char* const>(order_mutex);
     std::vector<size_t> keep;
-    for (const char* name : route->events == Events::kHeap ? order_heap : order_allocs) {
+    for (const char* name : order) {
       for (size_t e = 0; e < profile.events.size(); ++e) {
         if (profile.events[e].name == name) keep.push_back(e);
       }
+    }
+    if (keep.empty() && route->events == Events::kMutex) {
+      return Error(404, "lock contention is not sampled (start the profiler with "
+                        "INPROF_EVENTS=lock, or events=cpu,lock)");
     }
     if (keep.empty()) {
       return Error(404, "allocations are not sampled (start the profiler with "

@@ -74,6 +74,10 @@ constexpr PyroscopeType kPyroscopeTypes[] = {
     {"alloc_space", "bytes", "sum", false, "", "memory", false},
     {"inuse_objects", "objects", "average", false, "", "memory", false},
     {"inuse_space", "bytes", "average", false, "", "memory", false},
+    // The `lock` event (written to pprof as contentions and delay), and those names as a
+    // profile read from Go's mutex profile carries them.
+    {"lock_contentions", "lock_samples", "sum", false, "mutex_count", "mutex", false},
+    {"lock_delay", "lock_nanoseconds", "sum", false, "mutex_duration", "mutex", false},
     {"contentions", "lock_samples", "sum", false, "mutex_count", "mutex", false},
     {"delay", "lock_nanoseconds", "sum", false, "mutex_duration", "mutex", false},
 };

@@ -201,6 +201,21 @@ Status ChooseOther(const EventSpec& spec, PolicyContext& ctx, int lua_interval_m
     }
     return Status::Ok();
   }
+  if (spec.source == EventSource::kLock) {
+    // The lock hooks look their thread up in the same tid -> slot table as the allocation
+    // hooks: one engine fills it for both (the alloc events' when they are sampled too).
+    bool alloc = false;
+    for (const std::string& e : ctx.config.events) alloc = alloc || e == kAllocEvents[0];
+    if (std::string_view(spec.name) == kLockEvents[0]) {
+      *chosen = {alloc ? MakeNullEngine() : MakeAllocEngine(ctx.sampler, ctx.config.max_threads),
+                 "lock: waits for held locks of " + std::to_string(ctx.config.lock_rate) +
+                     " ns or more recorded, shorter ones sampled in proportion (pthread mutex, "
+                     "rwlock and spin lock functions interposed)"};
+    } else {
+      *chosen = {MakeNullEngine(), ""};
+    }
+    return Status::Ok();
+  }
   if (spec.source == EventSource::kWallTime) {
     if (const int error = ProbeThreadTimer()) {
       return Status::Unavailable("event wall needs per-thread timers: " + TimerErrorAdvice(error));

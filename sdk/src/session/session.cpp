@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "inprof/profile_filter.h"
 #include "session/fork_child.h"
 #include "signal/bootstrap.h"
+#include "signal/lock_sampler.h"
 #include "signal/signal_handler.h"
 #include "threads/labels.h"
 
@@ -38,6 +40,35 @@ constexpr uint32_t kStackCopiesPerThread = 8;
 // The runtime's clocks are the kernel's (the vDSO), never libc's clock_gettime, which a
 // preloaded library may replace (libfaketime): sample times come from the same clock.
 int64_t Now(clockid_t clock) { return ClockNsRaw(clock); }
+
+// The runtime's own executable code (its mapped object): an allocation or a lock wait whose
+// caller is in it is the runtime's, not the program's. Empty when it cannot be found.
+struct CodeRange {
+  uintptr_t lo = 0, hi = 0;
+};
+CodeRange RuntimeText() {
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&AllocState), &self) == 0 || self.dli_fbase == nullptr) {
+    return {};
+  }
+  struct Range {
+    uintptr_t base, lo = UINTPTR_MAX, hi = 0;
+  } range{reinterpret_cast<uintptr_t>(self.dli_fbase)};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        auto* r = static_cast<Range*>(data);
+        if (info->dlpi_addr != r->base) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+          r->lo = std::min<uintptr_t>(r->lo, info->dlpi_addr + ph.p_vaddr);
+          r->hi = std::max<uintptr_t>(r->hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+        }
+        return 1;
+      },
+      &range);
+  return range.hi > range.lo ? CodeRange{range.lo, range.hi} : CodeRange{};
+}
 
 }  // namespace
 
@@ -85,6 +116,9 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
       if (engines_.events[e]->source == EventSource::kAlloc && alloc_event_ < 0) {
         alloc_event_ = static_cast<int>(e);
       }
+      if (engines_.events[e]->source == EventSource::kLock && lock_event_ < 0) {
+        lock_event_ = static_cast<int>(e);
+      }
     }
     warnings_ = engines_.warnings;
     chosen = ChooseUnwinder(config_, &unwinder, &warnings_);
@@ -110,7 +144,44 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   }
   registry_->RegisterCurrentThread();
   registry_->Rescan();
+  StartLockSampling();
   return StartAllocSampling();
+}
+
+void Session::StartLockSampling() {
+  if (lock_event_ < 0) return;
+  LockSampling& state = LockState();
+  state.rate.store(config_.lock_rate, std::memory_order_relaxed);
+  state.event.store(static_cast<uint32_t>(lock_event_), std::memory_order_relaxed);
+  for (std::atomic<uint64_t>* c : {&state.sampled, &state.no_slot, &state.dropped}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+  if (const CodeRange self = RuntimeText(); self.hi > self.lo) {
+    state.self_lo.store(self.lo, std::memory_order_relaxed);
+    state.self_hi.store(self.hi, std::memory_order_relaxed);
+  }
+  state.epoch.fetch_add(1, std::memory_order_release);
+  state.on.store(true, std::memory_order_release);
+}
+
+std::string Session::LockSummary() const {
+  const LockSampling& state = LockState();
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "inprof: lock: %" PRIu64 " waits for held locks sampled (all of %" PRIu32
+                " ns or more, shorter ones in proportion)",
+                state.sampled.load(std::memory_order_relaxed), config_.lock_rate);
+  std::string line = text;
+  const uint64_t dropped = state.dropped.load(std::memory_order_relaxed);
+  const uint64_t no_slot = state.no_slot.load(std::memory_order_relaxed);
+  if (dropped != 0 || no_slot != 0) {
+    std::snprintf(text, sizeof text,
+                  "\ninprof: warning: lock: %" PRIu64 " sampled waits dropped (ring full), %" PRIu64
+                  " on threads not sampled",
+                  dropped, no_slot);
+    line += text;
+  }
+  return line;
 }
 
 Status Session::StartAllocSampling() {
@@ -146,28 +217,9 @@ Status Session::StartAllocSampling() {
     c->store(0, std::memory_order_relaxed);
   }
   // The runtime's own object: the allocations its code makes are not the program's.
-  Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&AllocState), &self) != 0 && self.dli_fbase != nullptr) {
-    struct Range {
-      uintptr_t base, lo = UINTPTR_MAX, hi = 0;
-    } range{reinterpret_cast<uintptr_t>(self.dli_fbase)};
-    dl_iterate_phdr(
-        [](struct dl_phdr_info* info, size_t, void* data) {
-          auto* r = static_cast<Range*>(data);
-          if (info->dlpi_addr != r->base) return 0;
-          for (int i = 0; i < info->dlpi_phnum; ++i) {
-            const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-            if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-            r->lo = std::min<uintptr_t>(r->lo, info->dlpi_addr + ph.p_vaddr);
-            r->hi = std::max<uintptr_t>(r->hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
-          }
-          return 1;
-        },
-        &range);
-    if (range.hi > range.lo) {
-      state.self_lo.store(range.lo, std::memory_order_relaxed);
-      state.self_hi.store(range.hi, std::memory_order_relaxed);
-    }
+  if (const CodeRange self = RuntimeText(); self.hi > self.lo) {
+    state.self_lo.store(self.lo, std::memory_order_relaxed);
+    state.self_hi.store(self.hi, std::memory_order_relaxed);
   }
   state.epoch.fetch_add(1, std::memory_order_release);
   state.on.store(true, std::memory_order_release);
@@ -225,6 +277,7 @@ void Session::Stop() {
   stopped_ = true;
   // The hooks first: the wait for handlers below waits for those still inside one.
   if (alloc_event_ >= 0) AllocState().on.store(false, std::memory_order_release);
+  if (lock_event_ >= 0) LockState().on.store(false, std::memory_order_release);
   for (const auto& engine : engines_.engines) engine->StopAll();
   registry_->RetireAll();
   if (!UninstallSamplingHandler(&sampler_)) {
@@ -347,6 +400,8 @@ Health Session::CurrentHealth() {
   h.engine = engines_.engines.empty() ? "none"
              : engines_.events.front()->source == EventSource::kAlloc
                  ? "alloc"
+             : engines_.events.front()->source == EventSource::kLock
+                 ? "lock"
                  : EngineName(engines_.engines.front()->kind());
   for (const std::string& reason : engines_.reasons) {
     if (!h.engine_reason.empty()) h.engine_reason += "; ";
@@ -355,10 +410,11 @@ Health Session::CurrentHealth() {
   h.unwinder = sampler_.unwind == UnwindMode::kFp      ? "fp"
                : sampler_.unwind == UnwindMode::kDwarf ? "dwarf"
                                                        : "auto";
-  // A rate only where an event is sampled in time (not allocations alone): the summary and
-  // the outputs then say nothing of a frequency that nothing was sampled at.
-  const bool timed = std::any_of(engines_.events.begin(), engines_.events.end(),
-                                 [](const EventSpec* e) { return e->source != EventSource::kAlloc; });
+  // A rate only where an event is sampled in time (not allocations or lock waits alone): the
+  // summary and the outputs then say nothing of a frequency that nothing was sampled at.
+  const bool timed = std::any_of(engines_.events.begin(), engines_.events.end(), [](const EventSpec* e) {
+    return e->source != EventSource::kAlloc && e->source != EventSource::kLock;
+  });
   h.requested_hz = timed ? config_.frequency : 0;
   const int64_t cpu_ns = (stopped_ ? times_.stop_cpu_ns : Now(CLOCK_PROCESS_CPUTIME_ID)) - times_.start_cpu_ns;
   // Rate of the first event per CPU-second (meaningful for cpu; for other events it is
@@ -599,6 +655,7 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   }
   line += "\ninprof: engine: " + h.engine_reason;
   if (alloc_event_ >= 0) line += "\n" + AllocSummary();
+  if (lock_event_ >= 0) line += "\n" + LockSummary();
   double expected = 0, cpu_s = 0;
   uint64_t weight = 0, taken = 0;
   for (const ThreadHealth& t : h.threads) {
@@ -637,6 +694,28 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
 
 void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
+  if (meta.alloc.size != 0 && lock_event_ >= 0 && meta.event == lock_event_) {
+    // A sampled lock wait of alloc.size ns: Go's block-profile weights (lock_sampler.h), the
+    // fractional count rounded up with the probability of its fraction, so that the
+    // rounding adds no bias. Not on the timeline, as allocations.
+    const LockWeights w = LockWaitWeights(meta.alloc.size, config_.lock_rate);
+    lock_rng_ ^= lock_rng_ >> 12;
+    lock_rng_ ^= lock_rng_ << 25;
+    lock_rng_ ^= lock_rng_ >> 27;
+    const double u = static_cast<double>((lock_rng_ * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
+    const double whole = std::floor(w.contentions);
+    const uint64_t contentions =
+        static_cast<uint64_t>(whole) + (u < w.contentions - whole ? 1 : 0);
+    const uint64_t delay = static_cast<uint64_t>(std::llround(w.delay_ns));
+    if (tid > 0) stack.push(kThreadMarker | static_cast<uintptr_t>(tid));
+    if (meta.labels != 0) stack.push(kLabelsMarker | meta.labels);
+    table_.Add(stack.frames(), contentions, meta.event);
+    table_.Add(stack.frames(), delay, meta.event + 1u);
+    taps_.Add(stack.frames(), contentions, meta.event, 0);
+    taps_.Add(stack.frames(), delay, meta.event + 1u, 0);
+    ++counts_.samples;
+    return;
+  }
   if (meta.alloc.size != 0) {
     // A sampled allocation: its weights for alloc_objects and alloc_space. Not spliced with
     // Lua stacks, not on the timeline (its byte weights do not fit a timed entry).

@@ -171,6 +171,10 @@ class Session : private SampleSink {
   Status StartAllocSampling();
   // Event `alloc`: the summary's lines (what was sampled, what is still live, what was lost).
   std::string AllocSummary() EXCLUDES(data_mu_);
+  // Event `lock`: turns the lock hooks' sampling on (at the end of Start) and off (first
+  // thing in Stop), and the summary's line.
+  void StartLockSampling();
+  std::string LockSummary() const;
 
  public:
   // Event `alloc`: the estimated bytes of the sampled allocations live now (0 without it),
@@ -216,6 +220,10 @@ class Session : private SampleSink {
   int alloc_event_ = -1;
   bool alloc_hooks_unreached_ = false;
   std::unique_ptr<AllocProfile> alloc_ GUARDED_BY(data_mu_);
+  // Event `lock`: the index of lock_contentions among the events (-1: not sampled), and the
+  // generator that rounds a sampled wait's fractional count (LockWaitWeights) without bias.
+  int lock_event_ = -1;
+  uint64_t lock_rng_ GUARDED_BY(data_mu_) = 0x2545F4914F6CDD1Dull;
   LuaSplicer lua_ GUARDED_BY(data_mu_);  // its frames under its own frames_mu_
   ProfileBuilder builder_;
   // Publishes the handler's code ranges: declared after registry_, destroyed before it.

@@ -173,6 +173,12 @@ class CopyRing {
   bool Empty() const {
     return tail_.load(std::memory_order_relaxed) == head_.load(std::memory_order_acquire);
   }
+  // Producer: more than a quarter of the copies are waiting for the consumer.
+  // Async-signal-safe.
+  bool QuarterFull() const {
+    return head_.load(std::memory_order_relaxed) - tail_.load(std::memory_order_acquire) >
+           (mask_ + 1) / 4;
+  }
 
  private:
   std::atomic<uint32_t> head_{0};  // written by the producer

@@ -385,7 +385,11 @@ bool TakeHookSample(Sampler* sampler, uint32_t index, uint32_t event, const ucon
     // Still inside the fence: the rings cannot be released under us.
     const SampleRing* ring = slot.ring;
     *filling = ring != nullptr && ring->size_approx() > 8;
-    if (slot.copies != nullptr && sampler->unwind != UnwindMode::kFp) *filling = true;
+    // A hook's wake-up is a system call on the sampled thread (a lock hook's, with the lock
+    // held): only once a quarter of the copies wait, as for the records.
+    if (slot.copies != nullptr && sampler->unwind != UnwindMode::kFp) {
+      *filling = slot.copies->QuarterFull();
+    }
   }
   slot.handlers.fetch_sub(1, std::memory_order_release);
   return recorded;

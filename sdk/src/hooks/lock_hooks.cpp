@@ -1,0 +1,225 @@
+// The lock functions, interposed: each forwards to the next definition (the C library's) and,
+// while a session samples lock contention, tells the sampler (signal/lock_sampler.h) how long
+// the calling thread waited for a lock that was held.
+//
+// Interposed: pthread_mutex_lock, pthread_mutex_timedlock, pthread_mutex_clocklock,
+// pthread_rwlock_rdlock/wrlock and their timed and clock variants, pthread_spin_lock. Not
+// pthread_cond_wait/timedwait: waiting for a condition is not contention, and the mutex they
+// take back on wake-up is taken inside the C library, not through these functions, so a
+// condition wait never shows up as a lock wait. Unlock functions are not interposed (no
+// holder's stack is recorded).
+//
+// With sampling on, a hook first tries the lock. Only when the try says the lock is held
+// (EBUSY) does it read the clock and wait in the real function; any other result of the try
+// is what the real lock function would have returned for that mutex (0: taken, EOWNERDEAD: a
+// robust mutex taken from a dead owner, ENOTRECOVERABLE, EAGAIN: a recursive mutex's count
+// is full, EINVAL) and is returned as it is: calling the real lock after a try that took the
+// lock would take it twice. An error-checking mutex the thread already holds makes the try
+// say EBUSY; the real lock then returns EDEADLK at once, which is returned unsampled. So
+// every return code is the one the program would get without the runtime. A wait counts when
+// the real function returns with the lock (0, EOWNERDEAD) or after waiting out its timeout
+// (ETIMEDOUT): that time, too, was spent because another thread held the lock.
+//
+// Bootstrap: the next definitions are found with dlsym(RTLD_NEXT, ...) when the library is
+// loaded (a constructor), and on first use for any still missing. glibc's dlsym takes its own
+// locks internally, never through these functions; should one be called on the resolving
+// thread anyway, pthread_mutex_lock falls back to glibc's own alias and the others return
+// EAGAIN.
+//
+// Everything here is in the inprof_profiler_text section: the collector strips these frames
+// from a sampled wait's stack, whose first frame is then the program's call.
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "signal/lock_sampler.h"
+#include "signal/raw_syscall.h"
+#include "signal/signal_handler.h"
+
+// glibc's own names for the mutex functions (exported for compatibility): the fallback of a
+// nested call on the thread that is resolving the next definitions.
+extern "C" int __pthread_mutex_lock(pthread_mutex_t*) __attribute__((weak));
+extern "C" int __pthread_mutex_trylock(pthread_mutex_t*) __attribute__((weak));
+
+namespace inprof::internal {
+namespace {
+
+using MutexFn = int (*)(pthread_mutex_t*);
+using MutexTimedFn = int (*)(pthread_mutex_t*, const struct timespec*);
+using MutexClockFn = int (*)(pthread_mutex_t*, clockid_t, const struct timespec*);
+using RwFn = int (*)(pthread_rwlock_t*);
+using RwTimedFn = int (*)(pthread_rwlock_t*, const struct timespec*);
+using RwClockFn = int (*)(pthread_rwlock_t*, clockid_t, const struct timespec*);
+using SpinFn = int (*)(pthread_spinlock_t*);
+
+__thread bool t_lock_resolving __attribute__((tls_model("initial-exec"))) = false;
+
+template <typename Fn>
+struct NextFn {
+  std::atomic<Fn> fn{nullptr};
+  const char* name;
+};
+
+NextFn<MutexFn> g_mutex_lock{{}, "pthread_mutex_lock"};
+NextFn<MutexFn> g_mutex_trylock{{}, "pthread_mutex_trylock"};
+NextFn<MutexTimedFn> g_mutex_timedlock{{}, "pthread_mutex_timedlock"};
+NextFn<MutexClockFn> g_mutex_clocklock{{}, "pthread_mutex_clocklock"};
+NextFn<RwFn> g_rwlock_rdlock{{}, "pthread_rwlock_rdlock"};
+NextFn<RwFn> g_rwlock_wrlock{{}, "pthread_rwlock_wrlock"};
+NextFn<RwFn> g_rwlock_tryrdlock{{}, "pthread_rwlock_tryrdlock"};
+NextFn<RwFn> g_rwlock_trywrlock{{}, "pthread_rwlock_trywrlock"};
+NextFn<RwTimedFn> g_rwlock_timedrdlock{{}, "pthread_rwlock_timedrdlock"};
+NextFn<RwTimedFn> g_rwlock_timedwrlock{{}, "pthread_rwlock_timedwrlock"};
+NextFn<RwClockFn> g_rwlock_clockrdlock{{}, "pthread_rwlock_clockrdlock"};
+NextFn<RwClockFn> g_rwlock_clockwrlock{{}, "pthread_rwlock_clockwrlock"};
+NextFn<SpinFn> g_spin_lock{{}, "pthread_spin_lock"};
+NextFn<SpinFn> g_spin_trylock{{}, "pthread_spin_trylock"};
+
+[[noreturn]] void NoNextFunction(const char* name) {
+  static const char kPrefix[] = "inprof: cannot find the C library's ";
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(kPrefix), sizeof kPrefix - 1, 0);
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(name), static_cast<long>(strlen(name)), 0);
+  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>("\n"), 1, 0);
+  ExitGroupRaw(127);
+}
+
+// `required`: a hook's own call (the program calls the function, so the C library it was
+// linked against has it) exits when it cannot be found; the load-time pass does not (an older
+// C library has no pthread_mutex_clocklock, and a program that never calls it is fine).
+template <typename Fn>
+__attribute__((noinline)) Fn Resolve(NextFn<Fn>& next, bool required = true) {
+  if (t_lock_resolving) return nullptr;
+  t_lock_resolving = true;
+  Fn f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, next.name));
+  t_lock_resolving = false;
+  if (f == nullptr && required) NoNextFunction(next.name);
+  if (f != nullptr) next.fn.store(f, std::memory_order_release);
+  return f;
+}
+
+// The next definition, resolving on first use; null only for a nested call on the thread
+// that is resolving.
+template <typename Fn>
+__attribute__((always_inline)) inline Fn Next(NextFn<Fn>& next) {
+  Fn f = next.fn.load(std::memory_order_acquire);
+  if (__builtin_expect(f != nullptr, 1)) return f;
+  return Resolve(next);
+}
+
+__attribute__((always_inline)) inline bool Sampling() {
+  return __builtin_expect(LockState().on.load(std::memory_order_relaxed), 0);
+}
+
+// A wait that ended with the lock, or at its timeout: counted.
+__attribute__((always_inline)) inline bool Waited(int result) {
+  return result == 0 || result == EOWNERDEAD || result == ETIMEDOUT;
+}
+
+// Resolves every next definition at load, on the loading thread, before the program's
+// threads exist: the hooks' first calls then find them (and a nested call on a resolving
+// thread is left to pathological loaders).
+__attribute__((constructor)) void ResolveLockFunctions() {
+  Resolve(g_mutex_lock, false);
+  Resolve(g_mutex_trylock, false);
+  Resolve(g_mutex_timedlock, false);
+  Resolve(g_mutex_clocklock, false);
+  Resolve(g_rwlock_rdlock, false);
+  Resolve(g_rwlock_wrlock, false);
+  Resolve(g_rwlock_tryrdlock, false);
+  Resolve(g_rwlock_trywrlock, false);
+  Resolve(g_rwlock_timedrdlock, false);
+  Resolve(g_rwlock_timedwrlock, false);
+  Resolve(g_rwlock_clockrdlock, false);
+  Resolve(g_rwlock_clockwrlock, false);
+  Resolve(g_spin_lock, false);
+  Resolve(g_spin_trylock, false);
+}
+
+}  // namespace
+}  // namespace inprof::internal
+
+using inprof::internal::LockSlowPath;
+using inprof::internal::MonotonicNsRaw;
+using inprof::internal::Next;
+using inprof::internal::Sampling;
+using inprof::internal::Waited;
+
+#define INPROF_LOCK_HOOK extern "C" __attribute__((visibility("default"))) INPROF_PROFILER_TEXT
+
+// The body every hook shares: try, and on EBUSY time the real call. LockSlowPath is called
+// from the hook itself (its frame is where the sample's walk starts). A function that is
+// still null is a nested call on the thread resolving it (Resolve), which never happens with
+// glibc; it gets EAGAIN rather than a jump to null.
+#define INPROF_LOCK_BODY(next_lock, next_try, try_call, lock_call) \
+  do {                                                             \
+    const auto lock = Next(::inprof::internal::next_lock);         \
+    if (__builtin_expect(lock == nullptr, 0)) return EAGAIN;       \
+    if (!Sampling()) return lock_call;                             \
+    const auto trylock = Next(::inprof::internal::next_try);       \
+    const int tried = trylock != nullptr ? try_call : EBUSY;       \
+    if (tried != EBUSY) return tried;                              \
+    const int64_t start = MonotonicNsRaw();                        \
+    const int result = lock_call;                                  \
+    if (Waited(result)) LockSlowPath(start);                       \
+    return result;                                                 \
+  } while (0)
+
+INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
+  const auto lock = Next(inprof::internal::g_mutex_lock);
+  if (__builtin_expect(lock == nullptr, 0)) {
+    return __pthread_mutex_lock != nullptr ? __pthread_mutex_lock(m) : EAGAIN;
+  }
+  if (!Sampling()) return lock(m);
+  const auto trylock = Next(inprof::internal::g_mutex_trylock);
+  const int tried = trylock != nullptr                   ? trylock(m)
+                    : __pthread_mutex_trylock != nullptr ? __pthread_mutex_trylock(m)
+                                                         : EBUSY;
+  if (tried != EBUSY) return tried;
+  const int64_t start = MonotonicNsRaw();
+  const int result = lock(m);
+  if (Waited(result)) LockSlowPath(start);
+  return result;
+}
+
+INPROF_LOCK_HOOK int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* t) {
+  INPROF_LOCK_BODY(g_mutex_timedlock, g_mutex_trylock, trylock(m), lock(m, t));
+}
+
+INPROF_LOCK_HOOK int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t c,
+                                             const struct timespec* t) {
+  INPROF_LOCK_BODY(g_mutex_clocklock, g_mutex_trylock, trylock(m), lock(m, c, t));
+}
+
+INPROF_LOCK_HOOK int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
+  INPROF_LOCK_BODY(g_rwlock_rdlock, g_rwlock_tryrdlock, trylock(l), lock(l));
+}
+
+INPROF_LOCK_HOOK int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
+  INPROF_LOCK_BODY(g_rwlock_wrlock, g_rwlock_trywrlock, trylock(l), lock(l));
+}
+
+INPROF_LOCK_HOOK int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const struct timespec* t) {
+  INPROF_LOCK_BODY(g_rwlock_timedrdlock, g_rwlock_tryrdlock, trylock(l), lock(l, t));
+}
+
+INPROF_LOCK_HOOK int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const struct timespec* t) {
+  INPROF_LOCK_BODY(g_rwlock_timedwrlock, g_rwlock_trywrlock, trylock(l), lock(l, t));
+}
+
+INPROF_LOCK_HOOK int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t c,
+                                                const struct timespec* t) {
+  INPROF_LOCK_BODY(g_rwlock_clockrdlock, g_rwlock_tryrdlock, trylock(l), lock(l, c, t));
+}
+
+INPROF_LOCK_HOOK int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t c,
+                                                const struct timespec* t) {
+  INPROF_LOCK_BODY(g_rwlock_clockwrlock, g_rwlock_trywrlock, trylock(l), lock(l, c, t));
+}
+
+INPROF_LOCK_HOOK int pthread_spin_lock(pthread_spinlock_t* l) {
+  INPROF_LOCK_BODY(g_spin_lock, g_spin_trylock, trylock(l), lock(l));
+}
