@@ -208,6 +208,33 @@ constexpr char kNoSamplesLine[] =
     "inprof: no samples: no output written (the program used less CPU time than one sampling "
     "period)\n";
 
+// What "no samples" means for a session's events: with only allocations or lock waits
+// sampled, it is not CPU time that was too short.
+std::string NoSamplesLine(const Config& config) {
+  bool timed = config.events.empty(), alloc = false, lock = false;
+  for (const std::string& e : config.events) {
+    if (std::find(std::begin(kAllocEvents), std::end(kAllocEvents), e) != std::end(kAllocEvents)) {
+      alloc = true;
+    } else if (std::find(std::begin(kLockEvents), std::end(kLockEvents), e) !=
+               std::end(kLockEvents)) {
+      lock = true;
+    } else {
+      timed = true;
+    }
+  }
+  if (timed) return kNoSamplesLine;
+  std::string why;
+  if (alloc) {
+    why = "no allocation was sampled: the program allocated little next to alloc_rate (" +
+          std::to_string(config.alloc_rate) + " bytes)";
+  }
+  if (lock) {
+    why += std::string(why.empty() ? "" : "; ") +
+           "no lock wait was sampled: its threads did not wait for a pthread lock";
+  }
+  return "inprof: no samples: no output written (" + why + ")\n";
+}
+
 // Set while an exec writes (RuntimeWriteForExec): the image goes on as another program, so
 // "no samples" is no news to the user.
 std::atomic<bool> g_quiet_no_samples{false};
@@ -429,7 +456,7 @@ Status RuntimeStop() {
     // short processes a command starts (a shell's /bin/true, a compiler driver's helpers)
     // stay silent, as they leave no file.
     if (!IsDescendantProcess() && !g_quiet_no_samples.load(std::memory_order_acquire)) {
-      std::fputs(kNoSamplesLine, stderr);
+      std::fputs(NoSamplesLine(session->config()).c_str(), stderr);
     }
   }
   std::string line = summary ? session->SummaryLine(written) : std::string();
