@@ -66,6 +66,7 @@ examples:
   inprof top --json out.folded | jq '.functions[0]'
   inprof top --from 1.3 --to 1.6 --thread worker perf.script
   inprof top --by-label tenant profile.speedscope.json
+  inprof top --event alloc_space --hide '^std::|^__gnu_cxx::' heap.pb.gz
 )help";
 
 constexpr const char* kAnnotateHelp = R"(usage: inprof annotate [OPTIONS] PROFILE [SOURCE...]
