@@ -30,7 +30,9 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -158,32 +160,41 @@ StatusOr<std::regex> CompileHide(const std::string& pattern) {
   }
 }
 
-// Which of `in`'s frames a hide pattern matches, by index into in.frames.
-Status HiddenFrames(const Profile& in, const std::vector<std::string>& patterns,
-                    std::vector<bool>* hidden) {
+// Whether a hide pattern matches `name` (at most its first kMaxMatchedName characters).
+// Throws std::regex_error when the matcher gives up (error_complexity, error_stack).
+bool Matches(const std::vector<std::regex>& compiled, std::string_view name) {
+  name = name.substr(0, kMaxMatchedName);
+  for (const std::regex& re : compiled) {
+    if (std::regex_search(name.begin(), name.end(), re)) return true;
+  }
+  return false;
+}
+
+// Which of `in`'s frames a hide pattern matches, by index into in.frames: by the full name,
+// or by `short_name`'s form of it when that is given. Each distinct name is matched once
+// (a function has a frame per sampled line).
+Status HiddenFrames(const Profile& in, const ProfileFilter& filter, std::vector<bool>* hidden) {
   std::vector<std::regex> compiled;
-  for (const std::string& pattern : patterns) {
+  for (const std::string& pattern : filter.hide) {
     StatusOr<std::regex> re = CompileHide(pattern);
     if (!re.ok()) return re.status();
     compiled.push_back(std::move(*re));
   }
   hidden->assign(in.frames.size(), false);
+  std::unordered_map<std::string_view, bool> by_name;
   for (size_t f = 0; f < in.frames.size(); ++f) {
     const std::string& name = in.frames[f].function;
-    const auto end =
-        name.begin() + static_cast<std::ptrdiff_t>(std::min(name.size(), kMaxMatchedName));
-    try {
-      for (const std::regex& re : compiled) {
-        if (std::regex_search(name.begin(), end, re)) {
-          (*hidden)[f] = true;
-          break;
-        }
+    auto [it, fresh] = by_name.try_emplace(name, false);
+    if (fresh) {
+      try {
+        it->second = Matches(compiled, name) ||
+                     (filter.short_name && Matches(compiled, filter.short_name(name)));
+      } catch (const std::regex_error& e) {
+        return Status::InvalidArgument("a hide pattern could not be matched against '" +
+                                       name.substr(0, 200) + "': " + e.what());
       }
-    } catch (const std::regex_error& e) {
-      // error_complexity / error_stack: the pattern backtracks too much on this name.
-      return Status::InvalidArgument("a hide pattern could not be matched against '" +
-                                     name.substr(0, 200) + "': " + e.what());
     }
+    (*hidden)[f] = it->second;
   }
   return Status::Ok();
 }
@@ -334,7 +345,7 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
     }
   } else {
     std::vector<bool> hidden;
-    if (Status s = HiddenFrames(in, filter.hide, &hidden); !s.ok()) return s;
+    if (Status s = HiddenFrames(in, filter, &hidden); !s.ok()) return s;
     Hider hider(in, std::move(hidden));
     for (size_t i = 0; i < in.samples.size(); ++i) {
       if (!weightless(weights[i])) stacks[i] = hider.Stack(in.samples[i].frames);

@@ -370,6 +370,32 @@ TEST(ProfileFilter, HideMovesWeightToTheCaller) {
   EXPECT_EQ(by.at("main;load(Reader&)"), 150);
 }
 
+// A function template's full name starts with its return type: "^std::" sees it only in the
+// short form a view shows, which the filter is given.
+TEST(ProfileFilter, HideMatchesTheShortNameWhenGivenOne) {
+  Profile in = AllocationProfile();
+  in.frames[3].function = "unsigned char* std::__do_uninit_fill_n<unsigned char*>(unsigned char*)";
+  ProfileFilter f;
+  f.hide = {"^std::"};
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(ByStack(out, 1).count("main;load(Reader&);unsigned char* "
+                                  "std::__do_uninit_fill_n<unsigned char*>(unsigned char*)"),
+            1u);
+  // A stand-in for the viewer's shortening: the name without its return type and parameters.
+  f.short_name = [](std::string_view name) {
+    name = name.substr(0, name.find('<'));
+    return std::string(name.substr(name.rfind(' ') + 1));
+  };
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out, 1).at("main;load(Reader&)"), 4246);
+  // The full name still counts: a pattern on the template argument.
+  f.hide = {"fill_n<unsigned char\\*>"};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(ByStack(out, 1).count("main;load(Reader&)"), 1u);
+}
+
 TEST(ProfileFilter, HideWithANonMatchingPatternChangesNothing) {
   const Profile in = AllocationProfile();
   ProfileFilter f;

@@ -81,6 +81,29 @@ TEST_F(HideTest, TopPutsTheAllocatorsWeightOnTheCallersLines) {
   EXPECT_EQ(r.out.substr(r.out.find("Hottest lines")), plain.substr(plain.find("Hottest lines")));
 }
 
+// A function template's demangled name starts with its return type; top shows it without,
+// and ^std:: hides it as shown.
+TEST_F(HideTest, FunctionTemplatesHideByTheirShownName) {
+  const std::string folded = dir_ + "/copy.folded";
+  std::ofstream(folded) << "main (/src/app.cpp:12);copy_rows(Table&) (/src/app.cpp:60);"
+                           "unsigned char* std::__do_uninit_copy<unsigned char const*, unsigned "
+                           "char*>(unsigned char const*, unsigned char const*, unsigned char*) "
+                           "(/usr/include/c++/12/bits/stl_uninitialized.h:120) 8\n"
+                           "main (/src/app.cpp:13) 2\n";
+  ProcessResult r = Viewer({"top", folded});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 80.00%  std::__do_uninit_copy  "), std::string::npos) << r.out;
+  r = Viewer({"top", "--hide", "^std::", folded});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 80.00%   80.00%  /src/app.cpp:60  copy_rows\n"), std::string::npos)
+      << r.out;
+  // The full name is matched too: its template arguments.
+  r = Viewer({"top", "--hide", "copy<unsigned char const\\*", folded});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" 80.00%   80.00%  /src/app.cpp:60  copy_rows\n"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(HideTest, EverythingHiddenStaysCounted) {
   const ProcessResult r = Viewer({"top", "--absolute", "--hide", ".", folded_});
   ASSERT_EQ(r.exit_code, 0) << r.err;

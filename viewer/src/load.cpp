@@ -12,6 +12,7 @@
 #include "inprof/profile_filter.h"
 #include "inprof/speedscope.h"
 #include "input_files.h"
+#include "names.h"
 #include "progress.h"
 #include "viewer.h"
 
@@ -330,12 +331,15 @@ std::vector<OptionSpec> FilterOptionSpecs(ProfileFilter* f) {
          return true;
        }},
       // Checked by CheckFilter, which can say what is wrong with the expression. An empty one
-      // would match every frame: surely not what was meant.
+      // would match every frame: surely not what was meant. A pattern is matched against the
+      // name as --full-names shows it and as top shows it by default, so that '^std::' hides
+      // function templates, whose full names start with their return type, too.
       {{"--hide"},
        "a regular expression (a function name to hide)",
        [f](const std::string& text) {
          if (text.empty()) return false;
          f->hide.push_back(text);
+         f->short_name = [](std::string_view name) { return ShortFunctionName(name); };
          return true;
        }},
   };

@@ -6,8 +6,10 @@
 #define INPROF_PROFILE_FILTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inprof/profile.h"
@@ -26,6 +28,11 @@ struct ProfileFilter {
   // removed from every stack, and its weight lands on the next frame toward the root (pprof's
   // -hide). Selects no samples: every event's total stays.
   std::vector<std::string> hide;
+  // How views show a name when not in full (the viewer's short C++ names: no return type,
+  // template arguments or parameters). When set, a hide pattern that matches a name in that
+  // form hides the frame too: "^std::" then also hides "void std::sort<int*>(int*, int*)",
+  // whose full name starts with its return type.
+  std::function<std::string(std::string_view)> short_name;
   bool empty() const {
     return !from_ns && !to_ns && threads.empty() && labels.empty() && hide.empty();
   }
