@@ -1,4 +1,5 @@
-// A profile restricted to a time range, to threads and to labels (ProfileFilter).
+// A profile restricted to a time range, to threads and to labels, with frames hidden from
+// its stacks (ProfileFilter).
 //
 // A time range is answered from the timeline alone: a Sample's weights are the sum of its
 // timed samples, so the weights inside the range are recomputed from the timed samples that
@@ -13,14 +14,25 @@
 // thread name would otherwise read as "this thread did nothing", and the message lists what
 // the profile has. A known thread or label that took no sample in the range is an empty
 // result; saying so is the caller's business.
+//
+// Hiding (pprof's -hide) rewrites stacks after the selection: a hidden frame is removed, so
+// a sample's weight lands on the next kept frame toward the root and self weight moves to
+// the caller's call site (that frame's own line). It never drops a sample: a stack left with
+// no frame gets "[hidden]", which every view shows and counts, so each event's total is as it
+// was. pprof leaves such a sample with an empty stack instead; our views would count it in
+// the total and show it nowhere, which reads as weight gone missing.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -133,7 +145,130 @@ Status SelectLabelSets(const Profile& in, const ProfileFilter& filter, std::vect
   return Status::Ok();
 }
 
+// The longest part of a function name a hide pattern is matched against. libstdc++'s
+// std::regex recurses once per character a quantifier consumes, so a pattern such as
+// "(a|b)*" on a name of 100,000 characters (a hostile or generated profile) would overflow
+// the stack; demangled C++ names past 4 KiB are template expansions whose start says what
+// they are, which is what patterns anchored at the start ("^std::") look at.
+constexpr size_t kMaxMatchedName = 4096;
+
+StatusOr<std::regex> CompileHide(const std::string& pattern) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript | std::regex::nosubs | std::regex::optimize);
+  } catch (const std::regex_error& e) {
+    return Status::InvalidArgument("'" + pattern + "' is not a regular expression: " + e.what());
+  }
+}
+
+// Whether a hide pattern matches `name` (at most its first kMaxMatchedName characters).
+// Throws std::regex_error when the matcher gives up (error_complexity, error_stack).
+bool Matches(const std::vector<std::regex>& compiled, std::string_view name) {
+  name = name.substr(0, kMaxMatchedName);
+  for (const std::regex& re : compiled) {
+    if (std::regex_search(name.begin(), name.end(), re)) return true;
+  }
+  return false;
+}
+
+// Which of `in`'s frames a hide pattern matches, by index into in.frames: by the full name,
+// or by `short_name`'s form of it when that is given. Each distinct name is matched once
+// (a function has a frame per sampled line).
+Status HiddenFrames(const Profile& in, const ProfileFilter& filter, std::vector<bool>* hidden) {
+  std::vector<std::regex> compiled;
+  for (const std::string& pattern : filter.hide) {
+    StatusOr<std::regex> re = CompileHide(pattern);
+    if (!re.ok()) return re.status();
+    compiled.push_back(std::move(*re));
+  }
+  hidden->assign(in.frames.size(), false);
+  std::unordered_map<std::string_view, bool> by_name;
+  for (size_t f = 0; f < in.frames.size(); ++f) {
+    const std::string& name = in.frames[f].function;
+    auto [it, fresh] = by_name.try_emplace(name, false);
+    if (fresh) {
+      try {
+        it->second = Matches(compiled, name) ||
+                     (filter.short_name && Matches(compiled, filter.short_name(name)));
+      } catch (const std::regex_error& e) {
+        return Status::InvalidArgument("a hide pattern could not be matched against '" +
+                                       name.substr(0, 200) + "': " + e.what());
+      }
+    }
+    (*hidden)[f] = it->second;
+  }
+  return Status::Ok();
+}
+
+// Rewrites stacks without the hidden frames, adding the frames that needs after in.frames:
+// stack entries index in.frames, then `added`; an index past in.frames in the input becomes
+// UINT32_MAX (unknown) so that it cannot land on an added frame.
+class Hider {
+ public:
+  Hider(const Profile& in, std::vector<bool> hidden)
+      : in_(in), hidden_(std::move(hidden)), native_copy_(in.frames.size(), UINT32_MAX) {}
+
+  std::vector<uint32_t> Stack(const std::vector<uint32_t>& frames) {
+    std::vector<uint32_t> kept;
+    kept.reserve(frames.size());
+    const size_t base = in_.frames.size();
+    // The machine frame (a native frame and the inlined frames after it) lost its native frame.
+    bool headless = false;
+    for (uint32_t f : frames) {
+      if (f >= base) {
+        kept.push_back(UINT32_MAX);
+        headless = false;
+        continue;
+      }
+      const Frame& frame = in_.frames[f];
+      if (frame.kind != FrameKind::kInlined) headless = false;
+      if (hidden_[f]) {
+        headless = headless || frame.kind == FrameKind::kNative;
+        continue;
+      }
+      if (headless) {
+        // An inlined frame says it is part of the frame before it; that one is gone, and the
+        // frame before it now is another machine frame (pprof would fold it into the wrong
+        // location). It is now its machine frame's first: a native frame.
+        kept.push_back(NativeCopy(f));
+        headless = false;
+        continue;
+      }
+      kept.push_back(f);
+    }
+    if (kept.empty() && !frames.empty()) {
+      if (hidden_frame_ == UINT32_MAX) hidden_frame_ = Add(SyntheticFrame("[hidden]"));
+      kept.push_back(hidden_frame_);
+    }
+    return kept;
+  }
+
+  std::vector<Frame>& added() { return added_; }
+
+ private:
+  uint32_t NativeCopy(uint32_t f) {
+    if (native_copy_[f] == UINT32_MAX) {
+      Frame copy = in_.frames[f];
+      copy.kind = FrameKind::kNative;
+      native_copy_[f] = Add(std::move(copy));
+    }
+    return native_copy_[f];
+  }
+
+  uint32_t Add(Frame frame) {
+    added_.push_back(std::move(frame));
+    return static_cast<uint32_t>(in_.frames.size() + added_.size() - 1);
+  }
+
+  const Profile& in_;
+  const std::vector<bool> hidden_;
+  std::vector<uint32_t> native_copy_;  // by in.frames index: its native copy, once made
+  uint32_t hidden_frame_ = UINT32_MAX;
+  std::vector<Frame> added_;
+};
+
 }  // namespace
+
+Status CheckHidePattern(const std::string& pattern) { return CompileHide(pattern).status(); }
 
 Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* out) {
   if (filter.empty()) {
@@ -191,6 +326,37 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
     }
   }
 
+  // The kept samples' stacks: as they were, or without the hidden frames. Entries index
+  // `table`: in.frames, then the frames hiding added.
+  std::vector<std::vector<uint32_t>> stacks(in.samples.size());
+  std::vector<Frame> added;
+  auto weightless = [](const std::vector<int64_t>& w) {
+    return std::all_of(w.begin(), w.end(), [](int64_t v) { return v == 0; });
+  };
+  if (filter.hide.empty()) {
+    for (size_t i = 0; i < in.samples.size(); ++i) {
+      if (weightless(weights[i])) continue;
+      stacks[i] = in.samples[i].frames;
+      // A frame index past the table stays past it (every reader of a profile treats such a
+      // frame as unknown); it must not land on a kept frame.
+      for (uint32_t& f : stacks[i]) {
+        if (f >= in.frames.size()) f = UINT32_MAX;
+      }
+    }
+  } else {
+    std::vector<bool> hidden;
+    if (Status s = HiddenFrames(in, filter, &hidden); !s.ok()) return s;
+    Hider hider(in, std::move(hidden));
+    for (size_t i = 0; i < in.samples.size(); ++i) {
+      if (!weightless(weights[i])) stacks[i] = hider.Stack(in.samples[i].frames);
+    }
+    added = std::move(hider.added());
+  }
+  const size_t table = in.frames.size() + added.size();
+  auto frame_at = [&](size_t f) -> const Frame& {
+    return f < in.frames.size() ? in.frames[f] : added[f - in.frames.size()];
+  };
+
   Profile result;
   result.meta = in.meta;
   result.health = in.health;
@@ -198,42 +364,48 @@ Status FilterProfile(const Profile& in, const ProfileFilter& filter, Profile* ou
   result.events = in.events;
   for (EventInfo& e : result.events) e.total_weight = 0;
   std::vector<uint32_t> sample_index(in.samples.size(), UINT32_MAX);
-  std::vector<uint32_t> frame_index(in.frames.size(), UINT32_MAX);
-  std::vector<bool> frame_used(in.frames.size(), false);
+  std::vector<uint32_t> frame_index(table, UINT32_MAX);
+  std::vector<bool> frame_used(table, false);
   std::unordered_set<int64_t> tids;
   for (size_t i = 0; i < in.samples.size(); ++i) {
-    const std::vector<int64_t>& w = weights[i];
-    if (std::all_of(w.begin(), w.end(), [](int64_t v) { return v == 0; })) continue;
-    const Sample& s = in.samples[i];
-    for (uint32_t f : s.frames) {
-      if (f < frame_used.size()) frame_used[f] = true;
+    if (weightless(weights[i])) continue;
+    for (uint32_t f : stacks[i]) {
+      if (f < table) frame_used[f] = true;
     }
-    tids.insert(s.tid);
+    tids.insert(in.samples[i].tid);
   }
-  for (size_t f = 0; f < in.frames.size(); ++f) {
+  for (size_t f = 0; f < table; ++f) {
     if (!frame_used[f]) continue;
     frame_index[f] = static_cast<uint32_t>(result.frames.size());
-    result.frames.push_back(in.frames[f]);
+    result.frames.push_back(frame_at(f));
   }
   result.label_sets = in.label_sets;
   for (const ThreadInfo& t : in.threads) {
     if (tids.count(t.tid) > 0) result.threads.push_back(t);
   }
+  // Samples that hiding made alike (same stack, thread and labels) become one, as the model
+  // wants; without hiding they stay as they were.
+  std::map<std::tuple<std::vector<uint32_t>, int64_t, uint32_t>, uint32_t> merged;
   for (size_t i = 0; i < in.samples.size(); ++i) {
     std::vector<int64_t>& w = weights[i];
-    if (std::all_of(w.begin(), w.end(), [](int64_t v) { return v == 0; })) continue;
+    if (weightless(w)) continue;
     const Sample& s = in.samples[i];
     Sample kept;
-    kept.frames.reserve(s.frames.size());
-    // A frame index past the table stays past it (every reader of a profile treats such a
-    // frame as unknown); it must not land on a kept frame.
-    for (uint32_t f : s.frames) {
-      kept.frames.push_back(f < frame_index.size() ? frame_index[f]
-                                                   : static_cast<uint32_t>(UINT32_MAX));
-    }
+    kept.frames.reserve(stacks[i].size());
+    for (uint32_t f : stacks[i]) kept.frames.push_back(f < table ? frame_index[f] : UINT32_MAX);
     kept.tid = s.tid;
     kept.labels = s.labels <= in.label_sets.size() ? s.labels : 0;
     for (size_t e = 0; e < events; ++e) AddSaturating(result.events[e].total_weight, w[e]);
+    if (!filter.hide.empty()) {
+      auto [it, fresh] = merged.try_emplace({kept.frames, kept.tid, kept.labels},
+                                            static_cast<uint32_t>(result.samples.size()));
+      if (!fresh) {
+        std::vector<int64_t>& into = result.samples[it->second].weights;
+        for (size_t e = 0; e < events; ++e) AddSaturating(into[e], w[e]);
+        sample_index[i] = it->second;
+        continue;
+      }
+    }
     kept.weights = std::move(w);
     sample_index[i] = static_cast<uint32_t>(result.samples.size());
     result.samples.push_back(std::move(kept));

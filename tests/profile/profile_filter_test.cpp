@@ -293,6 +293,180 @@ TEST(ProfileFilter, DamagedIndicesAreSkippedNotFollowed) {
   EXPECT_TRUE(past) << "an unknown frame stays unknown";
 }
 
+// An allocation profile's shape: the user's lines call into the standard library's allocator
+// plumbing, where every stack ends. Frame 4 is inlined into std::vector's constructor.
+Profile AllocationProfile() {
+  Profile p;
+  p.meta.program = "/bin/alloc";
+  p.events = {{"alloc_objects", "count", 1, 0, 0}, {"alloc_space", "bytes", 1, 0, 0}};
+  auto frame = [&](const char* name, uint32_t line, FrameKind kind = FrameKind::kNative) {
+    Frame f;
+    f.function = name;
+    f.file = "/src/app.cpp";
+    f.line = line;
+    f.kind = kind;
+    p.frames.push_back(f);
+  };
+  frame("main", 10);           // 0
+  frame("load(Reader&)", 20);  // 1
+  frame("std::vector<unsigned char, std::allocator<unsigned char> >::vector(unsigned long)",
+        30);                                                                                // 2
+  frame("std::__new_allocator<unsigned char>::allocate(unsigned long, void const*)", 137);  // 3
+  frame("fill(std::vector<int>&)", 40, FrameKind::kInlined);                                // 4
+  frame("parse(std::string const&)", 50);                                                   // 5
+  p.threads = {{7, "main"}};
+  p.samples = {
+      {{0, 1, 2, 3}, {4, 4096}, 7, 0},    // main;load;vector;allocate
+      {{0, 1, 3}, {1, 100}, 7, 0},        // main;load;allocate (a second call site's path)
+      {{0, 1}, {2, 50}, 7, 0},            // main;load itself
+      {{0, 5, 2, 4, 3}, {3, 300}, 7, 0},  // main;parse;vector;fill (inlined);allocate
+  };
+  int64_t t = 0;
+  for (uint32_t i = 0; i < p.samples.size(); ++i) {
+    for (uint32_t e = 0; e < 2; ++e) {
+      p.timeline.push_back({t += kMs, i, e, p.samples[i].weights[e]});
+      p.events[e].total_weight += p.samples[i].weights[e];
+    }
+  }
+  return p;
+}
+
+TEST(ProfileFilter, HideMovesWeightToTheCaller) {
+  const Profile in = AllocationProfile();
+  ProfileFilter f;
+  f.hide = {"^std::"};
+  Profile out;
+  const Status s = FilterProfile(in, f, &out);
+  ASSERT_TRUE(s.ok()) << s.message();
+  CheckConsistent(out);
+  // The allocator's self weight is now load's and fill's: the first kept frame toward the
+  // root. The three stacks that became main;load are one sample.
+  EXPECT_EQ(ByStack(out, 1), (std::map<std::string, int64_t>{
+                                 {"main;load(Reader&)", 4246},
+                                 {"main;parse(std::string const&);fill(std::vector<int>&)", 300}}));
+  EXPECT_EQ(ByStack(out, 0)["main;load(Reader&)"], 7);
+  EXPECT_EQ(out.samples.size(), 2u);
+  for (size_t e = 0; e < in.events.size(); ++e) {
+    EXPECT_EQ(out.events[e].total_weight, in.events[e].total_weight) << in.events[e].name;
+  }
+  for (const Frame& frame : out.frames) EXPECT_FALSE(frame.function.starts_with("std::"));
+  // fill was inlined into std::vector's constructor, which is gone: it is its own machine
+  // frame now, a native one (a pprof location must not fold it into parse's).
+  for (const Frame& frame : out.frames) {
+    if (frame.function.starts_with("fill")) {
+      EXPECT_EQ(frame.kind, FrameKind::kNative);
+    }
+    EXPECT_EQ(frame.function.find("[hidden]"), std::string::npos);
+  }
+  // Several patterns: any of them. Hiding an inlined frame keeps its machine frame's native one.
+  f.hide = {"^std::__new", "^fill"};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  const auto by = ByStack(out, 1);
+  EXPECT_EQ(
+      by.at("main;parse(std::string const&);std::vector<unsigned char, std::allocator<unsigned "
+            "char> >::vector(unsigned long)"),
+      300);
+  EXPECT_EQ(by.at("main;load(Reader&)"), 150);
+}
+
+// A function template's full name starts with its return type: "^std::" sees it only in the
+// short form a view shows, which the filter is given.
+TEST(ProfileFilter, HideMatchesTheShortNameWhenGivenOne) {
+  Profile in = AllocationProfile();
+  in.frames[3].function = "unsigned char* std::__do_uninit_fill_n<unsigned char*>(unsigned char*)";
+  ProfileFilter f;
+  f.hide = {"^std::"};
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(ByStack(out, 1).count("main;load(Reader&);unsigned char* "
+                                  "std::__do_uninit_fill_n<unsigned char*>(unsigned char*)"),
+            1u);
+  // A stand-in for the viewer's shortening: the name without its return type and parameters.
+  f.short_name = [](std::string_view name) {
+    name = name.substr(0, name.find('<'));
+    return std::string(name.substr(name.rfind(' ') + 1));
+  };
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out, 1).at("main;load(Reader&)"), 4246);
+  // The full name still counts: a pattern on the template argument.
+  f.hide = {"fill_n<unsigned char\\*>"};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  EXPECT_EQ(ByStack(out, 1).count("main;load(Reader&)"), 1u);
+}
+
+TEST(ProfileFilter, HideWithANonMatchingPatternChangesNothing) {
+  const Profile in = AllocationProfile();
+  ProfileFilter f;
+  f.hide = {"^boost::", "no_such_function"};
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out, 1), ByStack(in, 1));
+  EXPECT_EQ(out.frames, in.frames);
+  EXPECT_EQ(out.samples.size(), in.samples.size());
+  EXPECT_EQ(out.timeline.size(), in.timeline.size());
+}
+
+TEST(ProfileFilter, HideEveryFrameKeepsTheWeightUnderHidden) {
+  const Profile in = AllocationProfile();
+  ProfileFilter f;
+  f.hide = {"."};
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  // Nothing is dropped: one thread, no labels, so one sample, on a synthetic [hidden] frame.
+  EXPECT_EQ(ByStack(out, 1), (std::map<std::string, int64_t>{{"[hidden]", 4546}}));
+  EXPECT_EQ(ByStack(out, 0), (std::map<std::string, int64_t>{{"[hidden]", 10}}));
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(out.frames[0].kind, FrameKind::kSynthetic);
+  EXPECT_EQ(out.events[1].total_weight, in.events[1].total_weight);
+  // Samples of different threads or labels stay apart: hiding merges only what is alike.
+  const Profile timed = TimedProfile();
+  ASSERT_TRUE(FilterProfile(timed, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(out.samples.size(), 3u);  // main; the worker with each of its two label sets
+  EXPECT_EQ(out.events[0].total_weight, timed.events[0].total_weight);
+}
+
+TEST(ProfileFilter, HideWithTimeRangeAndThreads) {
+  const Profile in = TimedProfile();
+  ProfileFilter f;
+  f.hide = {"^[ab]$"};
+  f.from_ns = 450 * kMs;
+  f.to_ns = 550 * kMs;
+  Profile out;
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"main", 10000}, {"worker;c", 10000}}));
+  f.threads = {"main"};
+  ASSERT_TRUE(FilterProfile(in, f, &out).ok());
+  CheckConsistent(out);
+  EXPECT_EQ(ByStack(out), (std::map<std::string, int64_t>{{"main", 10000}}));
+  EXPECT_EQ(ByStack(out, 1), (std::map<std::string, int64_t>{{"main", 15}}));
+}
+
+TEST(ProfileFilter, HideRefusesWhatIsNotARegularExpression) {
+  ProfileFilter f;
+  f.hide = {"^std::", "std::vector<(int"};
+  Profile out;
+  const Status s = FilterProfile(AllocationProfile(), f, &out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(s.message().starts_with("'std::vector<(int' is not a regular expression: "))
+      << s.message();
+  EXPECT_FALSE(CheckHidePattern("a[").ok());
+  EXPECT_TRUE(CheckHidePattern("^std::|^__gnu_cxx::").ok());
+  // A name too long for std::regex's recursion is matched by its start, without a crash.
+  Profile huge = AllocationProfile();
+  huge.frames[5].function = "std::" + std::string(200000, 'a');
+  f.hide = {"^std::(a|b)*$", "^std::"};
+  const Status matched = FilterProfile(huge, f, &out);
+  ASSERT_TRUE(matched.ok()) << matched.message();
+  EXPECT_EQ(ByStack(out, 1).at("main;fill(std::vector<int>&)"), 300);
+}
+
 // perf script input keeps its times through the reader: the timeline (since the first sample,
 // in time order even where CPUs' buffers interleave), each sample's thread and the threads'
 // names, with stacks of different threads kept apart.

@@ -39,7 +39,7 @@ struct SearchOptions {
   bool absolute = false;
   bool color = false;
   int color_mode = -1;   // --color: -1 auto, 0 never, 1 always
-  ProfileFilter filter;  // --from, --to, --thread, --label
+  ProfileFilter filter;  // --from, --to, --thread, --label, --hide
 };
 
 // The options the three commands share, for ParseOptions (cli.h). `short_event`: whether -e

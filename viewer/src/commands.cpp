@@ -33,9 +33,15 @@ constexpr const char* kCommonHelp = R"(common options:
       --to T         only samples taken before T seconds after the start
       --thread NAME  only samples of this thread (a name or a tid; repeatable: any of them)
       --label K=V    only samples with label K=V (repeatable: all of them)
+      --hide REGEX   remove frames whose function name matches REGEX from every stack;
+                     their weight goes to the caller (repeatable: any of them)
   -h, --help         this text
 --from/--to and --thread need sample times and threads: perf script output and
 *.speedscope.json profiles have them (`inprof timeline` shows where the time went when).
+--hide, as pprof's -hide, searches a function's name for an ECMAScript regular expression,
+both as top shows it and in full as --full-names does (a match in either hides the frame):
+'^std::' hides the standard library, 'parse' every name containing parse. A stack hidden
+whole shows as [hidden], so totals do not change. It needs stacks: not annotation JSON.
 Colour is used only on a terminal, and never when NO_COLOR is set. A load that takes over
 half a second (or a file over 32 MB) shows its progress on stderr when stderr is a terminal,
 --json or not (INPROF_PROGRESS=0 never, =1 always).
@@ -60,6 +66,7 @@ examples:
   inprof top --json out.folded | jq '.functions[0]'
   inprof top --from 1.3 --to 1.6 --thread worker perf.script
   inprof top --by-label tenant profile.speedscope.json
+  inprof top --event alloc_space --hide '^std::|^__gnu_cxx::' heap.pb.gz
 )help";
 
 constexpr const char* kAnnotateHelp = R"(usage: inprof annotate [OPTIONS] PROFILE [SOURCE...]
@@ -199,6 +206,8 @@ options:
       --from T, --to T, --thread NAME, --label K=V
                      only the samples of a time range (seconds since the start), of
                      threads, with labels (perf script output, *.speedscope.json)
+      --hide REGEX   remove frames whose function name matches REGEX (ECMAScript; short
+                     or full name) from every stack; their width goes to the caller
   -h, --help         this text
 
 examples:

@@ -50,6 +50,8 @@ options:
       --from T, --to T, --thread NAME, --label K=V
                        only the samples of a time range (seconds since the start), of
                        threads, with labels (perf script output, *.speedscope.json)
+      --hide REGEX     frames whose function name matches REGEX leave every stack;
+                       their weight goes to the caller (repeatable; not annotation JSON)
 Exit status: 0 when a hot line matched, 1 when none did, 2 on an error.
 
 examples:

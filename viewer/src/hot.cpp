@@ -51,6 +51,8 @@ options:
       --from T, --to T, --thread NAME, --label K=V
                        only the samples of a time range (seconds since the start), of
                        threads, with labels (perf script output, *.speedscope.json)
+      --hide REGEX     frames whose function name matches REGEX leave every stack;
+                       their weight goes to the caller (repeatable; not annotation JSON)
 Paths that match no profile file are tried by base name (a profile from another machine);
 when several profile files share it, the path suffix and then the function at the hit decide,
 and what stays ambiguous is reported on stderr and skipped.

@@ -12,6 +12,7 @@
 #include "inprof/profile_filter.h"
 #include "inprof/speedscope.h"
 #include "input_files.h"
+#include "names.h"
 #include "progress.h"
 #include "viewer.h"
 
@@ -261,6 +262,18 @@ Status LoadInput(const std::string& path, bool progress, Input* out, bool annota
   }
   if (out->kind == InputKind::kAnnotationJson) {
     out->has_stacks = false;
+    if (!filter.hide.empty()) {
+      // Per-line totals cannot say which caller a hidden line's self weight belongs to (its
+      // call edges are inclusive sums, not stacks): refused, never guessed.
+      ProfileFilter hide;
+      hide.hide = filter.hide;
+      return Status::InvalidArgument(
+          path + ": annotation JSON keeps totals per source line, not stacks, so " +
+          FilterArguments(hide) +
+          " cannot move a hidden frame's weight to its caller; read a profile with stacks "
+          "instead: pprof (INPROF_OUTPUT=profile.pb.gz; `inprof record` writes profile.pb.gz "
+          "beside profile.json), folded stacks, perf.log, perf script or speedscope");
+    }
     if (!filter.empty()) {
       return Status::InvalidArgument(
           path + ": annotation JSON keeps totals per source line, not samples, so " +
@@ -317,6 +330,18 @@ std::vector<OptionSpec> FilterOptionSpecs(ProfileFilter* f) {
          f->labels.push_back({text.substr(0, eq), text.substr(eq + 1)});
          return true;
        }},
+      // Checked by CheckFilter, which can say what is wrong with the expression. An empty one
+      // would match every frame: surely not what was meant. A pattern is matched against the
+      // name as --full-names shows it and as top shows it by default, so that '^std::' hides
+      // function templates, whose full names start with their return type, too.
+      {{"--hide"},
+       "a regular expression (a function name to hide)",
+       [f](const std::string& text) {
+         if (text.empty()) return false;
+         f->hide.push_back(text);
+         f->short_name = [](std::string_view name) { return ShortFunctionName(name); };
+         return true;
+       }},
   };
 }
 
@@ -324,6 +349,11 @@ std::string CheckFilter(const ProfileFilter& f) {
   if (f.from_ns && f.to_ns && *f.from_ns >= *f.to_ns) {
     return "--from " + FormatSeconds(*f.from_ns) + " is not before --to " +
            FormatSeconds(*f.to_ns) + " (both are seconds since the start)";
+  }
+  for (const std::string& pattern : f.hide) {
+    if (Status s = CheckHidePattern(pattern); !s.ok()) {
+      return "--hide " + s.message() + " (ECMAScript syntax, as in JavaScript)";
+    }
   }
   return {};
 }
@@ -348,6 +378,7 @@ std::string FilterArguments(const ProfileFilter& f) {
   if (f.to_ns) add("--to", FormatSeconds(*f.to_ns));
   for (const std::string& thread : f.threads) add("--thread", thread);
   for (const Label& label : f.labels) add("--label", label.key + "=" + label.value);
+  for (const std::string& pattern : f.hide) add("--hide", pattern);
   return args;
 }
 
@@ -366,6 +397,9 @@ std::string FilterSummary(const ProfileFilter& f) {
   }
   for (const Label& label : f.labels)
     text += (text.empty() ? "" : ", ") + label.key + "=" + label.value;
+  for (size_t i = 0; i < f.hide.size(); ++i) {
+    text += (text.empty() ? "" : ", ") + std::string(i ? "" : "hiding ") + f.hide[i];
+  }
   return text;
 }
 

@@ -31,6 +31,8 @@ options:
       --from T, --to T, --thread NAME, --label K=V
                        only the samples of a time range (seconds since the start), of
                        threads, with labels (perf script output, *.speedscope.json)
+      --hide REGEX     frames whose function name matches REGEX leave every stack;
+                       their weight goes to the caller (repeatable; not annotation JSON)
       --json           {"event", "total", "queries": [{"query", "file", "match", "lines": [...],
                        "max_global_heat", "max_local_heat", "hot"}]}
 Exit status: 0 when a queried line was sampled, 1 when none was, 2 on an error.

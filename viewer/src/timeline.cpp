@@ -73,6 +73,8 @@ options:
       --from T, --to T
                      only this part of the profile (seconds since the start: 1.5, 300ms);
                      columns still count from the profile's start
+      --hide REGEX   frames whose function name matches REGEX leave every stack;
+                     their weight goes to the caller (repeatable)
   -e, --event NAME   the event whose weight colours the cells (default: the first)
       --title TEXT   the page's title (default "Timeline of PROGRAM")
       --no-progress  no progress line while a large profile loads

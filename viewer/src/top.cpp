@@ -47,7 +47,14 @@ int RunTop(const TopOptions& o, const Annotations& a, size_t event, std::ostream
   }
 
   const char* rank = o.inclusive ? "inclusive" : "self";
-  out << EventHeading(info, total) << "; ranked by " << rank << "\n\nHottest lines\n";
+  out << EventHeading(info, total) << "; ranked by " << rank;
+  // Hidden frames change what "self" means: say so where the numbers are read.
+  if (!o.filter.hide.empty()) {
+    ProfileFilter hidden;
+    hidden.hide = o.filter.hide;
+    out << "; " << Printable(FilterSummary(hidden)) << " (their weight is their callers')";
+  }
+  out << "\n\nHottest lines\n";
   const int width = o.absolute ? 10 : 8;
   auto header = [&](const char* what) {
     out << std::string(static_cast<size_t>(width - 4), ' ') << "self "

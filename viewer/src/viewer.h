@@ -27,7 +27,7 @@ struct ProfileOptions {
   bool absolute = false;  // weights instead of percentages
   bool color = false;     // ANSI colours (a terminal, and NO_COLOR unset)
   bool progress = true;   // --no-progress turns the load progress off
-  ProfileFilter filter;   // --from, --to, --thread, --label: the samples looked at
+  ProfileFilter filter;   // --from, --to, --thread, --label: the samples looked at; --hide
   // Set once the profile is loaded: how its kind of input gets source lines, for commands
   // that find none ("folded stacks need frames written as 'function (file:line)'").
   std::string no_lines_hint;
@@ -137,8 +137,9 @@ Status LoadAnnotations(const std::string& path, Annotations* out, bool progress 
 Status LoadStacks(const std::string& path, Profile* out, bool progress = false,
                   const ProfileFilter& filter = {});
 
-// --from T, --to T, --thread NAME|TID and --label KEY=VALUE into `filter`, for every command
-// that reads a profile. CheckFilter: "" or the usage error of a range that is empty.
+// --from T, --to T, --thread NAME|TID, --label KEY=VALUE and --hide REGEX into `filter`, for
+// every command that reads a profile. CheckFilter: "" or the usage error of a range that is
+// empty or of a --hide that is not a regular expression.
 std::vector<OptionSpec> FilterOptionSpecs(ProfileFilter* filter);
 std::string CheckFilter(const ProfileFilter& filter);
 // The filter as the options that ask for it ("--from 1.3 --to 1.6 --thread worker"), each
@@ -146,7 +147,8 @@ std::string CheckFilter(const ProfileFilter& filter);
 std::string FilterArguments(const ProfileFilter& filter);
 // `text` quoted for a POSIX shell when it needs it ('it'\''s'); as it is otherwise.
 std::string ShellQuote(const std::string& text);
-// The filter in words for a subtitle: "1.3-1.6 s, thread worker, phase=run"; empty when empty.
+// The filter in words for a subtitle: "1.3-1.6 s, thread worker, phase=run, hiding ^std::";
+// empty when empty.
 std::string FilterSummary(const ProfileFilter& filter);
 
 // Rewrites source paths that start with a map's OLD prefix to NEW (first match wins).
