@@ -13,10 +13,6 @@
 #include "signal/sampler.h"
 #include "signal/signal_handler.h"
 
-// The section the allocation hooks are in (INPROF_PROFILER_TEXT).
-extern "C" const char __start_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
-extern "C" const char __stop_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
-
 namespace inprof::internal {
 
 extern std::atomic<Sampler*> g_sampler;
@@ -220,18 +216,8 @@ INPROF_PROFILER_TEXT void AllocSlowPath(void* ptr, size_t size) {
   const uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
   const uintptr_t fp = *static_cast<const uintptr_t*>(__builtin_frame_address(0));
-  // The hook's caller, from the hook's frame record: in the runtime itself, the allocation
-  // is the runtime's. A caller in the profiler's text (an operator new hook calling the
-  // malloc hook) is not the allocation's: its own caller is, a frame record further up (the
-  // hooks keep frame pointers).
-  const auto text_lo = reinterpret_cast<uintptr_t>(__start_inprof_profiler_text);
-  const auto text_hi = reinterpret_cast<uintptr_t>(__stop_inprof_profiler_text);
-  uintptr_t frame = fp;
-  uintptr_t caller = frame != 0 ? reinterpret_cast<const uintptr_t*>(frame)[1] : 0;
-  for (int i = 0; i < 4 && frame != 0 && caller >= text_lo && caller < text_hi; ++i) {
-    frame = reinterpret_cast<const uintptr_t*>(frame)[0];
-    caller = frame != 0 ? reinterpret_cast<const uintptr_t*>(frame)[1] : 0;
-  }
+  // In the runtime itself, the allocation is the runtime's.
+  const uintptr_t caller = HookCaller(fp);
   if (caller >= g_alloc_state.self_lo.load(std::memory_order_relaxed) &&
       caller < g_alloc_state.self_hi.load(std::memory_order_relaxed)) {
     t_alloc_busy = false;

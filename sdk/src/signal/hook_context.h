@@ -11,6 +11,10 @@
 #include "signal/raw_syscall.h"
 #include "signal/sampler.h"
 
+// The section the hooks are in (INPROF_PROFILER_TEXT, signal_handler.h).
+extern "C" const char __start_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
+extern "C" const char __stop_inprof_profiler_text[] __attribute__((weak, visibility("hidden")));
+
 namespace inprof::internal {
 
 // The CPU state of the caller of the function that calls this one (the hook), for the walk:
@@ -33,6 +37,23 @@ __attribute__((always_inline)) inline void HookContext(ucontext_t* uc, uintptr_t
 #else
 #error "unsupported architecture"
 #endif
+}
+
+// The code of the call a hook's sample stands for, from the hook's frame record `fp`: the
+// hook's return address, or, while that is in the profiler's text (an operator new hook that
+// called the malloc hook), the next one up, a frame record further (the hooks keep frame
+// pointers). A caller in the runtime's own object makes the allocation or wait the runtime's.
+// Async-signal-safe.
+inline uintptr_t HookCaller(uintptr_t fp) {
+  const auto text_lo = reinterpret_cast<uintptr_t>(__start_inprof_profiler_text);
+  const auto text_hi = reinterpret_cast<uintptr_t>(__stop_inprof_profiler_text);
+  uintptr_t frame = fp;
+  uintptr_t caller = frame != 0 ? reinterpret_cast<const uintptr_t*>(frame)[1] : 0;
+  for (int i = 0; i < 4 && frame != 0 && caller >= text_lo && caller < text_hi; ++i) {
+    frame = reinterpret_cast<const uintptr_t*>(frame)[0];
+    caller = frame != 0 ? reinterpret_cast<const uintptr_t*>(frame)[1] : 0;
+  }
+  return caller;
 }
 
 // Wakes the collector to drain now (a ring is filling). Async-signal-safe.

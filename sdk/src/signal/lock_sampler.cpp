@@ -68,9 +68,9 @@ INPROF_PROFILER_TEXT void LockSlowPath(int64_t start_ns) {
   const uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
   const uintptr_t fp = *static_cast<const uintptr_t*>(__builtin_frame_address(0));
-  // The hook's caller, from the hook's frame record: in the runtime itself, the wait is the
-  // runtime's (its collector's, its registry's lock taken on a program thread).
-  const uintptr_t caller = fp != 0 ? reinterpret_cast<const uintptr_t*>(fp)[1] : 0;
+  // In the runtime itself, the wait is the runtime's (its collector's, its registry's lock
+  // taken on a program thread).
+  const uintptr_t caller = HookCaller(fp);
   if (caller >= g_lock_state.self_lo.load(std::memory_order_relaxed) &&
       caller < g_lock_state.self_hi.load(std::memory_order_relaxed)) {
     t_lock_busy = false;
