@@ -29,6 +29,7 @@
 #include <new>
 
 #include "signal/alloc_sampler.h"
+#include "hooks/next_function.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 
@@ -120,18 +121,10 @@ void* PoolAlloc(size_t size, size_t align) {
 
 size_t PoolSize(const void* p) { return static_cast<const size_t*>(p)[-1]; }
 
-[[noreturn]] void NoNextAllocator(const char* name) {
-  static const char kPrefix[] = "inprof: cannot find the allocator's ";
-  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(kPrefix), sizeof kPrefix - 1, 0);
-  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(name), static_cast<long>(strlen(name)), 0);
-  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>("\n"), 1, 0);
-  ExitGroupRaw(127);
-}
-
 template <typename Fn>
 void Lookup(std::atomic<Fn>& slot, const char* name, bool required) {
   Fn f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-  if (f == nullptr && required) NoNextAllocator(name);
+  if (f == nullptr && required) ExitForMissingFunction("the allocator's ", name);
   slot.store(f, std::memory_order_release);
 }
 

@@ -37,6 +37,7 @@
 #include <atomic>
 
 #include "signal/lock_sampler.h"
+#include "hooks/next_function.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 
@@ -79,14 +80,6 @@ NextFn<RwClockFn> g_rwlock_clockwrlock{{}, "pthread_rwlock_clockwrlock"};
 NextFn<SpinFn> g_spin_lock{{}, "pthread_spin_lock"};
 NextFn<SpinFn> g_spin_trylock{{}, "pthread_spin_trylock"};
 
-[[noreturn]] void NoNextFunction(const char* name) {
-  static const char kPrefix[] = "inprof: cannot find the C library's ";
-  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(kPrefix), sizeof kPrefix - 1, 0);
-  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>(name), static_cast<long>(strlen(name)), 0);
-  RawSyscall4(kSysWrite, 2, reinterpret_cast<long>("\n"), 1, 0);
-  ExitGroupRaw(127);
-}
-
 // `required`: a hook's own call (the program calls the function, so the C library it was
 // linked against has it) exits when it cannot be found; the load-time pass does not (an older
 // C library has no pthread_mutex_clocklock, and a program that never calls it is fine).
@@ -96,7 +89,7 @@ __attribute__((noinline)) Fn Resolve(NextFn<Fn>& next, bool required = true) {
   t_lock_resolving = true;
   Fn f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, next.name));
   t_lock_resolving = false;
-  if (f == nullptr && required) NoNextFunction(next.name);
+  if (f == nullptr && required) ExitForMissingFunction("the C library's ", next.name);
   if (f != nullptr) next.fn.store(f, std::memory_order_release);
   return f;
 }
