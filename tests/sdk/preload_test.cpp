@@ -785,11 +785,20 @@ TEST(PreloadTest, AProgramThatArmsItimerProfTakesItOverFromTheItimerEngine) {
   ProfiledRun run = Profile({"own_sigprof"}, {{"INPROF_ENGINE", "itimer"}});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(own hits=(\d+) query=mine)")))
+  ASSERT_TRUE(std::regex_search(run.process.out, m,
+                                std::regex(R"(own hits=(\d+) query=mine raised=(\d+)/(\d+))")))
       << run.process.out;
-  // Its own 10 ms ITIMER_PROF over 1 s of CPU reached its own handler...
-  EXPECT_GT(std::stoi(m[1].str()), 50);
+  // Its own 10 ms ITIMER_PROF over 1 s of CPU reached its own handler. How many times is the
+  // kernel's business (see AProgramThatInstallsItsOwnSigprofHandlerLaterKeepsBothWorking):
+  // about 100 on an idle machine, but the same program without the runtime, beside a test
+  // run on a 2-CPU VM, counted 6, 19, 32, 40, 71 and 82 (CI once saw 45 under the runtime,
+  // below an earlier bound of 50). So the count only has to be non-zero and not above what
+  // 1 s of CPU allows; that nothing the program is owed is taken is the raised signals'
+  // check, whose number is known (qemu-user may merge a few with a pending one).
+  EXPECT_GT(std::stoi(m[1].str()), 0);
   EXPECT_LT(std::stoi(m[1].str()), 150);
+  const int raised = std::stoi(m[2].str()), sent = std::stoi(m[3].str());
+  EXPECT_GE(raised, EmulatorPrefix().empty() ? sent : sent - 3) << run.process.out;
   // ...and the profile says why it has a gap.
   EXPECT_NE(run.process.err.find("the program armed ITIMER_PROF itself 1 time"),
             std::string::npos)
