@@ -48,6 +48,12 @@ std::string Describe(const ProcessResult& r) {
 // the frame-pointer walk looks for a frameless leaf's caller. Without the dlclose hook
 // withdrawing a library from the handler's code ranges before it is unmapped, the handler
 // reads unmapped code within a second or two here.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 TEST(SignalSafetyTest, DlopenDlcloseStormWhileEveryThreadIsSampled) {
   const bool emulated = !EmulatorPrefix().empty();
   for (const char* engine : {"timer", "perf"}) {
@@ -68,8 +74,11 @@ TEST(SignalSafetyTest, DlopenDlcloseStormWhileEveryThreadIsSampled) {
       std::smatch m;
       ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(storm ok loads=(\d+) calls=(\d+) spins=(\d+))")))
           << Describe(r);
-      // Thousands of loads, and the other threads got their work done meanwhile.
-      EXPECT_GT(std::stoull(m[1].str()), emulated ? 100u : 1000u) << Describe(r);
+      // Thousands of loads, and the other threads got their work done meanwhile. Under a
+      // sanitizer every load also maps its shadow and runs the interceptors: a clean-clone CI
+      // run of the sanitizer lane, beside other tests, made 753 in 4 s; the bound there is the
+      // emulator's (what the test is after is that the storm ran and nothing crashed).
+      EXPECT_GT(std::stoull(m[1].str()), emulated || kSanitized ? 100u : 1000u) << Describe(r);
       EXPECT_GT(std::stoull(m[2].str()), 10u) << Describe(r);
       EXPECT_GT(std::stoull(m[3].str()), 10u) << Describe(r);
       // It was profiled all along.
