@@ -143,6 +143,7 @@ TEST(LockTest, TheDelaySplitBetweenTwoMutexesIsTheProgramsOwn) {
   // go tool pprof -top -cum: "  188.84ms 79.87% 79.87%   188.84ms 79.87%  wait_for_hot"
   // (flat, flat%, sum%, cum, cum%: the cumulative share is read).
   if (std::string(INPROF_GO).empty()) GTEST_SKIP() << "no go: go tool pprof not checked";
+  SKIP_UNDER_EMULATOR("go is the host's program: the emulator cannot run it");
   ProcessResult go = RunProcess(
       {INPROF_GO, "tool", "pprof", "-sample_index=delay", "-top", "-cum", dir + "/out.pb.gz"},
       {{"HOME", dir}, {"GOCACHE", dir + "/gocache"}, {"GOPROXY", "off"}, {"PPROF_TMPDIR", dir}});
@@ -195,6 +196,8 @@ TEST(LockTest, ConditionWaitsAreNotLockContention) {
 // a waiting thread) mutexes, rwlocks, std::shared_mutex and a spin lock behave as without the
 // runtime; the program checks every return code itself. With `cpu` beside it.
 TEST(LockTest, ReturnCodesAreTheLibrarysOwn) {
+  SKIP_UNDER_EMULATOR("qemu-user timed out here (robust and timed mutexes rely on kernel futex "
+                      "support the emulator may not give)");
   const std::string dir = MakeTempDir();
   ProcessResult p = RunLockProgram({"errors"}, dir + "/out.folded", "cpu,lock");
   EXPECT_EQ(p.exit_code, 0) << p.out << p.err;
