@@ -180,11 +180,15 @@ class PprofBuilder {
       const bool alloc = first.name.starts_with("alloc_") || first.name.starts_with("inuse_");
       const bool objects_first = first.name == "alloc_objects" && p_.events.size() > 1 &&
                                  p_.events[1].name == "alloc_space";
-      // A profile of lock waits (first event lock_*) as Go's mutex profile: period type
-      // contentions/count, and the delay shown first (what a user of it looks at).
-      const bool lock = first.name.starts_with("lock_");
-      const bool delay_next = first.name == "lock_contentions" && p_.events.size() > 1 &&
-                              p_.events[1].name == "lock_delay";
+      // A profile of lock or condition waits (first event lock_* or cond_*, or Go's names) as
+      // Go's mutex and block profiles: period type contentions/count, and the delay shown
+      // first (what a user of it looks at).
+      const bool lock = first.name.starts_with("lock_") || first.name.starts_with("cond_") ||
+                        first.name == "contentions";
+      const std::string second = p_.events.size() > 1 ? p_.events[1].name : "";
+      const bool delay_next = (first.name == "lock_contentions" && second == "lock_delay") ||
+                              (first.name == "cond_waits" && second == "cond_delay") ||
+                              (first.name == "contentions" && second == "delay");
       out.Message(field::kPeriodType,
                   alloc  ? ValueType("space", "bytes")
                   : lock ? ValueType("contentions", "count")

@@ -192,6 +192,61 @@ TEST(LockTest, ConditionWaitsAreNotLockContention) {
   EXPECT_LT(consumer, 0.05 * truth["cond_wait"]) << p.err;
 }
 
+// The `cond` event: the same producer/consumer with `lock,cond`. The consumer's condition waits
+// are an event of their own, charged to the function that waited (the inline frames of
+// std::condition_variable::wait under consume_one), adding up to the time the consumer measured
+// around its waits; the lock events still hold no condition wait.
+TEST(LockTest, ConditionWaitsAreAnEventOfTheirOwn) {
+  const std::string dir = MakeTempDir();
+  ProcessResult p =
+      RunLockProgram({"condvar", "200"}, dir + "/out.folded," + dir + "/out.json", "lock,cond");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  std::map<std::string, double> truth = ParseTruth(p.out);
+  ASSERT_GT(truth["cond_wait"], 100e6) << p.out;
+  std::map<std::string, double> delay = ByFunction(dir + "/out.cond_delay.folded");
+  std::map<std::string, double> waits = ByFunction(dir + "/out.cond_waits.folded");
+  // The consumer's wait(lock, predicate) also takes the mutex back, which it measured too.
+  EXPECT_NEAR(delay["consume_one"] / truth["cond_wait"], 1.0, 0.1) << p.err;
+  // 200 items 1 ms apart: about one wait each (a spurious wake-up adds one).
+  EXPECT_NEAR(waits["consume_one"], 200, 20) << p.err;
+  for (const FoldedStack& s : ReadFolded(dir + "/out.cond_delay.folded")) {
+    EXPECT_EQ(s.frames.back().find("LockSlowPath"), std::string::npos) << s.frames.back();
+  }
+  for (const FoldedStack& s : ReadFolded(dir + "/out.lock_delay.folded")) {
+    for (const std::string& f : s.frames) EXPECT_EQ(f.find("condition_variable"), std::string::npos) << f;
+  }
+  EXPECT_NE(p.err.find("inprof: cond: "), std::string::npos) << p.err;
+  ProcessResult top =
+      RunProcess({INPROF_VIEWER, "top", "--event", "cond_delay", dir + "/out.json"}, {});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("consume_one"), std::string::npos) << top.out;
+}
+
+// x86-64's C library keeps a second pthread_cond_wait (and _timedwait) for programs linked
+// before glibc 2.3.2, on a different condition variable. A program that calls both: the old
+// ones must reach the C library untouched (the hooks carry the current version), so every item
+// arrives and no old wait is in the profile, while the current ones are sampled.
+TEST(LockTest, TheOldPthreadCondWaitPassesTheHooksBy) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "one version of pthread_cond_wait on this architecture";
+#endif
+  // AddressSanitizer's interceptor of pthread_cond_wait is unversioned: under it, the old
+  // version's calls reach the current one before the runtime is involved.
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's interceptor takes the old version's calls";
+#endif
+  const std::string dir = MakeTempDir();
+  ProcessResult p = RunProcess(
+      {INPROF_COND_VERSIONS, "100"},
+      {{"LD_PRELOAD", PreloadValue()}, {"INPROF_EVENTS", "cond"}, {"INPROF_OUTPUT", dir + "/out.folded"}});
+  ASSERT_EQ(p.exit_code, 0) << p.err << p.out;
+  std::map<std::string, double> truth = ParseTruth(p.out);
+  ASSERT_GT(truth["old_wait"], 50e6) << p.out;
+  std::map<std::string, double> delay = ByFunction(dir + "/out.cond_delay.folded");
+  EXPECT_EQ(delay.count("old_consumer_wait"), 0u) << p.err;
+  EXPECT_NEAR(delay["new_consumer_wait"] / truth["new_wait"], 1.0, 0.1) << p.err;
+}
+
 // Error-checking (EDEADLK), recursive, timed (ETIMEDOUT), robust (EOWNERDEAD, also found by
 // a waiting thread) mutexes, rwlocks, std::shared_mutex and a spin lock behave as without the
 // runtime; the program checks every return code itself. With `cpu` beside it.

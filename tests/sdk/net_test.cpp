@@ -340,6 +340,46 @@ TEST_F(PullTest, MutexServesTheLockEventsAsGoDoes) {
   EXPECT_EQ(p.samples[0].values, (std::vector<int64_t>{3, 75000}));
 }
 
+// Go's block profile: the condition waits only, named as Go names them (contentions/count,
+// delay/nanoseconds) with the delay shown; the lock events stay out of it.
+TEST_F(PullTest, BlockServesTheConditionWaitsAsGoDoes) {
+  StartServer();
+  source_.snapshot = [] { return CpuAndAllocProfile(); };
+  std::string r = Get(port_, "/debug/pprof/block");
+  EXPECT_EQ(StatusOf(r), 404) << r;
+  EXPECT_NE(BodyOf(r).find("INPROF_EVENTS=cond"), std::string::npos) << r;
+
+  source_.snapshot = [] {
+    test::ProfileBuilder b;
+    b.AddEvent("lock_contentions", "count");
+    b.AddEvent("lock_delay", "nanoseconds");
+    b.AddEvent("cond_waits", "count");
+    b.AddEvent("cond_delay", "nanoseconds");
+    const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+    const uint32_t push = b.Frame("queue_push", "/src/queue.cpp", 40);
+    const uint32_t pop = b.Frame("queue_pop", "/src/queue.cpp", 60);
+    //                 cpu lock_c lock_d cond_w cond_d
+    b.Sample({main, push}, {2, 3, 75000, 0, 0});
+    b.Sample({main, pop}, {0, 0, 0, 5, 9000000});
+    Profile p = b.profile();
+    for (EventInfo& e : p.events) e.period = 1;
+    return p;
+  };
+  r = Get(port_, "/debug/pprof/block");
+  ASSERT_EQ(StatusOf(r), 200) << r;
+  std::string raw, error;
+  ASSERT_TRUE(test::Gunzip(BodyOf(r), &raw, &error)) << error;
+  test::PprofProfile p;
+  ASSERT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
+  std::vector<std::string> types;
+  for (const auto& t : p.sample_types) types.push_back(p.S(t.type) + "/" + p.S(t.unit));
+  EXPECT_EQ(types, (std::vector<std::string>{"contentions/count", "delay/nanoseconds"}));
+  EXPECT_EQ(p.S(p.period_type.type), "contentions");
+  EXPECT_EQ(p.S(p.default_sample_type), "delay");
+  ASSERT_EQ(p.samples.size(), 1u);  // the lock wait is not a condition wait
+  EXPECT_EQ(p.samples[0].values, (std::vector<int64_t>{5, 9000000}));
+}
+
 TEST_F(PullTest, ServesSpeedscopeAndFoldedRootedAtThreadsOrLabels) {
   StartServer();
   std::string r = Get(port_, "/debug/inprof/speedscope.json?event=wall");
@@ -986,6 +1026,43 @@ TEST(PushClientTest, MemoryAndLockEventsArePushedTogetherWithPyroscopeUnitsAndAg
   PushStats s = client.stats();
   EXPECT_EQ(s.requests, 5u);
   EXPECT_EQ(s.sent, 5u);
+}
+
+// The condition waits (event `cond`) go as Pyroscope's block profile: both types in one
+// request, lock units, block display names.
+TEST(PushClientTest, ConditionWaitsArePushedAsTheBlockProfile) {
+  FakeIngest server([](size_t) { return 200; });
+  PushClient client(OptionsFor(server.port()), &PlainStarter);
+  ASSERT_TRUE(client.Start().ok());
+  test::ProfileBuilder b;  // cpu first
+  b.AddEvent("cond_waits", "count");
+  b.AddEvent("cond_delay", "nanoseconds");
+  const uint32_t main = b.Frame("main", "/src/main.cpp", 10);
+  const uint32_t pop = b.Frame("queue_pop", "/src/queue.cpp", 60);
+  b.Sample({main}, {3, 0, 0});
+  b.Sample({main, pop}, {0, 5, 9000000});
+  Profile p = b.profile();
+  p.events[0].period = 1000000000 / 99;
+  p.events[0].frequency_hz = 99;
+  for (size_t e = 1; e < p.events.size(); ++e) p.events[e].period = 1;
+  client.Enqueue(std::move(p), 1795000000LL * 1000000000, 1795000010LL * 1000000000);
+  ASSERT_TRUE(server.WaitFor(2));
+  client.Stop(5s);
+  std::map<std::string, test::PushedForm> forms;
+  for (const Received& r : server.requests()) {
+    test::PushedForm f = test::DecodePushedForm(r);
+    forms[f.profile_name] = f;
+  }
+  ASSERT_TRUE(forms.count("block")) << forms.size();
+  const test::PushedForm& block = forms["block"];
+  EXPECT_EQ(block.types, (std::vector<std::string>{"cond_waits", "cond_delay"}));
+  EXPECT_EQ(block.totals,
+            (std::map<std::string, int64_t>{{"cond_waits", 5}, {"cond_delay", 9000000}}));
+  EXPECT_EQ(block.config.at("cond_waits").units, "lock_samples");
+  EXPECT_EQ(block.config.at("cond_delay").units, "lock_nanoseconds");
+  EXPECT_EQ(block.config.at("cond_waits").display_name, "block_count");
+  EXPECT_EQ(block.config.at("cond_delay").display_name, "block_duration");
+  EXPECT_EQ(block.config.at("cond_delay").aggregation, "sum");
 }
 
 TEST(PushClientTest, OtherEventsAreFiledUnderNamesEveryPyroscopeAccepts) {

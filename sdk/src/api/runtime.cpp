@@ -211,13 +211,16 @@ constexpr char kNoSamplesLine[] =
 // What "no samples" means for a session's events: with only allocations or lock waits
 // sampled, it is not CPU time that was too short.
 std::string NoSamplesLine(const Config& config) {
-  bool timed = config.events.empty(), alloc = false, lock = false;
+  bool timed = config.events.empty(), alloc = false, lock = false, cond = false;
   for (const std::string& e : config.events) {
     if (std::find(std::begin(kAllocEvents), std::end(kAllocEvents), e) != std::end(kAllocEvents)) {
       alloc = true;
     } else if (std::find(std::begin(kLockEvents), std::end(kLockEvents), e) !=
                std::end(kLockEvents)) {
       lock = true;
+    } else if (std::find(std::begin(kCondEvents), std::end(kCondEvents), e) !=
+               std::end(kCondEvents)) {
+      cond = true;
     } else {
       timed = true;
     }
@@ -231,6 +234,10 @@ std::string NoSamplesLine(const Config& config) {
   if (lock) {
     why += std::string(why.empty() ? "" : "; ") +
            "no lock wait was sampled: its threads did not wait for a pthread lock";
+  }
+  if (cond) {
+    why += std::string(why.empty() ? "" : "; ") +
+           "no condition wait was sampled: its threads did not wait on a pthread condition";
   }
   return "inprof: no samples: no output written (" + why + ")\n";
 }
@@ -252,7 +259,7 @@ void StartChildForAllocations() {
   if (pending == nullptr) return;
   bool alloc = false;
   for (const std::string& e : pending->events) {
-    alloc = alloc || e == kAllocEvents[0] || e == kLockEvents[0];
+    alloc = alloc || e == kAllocEvents[0] || e == kLockEvents[0] || e == kCondEvents[0];
   }
   if (alloc) StartPendingChild(true);
 }

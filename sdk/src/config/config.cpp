@@ -208,13 +208,15 @@ Status SetEvents(const ConfigKey& key, const std::string& value, Config* config,
     if (name.empty()) continue;
     // `alloc` is four events of the profile: what was allocated and what is still live.
     std::vector<std::string> names;
-    // `lock` is two: how many waits for a held lock, and how long they took.
+    // `lock` is two: how many waits for a held lock, and how long they took; `cond` the same
+    // for condition waits.
     if (name == "alloc") {
       for (const char* e : kAllocEvents) names.emplace_back(e);
     } else if (name == "lock") {
       for (const char* e : kLockEvents) names.emplace_back(e);
-    } else if (FindEvent(name) == nullptr || FindEvent(name)->source == EventSource::kAlloc ||
-               FindEvent(name)->source == EventSource::kLock) {
+    } else if (name == "cond") {
+      for (const char* e : kCondEvents) names.emplace_back(e);
+    } else if (FindEvent(name) == nullptr || IsHookEvent(FindEvent(name)->source)) {
       return BadValue(key.name, value, "a list of events from: " + KnownEventNames());
     } else {
       names.push_back(name);
@@ -396,7 +398,8 @@ constexpr ConfigKey kKeys[] = {
              " none), `alloc` (sampled allocations: `alloc_objects`, `alloc_space`,"
              " `inuse_objects`, `inuse_space`; [docs/allocations.md](docs/allocations.md)),"
              " `lock` (sampled lock contention: `lock_contentions`, `lock_delay`;"
-             " [docs/locks.md](docs/locks.md))."
+             " [docs/locks.md](docs/locks.md)), `cond` (sampled condition waits:"
+             " `cond_waits`, `cond_delay`; [docs/locks.md](docs/locks.md))."
              " With several events, `*.folded` and `*.log` outputs are written once"
              " per event: `out.cpu.folded`, `perf.wall.log`; `*.json` holds them all. An"
              " event the machine cannot sample is an error that says why."},
@@ -606,8 +609,8 @@ constexpr ConfigKey kKeys[] = {
      .count = &Config::lock_rate,
      .expected = "a number of nanoseconds between 1 and 1000000000, e.g. 10000",
      .default_text = "10000",
-     .help = "event `lock`: nanoseconds ({range}); a wait for a held lock at least this long"
-             " is always recorded, a shorter one with probability wait/rate and weighted so"
+     .help = "events `lock` and `cond`: nanoseconds ({range}); a wait for a held lock (or a"
+             " condition) at least this long is always recorded, a shorter one with probability wait/rate and weighted so"
              " totals are estimates without bias: [docs/locks.md](docs/locks.md)"},
     {.name = "max_threads",
      .shape = Shape::kCount,

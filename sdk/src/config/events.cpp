@@ -19,6 +19,9 @@ constexpr EventSpec kEvents[] = {
     // `lock` in a list of events: these two, in this order (kLockEvents).
     {"lock_contentions", EventSource::kLock, 0, 0, false, 1, "count", false},
     {"lock_delay", EventSource::kLock, 0, 0, false, 1, "nanoseconds", false},
+    // `cond` in a list of events: these two, in this order (kCondEvents).
+    {"cond_waits", EventSource::kCond, 0, 0, false, 1, "count", false},
+    {"cond_delay", EventSource::kCond, 0, 0, false, 1, "nanoseconds", false},
     {"task-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true, 0,
      "nanoseconds", false},
     {"cpu-clock", EventSource::kPerf, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true, 0,
@@ -57,6 +60,10 @@ std::string KnownEventNames() {
     }
     if (e.source == EventSource::kLock) {
       if (std::string_view(e.name) == kLockEvents[0]) names += ", lock";
+      continue;
+    }
+    if (e.source == EventSource::kCond) {
+      if (std::string_view(e.name) == kCondEvents[0]) names += ", cond";
       continue;
     }
     if (!names.empty()) names += ", ";

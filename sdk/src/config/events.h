@@ -16,6 +16,9 @@
 //                       inuse_objects/inuse_space (sampled allocations still live)
 //   lock                sampled lock contention (signal/lock_sampler.h): two events,
 //                       lock_contentions (waits) and lock_delay (nanoseconds waited)
+//   cond                condition waits (pthread_cond_wait & co., the same sampler): two
+//                       events, cond_waits and cond_delay; apart from `lock`, because a
+//                       thread that waits for work to arrive is not held up by a lock
 // Not async-signal-safe (control path only).
 #ifndef INPROF_SDK_EVENTS_H_
 #define INPROF_SDK_EVENTS_H_
@@ -26,13 +29,22 @@
 
 namespace inprof::internal {
 
-enum class EventSource { kCpuTime, kWallTime, kPerf, kLua, kAlloc, kLock };
+enum class EventSource { kCpuTime, kWallTime, kPerf, kLua, kAlloc, kLock, kCond };
 
 // What `alloc` stands for in the events list, in this order.
 inline constexpr const char* kAllocEvents[] = {"alloc_objects", "alloc_space", "inuse_objects",
                                                "inuse_space"};
 // What `lock` stands for in the events list, in this order.
 inline constexpr const char* kLockEvents[] = {"lock_contentions", "lock_delay"};
+// What `cond` stands for in the events list, in this order.
+inline constexpr const char* kCondEvents[] = {"cond_waits", "cond_delay"};
+
+// Whether the event is recorded by the hooks (allocations, lock and condition waits) rather
+// than sampled in time by a signal.
+inline bool IsHookEvent(EventSource source) {
+  return source == EventSource::kAlloc || source == EventSource::kLock ||
+         source == EventSource::kCond;
+}
 
 struct EventSpec {
   const char* name;

@@ -3,11 +3,21 @@
 // the calling thread waited for a lock that was held.
 //
 // Interposed: pthread_mutex_lock, pthread_mutex_timedlock, pthread_mutex_clocklock,
-// pthread_rwlock_rdlock/wrlock and their timed and clock variants, pthread_spin_lock. Not
-// pthread_cond_wait/timedwait: waiting for a condition is not contention, and the mutex they
-// take back on wake-up is taken inside the C library, not through these functions, so a
-// condition wait never shows up as a lock wait. Unlock functions are not interposed (no
-// holder's stack is recorded).
+// pthread_rwlock_rdlock/wrlock and their timed and clock variants, pthread_spin_lock; and, for
+// the event `cond` (CondState()), pthread_cond_wait, pthread_cond_timedwait and
+// pthread_cond_clockwait. Waiting for a condition is not contention: it is an event of its
+// own, and the mutex a condition wait takes back on wake-up is taken inside the C library, not
+// through pthread_mutex_lock, so it never shows up as a lock wait. Unlock functions are not
+// interposed (no holder's stack is recorded).
+//
+// The C library exports pthread_cond_wait and pthread_cond_timedwait in two versions on
+// x86-64: the current one (GLIBC_2.3.2) and one for programs linked before glibc 2.3.2, which
+// takes a different condition variable. An unversioned hook would receive the calls of both and
+// could forward them to one implementation only, so these two hooks carry the current version
+// (.symver below, and the version node in libinprof.map): the dynamic linker binds a program's
+// pthread_cond_wait@GLIBC_2.3.2 to them and lets a reference to the old version pass to the C
+// library. Their next definition is looked up by version too (dlvsym). On aarch64 there is one
+// version, GLIBC_2.17. pthread_cond_clockwait (glibc 2.30) has one version everywhere.
 //
 // With sampling on, a hook first tries the lock. Only when the try says the lock is held
 // (EBUSY) does it read the clock and wait in the real function; any other result of the try
@@ -37,6 +47,15 @@
 #include <atomic>
 
 #include "signal/lock_sampler.h"
+
+// The version of pthread_cond_wait and pthread_cond_timedwait the hooks define (see above).
+#if defined(__x86_64__)
+#define INPROF_COND_GLIBC_VERSION "GLIBC_2.3.2"
+#elif defined(__aarch64__)
+#define INPROF_COND_GLIBC_VERSION "GLIBC_2.17"
+#else
+#error "the C library's version of pthread_cond_wait on this architecture is not known"
+#endif
 #include "hooks/next_function.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
@@ -56,6 +75,9 @@ using RwFn = int (*)(pthread_rwlock_t*);
 using RwTimedFn = int (*)(pthread_rwlock_t*, const struct timespec*);
 using RwClockFn = int (*)(pthread_rwlock_t*, clockid_t, const struct timespec*);
 using SpinFn = int (*)(pthread_spinlock_t*);
+using CondWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*);
+using CondTimedFn = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
+using CondClockFn = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*);
 
 __thread bool t_lock_resolving __attribute__((tls_model("initial-exec"))) = false;
 
@@ -63,6 +85,7 @@ template <typename Fn>
 struct NextFn {
   std::atomic<Fn> fn{nullptr};
   const char* name;
+  const char* version = nullptr;  // the C library's version of the symbol, when it has several
 };
 
 NextFn<MutexFn> g_mutex_lock{{}, "pthread_mutex_lock"};
@@ -79,6 +102,9 @@ NextFn<RwClockFn> g_rwlock_clockrdlock{{}, "pthread_rwlock_clockrdlock"};
 NextFn<RwClockFn> g_rwlock_clockwrlock{{}, "pthread_rwlock_clockwrlock"};
 NextFn<SpinFn> g_spin_lock{{}, "pthread_spin_lock"};
 NextFn<SpinFn> g_spin_trylock{{}, "pthread_spin_trylock"};
+NextFn<CondWaitFn> g_cond_wait{{}, "pthread_cond_wait", INPROF_COND_GLIBC_VERSION};
+NextFn<CondTimedFn> g_cond_timedwait{{}, "pthread_cond_timedwait", INPROF_COND_GLIBC_VERSION};
+NextFn<CondClockFn> g_cond_clockwait{{}, "pthread_cond_clockwait"};
 
 // `required`: a hook's own call (the program calls the function, so the C library it was
 // linked against has it) exits when it cannot be found; the load-time pass does not (an older
@@ -87,7 +113,8 @@ template <typename Fn>
 __attribute__((noinline)) Fn Resolve(NextFn<Fn>& next, bool required = true) {
   if (t_lock_resolving) return nullptr;
   t_lock_resolving = true;
-  Fn f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, next.name));
+  Fn f = reinterpret_cast<Fn>(next.version != nullptr ? dlvsym(RTLD_NEXT, next.name, next.version)
+                                                       : dlsym(RTLD_NEXT, next.name));
   t_lock_resolving = false;
   if (f == nullptr && required) ExitForMissingFunction("the C library's ", next.name);
   if (f != nullptr) next.fn.store(f, std::memory_order_release);
@@ -105,6 +132,10 @@ __attribute__((always_inline)) inline Fn Next(NextFn<Fn>& next) {
 
 __attribute__((always_inline)) inline bool Sampling() {
   return __builtin_expect(LockState().on.load(std::memory_order_relaxed), 0);
+}
+
+__attribute__((always_inline)) inline bool CondSampling() {
+  return __builtin_expect(CondState().on.load(std::memory_order_relaxed), 0);
 }
 
 // A wait that ended with the lock, or at its timeout: counted.
@@ -130,11 +161,17 @@ __attribute__((constructor)) void ResolveLockFunctions() {
   Resolve(g_rwlock_clockwrlock, false);
   Resolve(g_spin_lock, false);
   Resolve(g_spin_trylock, false);
+  Resolve(g_cond_wait, false);
+  Resolve(g_cond_timedwait, false);
+  Resolve(g_cond_clockwait, false);
 }
 
 }  // namespace
 }  // namespace inprof::internal
 
+using inprof::internal::CondSampling;
+using inprof::internal::CondState;
+using inprof::internal::LockState;
 using inprof::internal::LockSlowPath;
 using inprof::internal::MonotonicNsRaw;
 using inprof::internal::Next;
@@ -157,7 +194,7 @@ using inprof::internal::Waited;
     if (tried != EBUSY) return tried;                              \
     const int64_t start = MonotonicNsRaw();                        \
     const int result = lock_call;                                  \
-    if (Waited(result)) LockSlowPath(start);                       \
+    if (Waited(result)) LockSlowPath(start, LockState());                       \
     return result;                                                 \
   } while (0)
 
@@ -174,7 +211,7 @@ INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
   if (tried != EBUSY) return tried;
   const int64_t start = MonotonicNsRaw();
   const int result = lock(m);
-  if (Waited(result)) LockSlowPath(start);
+  if (Waited(result)) LockSlowPath(start, LockState());
   return result;
 }
 
@@ -215,4 +252,35 @@ INPROF_LOCK_HOOK int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t c
 
 INPROF_LOCK_HOOK int pthread_spin_lock(pthread_spinlock_t* l) {
   INPROF_LOCK_BODY(g_spin_lock, g_spin_trylock, trylock(l), lock(l));
+}
+
+// Condition waits: timed from the call to the return, the mutex's re-acquisition included. A
+// wait counts when it returns 0 (woken, spurious wake-ups too) or ETIMEDOUT.
+#define INPROF_COND_HOOK extern "C" __attribute__((visibility("default"))) INPROF_PROFILER_TEXT
+#define INPROF_COND_BODY(next, wait_call)                                   \
+  do {                                                                      \
+    const auto wait = Next(::inprof::internal::next);                       \
+    if (__builtin_expect(wait == nullptr, 0)) return EAGAIN;                \
+    if (!CondSampling()) return wait_call;                                  \
+    const int64_t start = MonotonicNsRaw();                                 \
+    const int result = wait_call;                                           \
+    if (result == 0 || result == ETIMEDOUT) LockSlowPath(start, CondState()); \
+    return result;                                                          \
+  } while (0)
+
+__asm__(".symver inprof_cond_wait_hook, pthread_cond_wait@@" INPROF_COND_GLIBC_VERSION);
+__asm__(".symver inprof_cond_timedwait_hook, pthread_cond_timedwait@@" INPROF_COND_GLIBC_VERSION);
+
+INPROF_COND_HOOK int inprof_cond_wait_hook(pthread_cond_t* c, pthread_mutex_t* m) {
+  INPROF_COND_BODY(g_cond_wait, wait(c, m));
+}
+
+INPROF_COND_HOOK int inprof_cond_timedwait_hook(pthread_cond_t* c, pthread_mutex_t* m,
+                                                const struct timespec* t) {
+  INPROF_COND_BODY(g_cond_timedwait, wait(c, m, t));
+}
+
+INPROF_COND_HOOK int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock,
+                                            const struct timespec* t) {
+  INPROF_COND_BODY(g_cond_clockwait, wait(c, m, clock, t));
 }

@@ -26,8 +26,9 @@ HttpResponse Error(int status, std::string message) {
 enum class Output { kPprof, kJson, kFolded, kPerfLog, kFlame, kSpeedscope };
 
 // Which events a route serves: all of them, only the allocation events (as Go's heap and
-// allocs profiles), or only the lock events (as Go's mutex profile).
-enum class Events { kAll, kHeap, kAllocs, kMutex };
+// allocs profiles), only the lock events (as Go's mutex profile) or only the condition waits
+// (as Go's block profile, which in Go holds mutex waits too: here they are in the mutex one).
+enum class Events { kAll, kHeap, kAllocs, kMutex, kBlock };
 
 struct Route {
   std::string_view path;
@@ -41,6 +42,7 @@ constexpr Route kRoutes[] = {
     {"/debug/pprof/heap", Output::kPprof, false, Events::kHeap},
     {"/debug/pprof/allocs", Output::kPprof, false, Events::kAllocs},
     {"/debug/pprof/mutex", Output::kPprof, false, Events::kMutex},
+    {"/debug/pprof/block", Output::kPprof, false, Events::kBlock},
     {"/debug/inprof/profile.pb.gz", Output::kPprof, false},
     {"/debug/inprof/annotations", Output::kJson, false},
     {"/debug/inprof/folded", Output::kFolded, false},
@@ -56,6 +58,8 @@ std::string Index() {
          "                                 shown first; ?seconds=N: alloc_* of the next N\n"
          "/debug/pprof/allocs              the same, alloc_space shown first\n"
          "/debug/pprof/mutex               sampled lock contention (INPROF_EVENTS=lock):\n"
+         "                                 contentions and delay; ?seconds=N: the next N\n"
+         "/debug/pprof/block               sampled condition waits (INPROF_EVENTS=cond), as\n"
          "                                 contentions and delay; ?seconds=N: the next N\n"
          "/debug/inprof/profile.pb.gz      pprof of the profile so far (?seconds=N: the next N)\n"
          "/debug/inprof/annotations        annotation JSON (same parameters)\n"
@@ -177,10 +181,12 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
                                         "inuse_objects"};
     // Go's mutex profile: contentions, then delay (the pprof writer shows the delay).
     const char* const order_mutex[] = {"lock_contentions", "lock_delay"};
+    const char* const order_block[] = {"cond_waits", "cond_delay"};
     const std::span<const char* const> order =
         route->events == Events::kHeap     ? std::span<const char* const>(order_heap)
         : route->events == Events::kAllocs ? std::span<const char* const>(order_allocs)
-                                           : std::span<const char* const>(order_mutex);
+        : route->events == Events::kMutex  ? std::span<const char* const>(order_mutex)
+                                           : std::span<const char* const>(order_block);
     std::vector<size_t> keep;
     for (const char* name : order) {
       for (size_t e = 0; e < profile.events.size(); ++e) {
@@ -191,11 +197,19 @@ HttpResponse HandlePull(const HttpRequest& request, HttpServer::Context& context
       return Error(404, "lock contention is not sampled (start the profiler with "
                         "INPROF_EVENTS=lock, or events=cpu,lock)");
     }
+    if (keep.empty() && route->events == Events::kBlock) {
+      return Error(404, "condition waits are not sampled (start the profiler with "
+                        "INPROF_EVENTS=cond, or events=cpu,lock,cond)");
+    }
     if (keep.empty()) {
       return Error(404, "allocations are not sampled (start the profiler with "
                         "INPROF_EVENTS=alloc, or events=cpu,alloc)");
     }
     profile = KeepEvents(profile, keep);
+    // Go's block profile names its types as the mutex profile does.
+    if (route->events == Events::kBlock) {
+      for (EventInfo& e : profile.events) e.name = e.name == "cond_waits" ? "contentions" : "delay";
+    }
   }
 
   size_t event = 0;

@@ -78,6 +78,9 @@ constexpr PyroscopeType kPyroscopeTypes[] = {
     // profile read from Go's mutex profile carries them.
     {"lock_contentions", "lock_samples", "sum", false, "mutex_count", "mutex", false},
     {"lock_delay", "lock_nanoseconds", "sum", false, "mutex_duration", "mutex", false},
+    // The `cond` event: Pyroscope's block profile, as Go's block profile is pushed.
+    {"cond_waits", "lock_samples", "sum", false, "block_count", "block", false},
+    {"cond_delay", "lock_nanoseconds", "sum", false, "block_duration", "block", false},
     {"contentions", "lock_samples", "sum", false, "mutex_count", "mutex", false},
     {"delay", "lock_nanoseconds", "sum", false, "mutex_duration", "mutex", false},
 };

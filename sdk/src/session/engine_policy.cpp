@@ -201,16 +201,27 @@ Status ChooseOther(const EventSpec& spec, PolicyContext& ctx, int lua_interval_m
     }
     return Status::Ok();
   }
-  if (spec.source == EventSource::kLock) {
-    // The lock hooks look their thread up in the same tid -> slot table as the allocation
-    // hooks: one engine fills it for both (the alloc events' when they are sampled too).
-    bool alloc = false;
-    for (const std::string& e : ctx.config.events) alloc = alloc || e == kAllocEvents[0];
+  if (spec.source == EventSource::kLock || spec.source == EventSource::kCond) {
+    // The lock and condition hooks look their thread up in the same tid -> slot table as the
+    // allocation hooks: one engine fills it for all (the alloc events' when they are sampled,
+    // else the lock events', else the condition events').
+    bool alloc = false, lock = false;
+    for (const std::string& e : ctx.config.events) {
+      alloc = alloc || e == kAllocEvents[0];
+      lock = lock || e == kLockEvents[0];
+    }
+    const bool lock_first = spec.source == EventSource::kLock;
+    const bool fills = !alloc && (lock_first || !lock);
     if (std::string_view(spec.name) == kLockEvents[0]) {
-      *chosen = {alloc ? MakeNullEngine() : MakeAllocEngine(ctx.sampler, ctx.config.max_threads),
+      *chosen = {fills ? MakeAllocEngine(ctx.sampler, ctx.config.max_threads) : MakeNullEngine(),
                  "lock: waits for held locks of " + std::to_string(ctx.config.lock_rate) +
                      " ns or more recorded, shorter ones sampled in proportion (pthread mutex, "
                      "rwlock and spin lock functions interposed)"};
+    } else if (std::string_view(spec.name) == kCondEvents[0]) {
+      *chosen = {fills ? MakeAllocEngine(ctx.sampler, ctx.config.max_threads) : MakeNullEngine(),
+                 "cond: condition waits of " + std::to_string(ctx.config.lock_rate) +
+                     " ns or more recorded, shorter ones sampled in proportion "
+                     "(pthread_cond_wait, _timedwait and _clockwait interposed)"};
     } else {
       *chosen = {MakeNullEngine(), ""};
     }

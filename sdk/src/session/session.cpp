@@ -119,6 +119,9 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
       if (engines_.events[e]->source == EventSource::kLock && lock_event_ < 0) {
         lock_event_ = static_cast<int>(e);
       }
+      if (engines_.events[e]->source == EventSource::kCond && cond_event_ < 0) {
+        cond_event_ = static_cast<int>(e);
+      }
     }
     warnings_ = engines_.warnings;
     chosen = ChooseUnwinder(config_, &unwinder, &warnings_);
@@ -144,15 +147,15 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   }
   registry_->RegisterCurrentThread();
   registry_->Rescan();
-  StartLockSampling();
+  StartLockSampling(lock_event_, LockState());
+  StartLockSampling(cond_event_, CondState());
   return StartAllocSampling();
 }
 
-void Session::StartLockSampling() {
-  if (lock_event_ < 0) return;
-  LockSampling& state = LockState();
+void Session::StartLockSampling(int event, LockSampling& state) {
+  if (event < 0) return;
   state.rate.store(config_.lock_rate, std::memory_order_relaxed);
-  state.event.store(static_cast<uint32_t>(lock_event_), std::memory_order_relaxed);
+  state.event.store(static_cast<uint32_t>(event), std::memory_order_relaxed);
   for (std::atomic<uint64_t>* c : {&state.sampled, &state.no_slot, &state.dropped}) {
     c->store(0, std::memory_order_relaxed);
   }
@@ -160,25 +163,25 @@ void Session::StartLockSampling() {
     state.self_lo.store(self.lo, std::memory_order_relaxed);
     state.self_hi.store(self.hi, std::memory_order_relaxed);
   }
-  state.epoch.fetch_add(1, std::memory_order_release);
+  LockState().epoch.fetch_add(1, std::memory_order_release);  // the generators' (both kinds)
   state.on.store(true, std::memory_order_release);
 }
 
-std::string Session::LockSummary() const {
-  const LockSampling& state = LockState();
+std::string Session::LockSummary(const LockSampling& state, const char* kind,
+                                 const char* what) const {
   char text[320];
   std::snprintf(text, sizeof text,
-                "inprof: lock: %" PRIu64 " waits for held locks sampled (all of %" PRIu32
+                "inprof: %s: %" PRIu64 " %s sampled (all of %" PRIu32
                 " ns or more, shorter ones in proportion)",
-                state.sampled.load(std::memory_order_relaxed), config_.lock_rate);
+                kind, state.sampled.load(std::memory_order_relaxed), what, config_.lock_rate);
   std::string line = text;
   const uint64_t dropped = state.dropped.load(std::memory_order_relaxed);
   const uint64_t no_slot = state.no_slot.load(std::memory_order_relaxed);
   if (dropped != 0 || no_slot != 0) {
     std::snprintf(text, sizeof text,
-                  "\ninprof: warning: lock: %" PRIu64 " sampled waits dropped (ring full), %" PRIu64
+                  "\ninprof: warning: %s: %" PRIu64 " sampled waits dropped (ring full), %" PRIu64
                   " on threads not sampled",
-                  dropped, no_slot);
+                  kind, dropped, no_slot);
     line += text;
   }
   return line;
@@ -278,6 +281,7 @@ void Session::Stop() {
   // The hooks first: the wait for handlers below waits for those still inside one.
   if (alloc_event_ >= 0) AllocState().on.store(false, std::memory_order_release);
   if (lock_event_ >= 0) LockState().on.store(false, std::memory_order_release);
+  if (cond_event_ >= 0) CondState().on.store(false, std::memory_order_release);
   for (const auto& engine : engines_.engines) engine->StopAll();
   registry_->RetireAll();
   if (!UninstallSamplingHandler(&sampler_)) {
@@ -402,6 +406,8 @@ Health Session::CurrentHealth() {
                  ? "alloc"
              : engines_.events.front()->source == EventSource::kLock
                  ? "lock"
+             : engines_.events.front()->source == EventSource::kCond
+                 ? "cond"
                  : EngineName(engines_.engines.front()->kind());
   for (const std::string& reason : engines_.reasons) {
     if (!h.engine_reason.empty()) h.engine_reason += "; ";
@@ -410,10 +416,10 @@ Health Session::CurrentHealth() {
   h.unwinder = sampler_.unwind == UnwindMode::kFp      ? "fp"
                : sampler_.unwind == UnwindMode::kDwarf ? "dwarf"
                                                        : "auto";
-  // A rate only where an event is sampled in time (not allocations or lock waits alone): the
+  // A rate only where an event is sampled in time (not allocations or waits alone): the
   // summary and the outputs then say nothing of a frequency that nothing was sampled at.
   const bool timed = std::any_of(engines_.events.begin(), engines_.events.end(), [](const EventSpec* e) {
-    return e->source != EventSource::kAlloc && e->source != EventSource::kLock;
+    return !IsHookEvent(e->source);
   });
   h.requested_hz = timed ? config_.frequency : 0;
   const int64_t cpu_ns = (stopped_ ? times_.stop_cpu_ns : Now(CLOCK_PROCESS_CPUTIME_ID)) - times_.start_cpu_ns;
@@ -655,7 +661,10 @@ std::string Session::SummaryLine(const std::vector<std::string>& written) {
   }
   line += "\ninprof: engine: " + h.engine_reason;
   if (alloc_event_ >= 0) line += "\n" + AllocSummary();
-  if (lock_event_ >= 0) line += "\n" + LockSummary();
+  if (lock_event_ >= 0) {
+    line += "\n" + LockSummary(LockState(), "lock", "waits for held locks");
+  }
+  if (cond_event_ >= 0) line += "\n" + LockSummary(CondState(), "cond", "condition waits");
   double expected = 0, cpu_s = 0;
   uint64_t weight = 0, taken = 0;
   for (const ThreadHealth& t : h.threads) {
@@ -694,8 +703,9 @@ void Session::CountSample(ThreadSlot& slot, uint32_t weight, uint16_t event) {
 
 void Session::OnSample(ThreadSlot& slot, StackBuffer& stack, const SampleMeta& meta) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
-  if (meta.alloc.size != 0 && lock_event_ >= 0 && meta.event == lock_event_) {
-    // A sampled lock wait of alloc.size ns: Go's block-profile weights (lock_sampler.h), the
+  if (meta.alloc.size != 0 && ((lock_event_ >= 0 && meta.event == lock_event_) ||
+                               (cond_event_ >= 0 && meta.event == cond_event_))) {
+    // A sampled lock or condition wait of alloc.size ns: Go's block-profile weights (lock_sampler.h), the
     // fractional count rounded up with the probability of its fraction, so that the
     // rounding adds no bias. Not on the timeline, as allocations.
     const LockWeights w = LockWaitWeights(meta.alloc.size, config_.lock_rate);

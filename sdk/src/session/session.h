@@ -46,6 +46,7 @@
 #include "session/export_pipeline.h"
 #include "session/profile_builder.h"
 #include "session/taps.h"
+#include "signal/lock_sampler.h"
 #include "signal/sampler.h"
 #include "threads/thread_registry.h"
 
@@ -171,10 +172,12 @@ class Session : private SampleSink {
   Status StartAllocSampling();
   // Event `alloc`: the summary's lines (what was sampled, what is still live, what was lost).
   std::string AllocSummary() EXCLUDES(data_mu_);
-  // Event `lock`: turns the lock hooks' sampling on (at the end of Start) and off (first
-  // thing in Stop), and the summary's line.
-  void StartLockSampling();
-  std::string LockSummary() const;
+  // Events `lock` and `cond`: turn the hooks' sampling on (at the end of Start; off is the
+  // first thing in Stop), and the summary's lines.
+  // Turns on the lock or condition hooks' sampling for the event at `event` (-1: none).
+  void StartLockSampling(int event, LockSampling& state);
+  // "inprof: lock: N waits for held locks sampled ..." and the drop warning, for `state`.
+  std::string LockSummary(const LockSampling& state, const char* kind, const char* what) const;
 
  public:
   // Event `alloc`: the estimated bytes of the sampled allocations live now (0 without it),
@@ -223,6 +226,8 @@ class Session : private SampleSink {
   // Event `lock`: the index of lock_contentions among the events (-1: not sampled), and the
   // generator that rounds a sampled wait's fractional count (LockWaitWeights) without bias.
   int lock_event_ = -1;
+  // Event `cond`: the index of cond_waits (-1: not sampled); weighted as lock waits.
+  int cond_event_ = -1;
   uint64_t lock_rng_ GUARDED_BY(data_mu_) = 0x2545F4914F6CDD1Dull;
   LuaSplicer lua_ GUARDED_BY(data_mu_);  // its frames under its own frames_mu_
   ProfileBuilder builder_;

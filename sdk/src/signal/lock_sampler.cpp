@@ -16,6 +16,7 @@ namespace inprof::internal {
 extern std::atomic<Sampler*> g_sampler;
 
 LockSampling g_lock_state;
+LockSampling g_cond_state;
 
 namespace {
 
@@ -47,13 +48,15 @@ double NextUniform() {
 
 }  // namespace
 
-INPROF_PROFILER_TEXT void LockSlowPath(int64_t start_ns) {
+INPROF_PROFILER_TEXT void LockSlowPath(int64_t start_ns, LockSampling& state) {
   const int64_t end_ns = MonotonicNsRaw();
   if (t_lock_busy || t_profiler_work) return;
   t_lock_busy = true;
   const uint64_t delay =
       end_ns > start_ns && start_ns != 0 ? static_cast<uint64_t>(end_ns - start_ns) : 1;
-  const uint64_t rate = g_lock_state.rate.load(std::memory_order_relaxed);
+  const uint64_t rate = state.rate.load(std::memory_order_relaxed);
+  // One generator per thread for both kinds of wait, seeded anew with each session
+  // (g_lock_state's epoch counts the sessions of both).
   const uint32_t epoch = g_lock_state.epoch.load(std::memory_order_acquire);
   if (t_lock_epoch != epoch || t_lock_rng == 0) {
     t_lock_epoch = epoch;
@@ -71,31 +74,31 @@ INPROF_PROFILER_TEXT void LockSlowPath(int64_t start_ns) {
   // In the runtime itself, the wait is the runtime's (its collector's, its registry's lock
   // taken on a program thread).
   const uintptr_t caller = HookCaller(fp);
-  if (caller >= g_lock_state.self_lo.load(std::memory_order_relaxed) &&
-      caller < g_lock_state.self_hi.load(std::memory_order_relaxed)) {
+  if (caller >= state.self_lo.load(std::memory_order_relaxed) &&
+      caller < state.self_hi.load(std::memory_order_relaxed)) {
     t_lock_busy = false;
     return;
   }
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   Sampler* sampler = g_sampler.load(std::memory_order_seq_cst);
   uint32_t index = 0;
-  if (sampler == nullptr || !g_lock_state.on.load(std::memory_order_relaxed) ||
+  if (sampler == nullptr || !state.on.load(std::memory_order_relaxed) ||
       !sampler->alloc_tids.Lookup(CurrentTidRaw(), &index) || index >= sampler->slot_count) {
-    g_lock_state.no_slot.fetch_add(1, std::memory_order_relaxed);
+    state.no_slot.fetch_add(1, std::memory_order_relaxed);
   } else {
     AllocInfo info;  // size: the wait in ns; no live entry (the event tells it from an allocation)
     info.size = delay;
     ucontext_t context;
     HookContext(&context, pc, sp, fp);
     bool filling = false;
-    const uint32_t event = g_lock_state.event.load(std::memory_order_relaxed);
+    const uint32_t event = state.event.load(std::memory_order_relaxed);
     if (TakeHookSample(sampler, index, event, &context, info, &filling)) {
-      g_lock_state.sampled.fetch_add(1, std::memory_order_relaxed);
+      state.sampled.fetch_add(1, std::memory_order_relaxed);
       if (filling) WakeCollector(sampler);
     } else {
       // The thread holds the lock now, and the collector may be waiting for it: no wait for
       // room here, unlike an allocation's sample.
-      g_lock_state.dropped.fetch_add(1, std::memory_order_relaxed);
+      state.dropped.fetch_add(1, std::memory_order_relaxed);
       WakeCollector(sampler);
     }
   }

@@ -20,6 +20,9 @@
 // sample (counted) rather than wait for the collector, which may itself be waiting for the
 // lock the thread now holds.
 //
+// Condition waits (pthread_cond_wait & co., event `cond`) go through the same path with a
+// state of their own (CondState()): their own switch, event index and counters, the same rule.
+//
 // Not sampled: waits on the runtime's own threads (they have no slot), waits whose caller is
 // the runtime's own code (self_lo..self_hi, as for allocations), and waits while the thread
 // does the runtime's work (t_profiler_work).
@@ -35,14 +38,16 @@
 
 namespace inprof::internal {
 
-// The process's lock sampling state. One per process (LockState()).
+// The process's lock sampling state: one for lock waits (LockState()), one for condition
+// waits (CondState()).
 struct LockSampling {
-  // On while a session samples lock contention. Off, a hook only forwards.
+  // On while a session samples these waits. Off, a hook only forwards.
   std::atomic<bool> on{false};
   // Changes with each session that turns sampling on: a thread's generator is re-seeded.
+  // LockState()'s counts the sessions of both kinds (one generator serves both).
   std::atomic<uint32_t> epoch{0};
   std::atomic<uint64_t> rate{10000};  // R, nanoseconds
-  // The session's event index of lock_contentions (lock_delay is the next one).
+  // The session's event index of lock_contentions or cond_waits (the delay is the next one).
   std::atomic<uint32_t> event{0};
   // Counters for the summary.
   std::atomic<uint64_t> sampled{0};  // waits kept and handed to a ring
@@ -53,7 +58,9 @@ struct LockSampling {
   std::atomic<uintptr_t> self_hi{0};
 };
 extern LockSampling g_lock_state;
+extern LockSampling g_cond_state;
 inline LockSampling& LockState() { return g_lock_state; }
+inline LockSampling& CondState() { return g_cond_state; }
 
 // Whether a wait of `delay_ns` is kept at rate `rate_ns`, given `u`, uniform in [0, 1):
 // always when delay >= rate, else when u * rate < delay. Async-signal-safe.
@@ -76,10 +83,11 @@ inline LockWeights LockWaitWeights(uint64_t delay_ns, uint64_t rate_ns) {
 }
 
 // The slow path of a lock hook: the lock was contended and the thread waited for it since
-// `start_ns` (MonotonicNsRaw). Decides, and records the wait when it is kept, with the stack
-// from the calling hook's frame up (the hook must be in the inprof_profiler_text section).
-// Must be called directly by the hook. Async-signal-safe.
-void LockSlowPath(int64_t start_ns);
+// `start_ns` (MonotonicNsRaw); or, with CondState(), a condition wait that began then.
+// Decides, and records the wait when it is kept, with the stack from the calling hook's frame
+// up (the hook must be in the inprof_profiler_text section). Must be called directly by the
+// hook. Async-signal-safe.
+void LockSlowPath(int64_t start_ns, LockSampling& state);
 
 }  // namespace inprof::internal
 
