@@ -104,6 +104,14 @@ TEST(AllocTest, TheSameSeedGivesTheSameProfile) {
   AllocRun b = RunAllocProgram("256K", "11");
   ASSERT_EQ(a.process.exit_code, 0) << a.process.err;
   if (HooksNotReached(a.process)) GTEST_SKIP() << a.process.err;
+  // A sample dropped for want of room (the collector starved of CPU for 10 ms, as beside other
+  // tests on 2 CPUs) is missing from its run, and the random rounding of the samples after it
+  // is drawn in another order: the promise holds for runs that dropped nothing.
+  for (const AllocRun* run : {&a, &b}) {
+    if (run->process.err.find("sampled allocations dropped") != std::string::npos) {
+      GTEST_SKIP() << "a run dropped samples:\n" << run->process.err;
+    }
+  }
   EXPECT_EQ(a.events["alloc_objects"]["live_site"], b.events["alloc_objects"]["live_site"]);
   EXPECT_GT(a.events["alloc_objects"]["live_site"], 0);
 }
