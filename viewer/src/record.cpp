@@ -56,7 +56,8 @@ to inprof are passed on to COMMAND, which still writes its profile.
 options:
   -o, --output DIR   where the files go (default: a new inprof-<program>-<time>/)
   -F, --frequency HZ samples per CPU-second per thread (default 99)
-      --events LIST  what to sample: cpu, wall, task-clock, ... (INPROF_EVENTS)
+      --events LIST  what to sample: cpu, wall, alloc, lock, cond, task-clock, ...
+                     (INPROF_EVENTS)
       --engine E     auto, timer, perf or itimer (INPROF_ENGINE)
       --unwind U     unwinder (INPROF_UNWIND)
       --per-pid      root frames "comm-PID", one per process, instead of one per command
