@@ -739,6 +739,19 @@ TEST_P(EngineTest, ShortThreadsGetCpuTimeTimesRate) {
   EXPECT_LT(health, 1.2) << run.process.err;
 }
 
+// A thread that keeps the sampling signal blocked (a program that blocks every signal in its
+// workers) cannot be sampled: the user is told that, not that the program used too little CPU
+// time. (docs/signals.md: leaving the signal out of the program's masks is not built yet.)
+TEST(PreloadTest, NoSamplesFromABlockedWorkerSaysTheSignalWasBlocked) {
+  ProfiledRun run = Profile({"blocked_worker", "0.5"});
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  EXPECT_NE(run.process.err.find("no sample arrived: its threads kept the sampling signal blocked"),
+            std::string::npos)
+      << run.process.err;
+  EXPECT_EQ(run.process.err.find("less CPU time than one sampling period"), std::string::npos)
+      << run.process.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, EngineTest, ::testing::Values("timer", "perf", "itimer"),
                          [](const auto& info) { return std::string(info.param); });
 

@@ -20,6 +20,7 @@
 #include "session/network_outputs.h"
 #include "session/session.h"
 #include "signal/bootstrap.h"
+#include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 
 namespace inprof::internal {
@@ -208,6 +209,22 @@ constexpr char kNoSamplesLine[] =
     "inprof: no samples: no output written (the program used less CPU time than one sampling "
     "period)\n";
 
+// "No samples" from a time-sampled session: the process's CPU time says whether it was too
+// short, or whether its threads kept the sampling signal blocked (docs/signals.md: a program
+// that blocks every signal in its worker threads).
+std::string TimedNoSamplesLine(double frequency) {
+  const int64_t cpu_ns = ClockNsRaw(CLOCK_PROCESS_CPUTIME_ID);
+  const double periods = static_cast<double>(cpu_ns) * frequency / 1e9;
+  if (cpu_ns <= 0 || periods < 5) return kNoSamplesLine;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "inprof: no samples: no output written (the program used %.2f CPU-s, about %.0f "
+                "sampling periods, and no sample arrived: its threads kept the sampling signal "
+                "blocked; see docs/signals.md)\n",
+                static_cast<double>(cpu_ns) / 1e9, periods);
+  return text;
+}
+
 // What "no samples" means for a session's events: with only allocations or lock waits
 // sampled, it is not CPU time that was too short.
 std::string NoSamplesLine(const Config& config) {
@@ -225,7 +242,7 @@ std::string NoSamplesLine(const Config& config) {
       timed = true;
     }
   }
-  if (timed) return kNoSamplesLine;
+  if (timed) return TimedNoSamplesLine(config.frequency);
   std::string why;
   if (alloc) {
     why = "no allocation was sampled: the program allocated little next to alloc_rate (" +
@@ -608,7 +625,7 @@ void RuntimeWriteForExit() {
       const Config* pending = rt.pending_child.load(std::memory_order_acquire);
       if (rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
           !IsDescendantProcess() && !g_quiet_no_samples.load(std::memory_order_acquire)) {
-        std::fputs(kNoSamplesLine, stderr);
+        std::fputs(TimedNoSamplesLine(pending->frequency).c_str(), stderr);
       }
       rt.pending_child.store(nullptr, std::memory_order_release);
       BootstrapDisarm();
