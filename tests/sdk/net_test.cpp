@@ -271,6 +271,22 @@ Profile CpuAndAllocProfile() {
   return b.profile();  // the builder's first event is cpu
 }
 
+// A pprof endpoint's answer, decoded, and its sample types as "type/unit".
+::testing::AssertionResult ServedPprof(const std::string& response, test::PprofProfile* p) {
+  if (StatusOf(response) != 200) return ::testing::AssertionFailure() << response;
+  std::string raw, error;
+  if (!test::Gunzip(BodyOf(response), &raw, &error) || !test::DecodePprof(raw, p, &error)) {
+    return ::testing::AssertionFailure() << error;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<std::string> SampleTypes(const test::PprofProfile& p) {
+  std::vector<std::string> types;
+  for (const auto& t : p.sample_types) types.push_back(p.S(t.type) + "/" + p.S(t.unit));
+  return types;
+}
+
 // Go's heap and allocs profiles: the allocation events only, the live ones first for heap,
 // what was allocated first for allocs; a profile without them says how to get them.
 TEST_F(PullTest, HeapAndAllocsServeTheAllocationEventsAsGoDoes) {
@@ -281,14 +297,9 @@ TEST_F(PullTest, HeapAndAllocsServeTheAllocationEventsAsGoDoes) {
 
   source_.snapshot = [] { return CpuAndAllocProfile(); };
   for (const char* path : {"/debug/pprof/heap", "/debug/pprof/allocs"}) {
-    r = Get(port_, path);
-    ASSERT_EQ(StatusOf(r), 200) << r;
-    std::string raw, error;
-    ASSERT_TRUE(test::Gunzip(BodyOf(r), &raw, &error)) << error;
     test::PprofProfile p;
-    ASSERT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
-    std::vector<std::string> types;
-    for (const auto& t : p.sample_types) types.push_back(p.S(t.type) + "/" + p.S(t.unit));
+    ASSERT_TRUE(ServedPprof(Get(port_, path), &p));
+    const std::vector<std::string> types = SampleTypes(p);
     const bool heap = std::string(path) == "/debug/pprof/heap";
     const std::vector<std::string> expected =
         heap ? std::vector<std::string>{"inuse_space/bytes", "inuse_objects/count",
@@ -325,15 +336,9 @@ TEST_F(PullTest, MutexServesTheLockEventsAsGoDoes) {
     for (EventInfo& e : p.events) e.period = 1;
     return p;
   };
-  r = Get(port_, "/debug/pprof/mutex");
-  ASSERT_EQ(StatusOf(r), 200) << r;
-  std::string raw, error;
-  ASSERT_TRUE(test::Gunzip(BodyOf(r), &raw, &error)) << error;
   test::PprofProfile p;
-  ASSERT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
-  std::vector<std::string> types;
-  for (const auto& t : p.sample_types) types.push_back(p.S(t.type) + "/" + p.S(t.unit));
-  EXPECT_EQ(types, (std::vector<std::string>{"contentions/count", "delay/nanoseconds"}));
+  ASSERT_TRUE(ServedPprof(Get(port_, "/debug/pprof/mutex"), &p));
+  EXPECT_EQ(SampleTypes(p), (std::vector<std::string>{"contentions/count", "delay/nanoseconds"}));
   EXPECT_EQ(p.S(p.period_type.type), "contentions");
   EXPECT_EQ(p.S(p.default_sample_type), "delay");
   ASSERT_EQ(p.samples.size(), 1u);  // the CPU-only stack waited for no lock
@@ -365,15 +370,9 @@ TEST_F(PullTest, BlockServesTheConditionWaitsAsGoDoes) {
     for (EventInfo& e : p.events) e.period = 1;
     return p;
   };
-  r = Get(port_, "/debug/pprof/block");
-  ASSERT_EQ(StatusOf(r), 200) << r;
-  std::string raw, error;
-  ASSERT_TRUE(test::Gunzip(BodyOf(r), &raw, &error)) << error;
   test::PprofProfile p;
-  ASSERT_TRUE(test::DecodePprof(raw, &p, &error)) << error;
-  std::vector<std::string> types;
-  for (const auto& t : p.sample_types) types.push_back(p.S(t.type) + "/" + p.S(t.unit));
-  EXPECT_EQ(types, (std::vector<std::string>{"contentions/count", "delay/nanoseconds"}));
+  ASSERT_TRUE(ServedPprof(Get(port_, "/debug/pprof/block"), &p));
+  EXPECT_EQ(SampleTypes(p), (std::vector<std::string>{"contentions/count", "delay/nanoseconds"}));
   EXPECT_EQ(p.S(p.period_type.type), "contentions");
   EXPECT_EQ(p.S(p.default_sample_type), "delay");
   ASSERT_EQ(p.samples.size(), 1u);  // the lock wait is not a condition wait
