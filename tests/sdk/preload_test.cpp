@@ -730,7 +730,12 @@ TEST_P(EngineTest, ShortThreadsGetCpuTimeTimesRate) {
   EXPECT_GT(got, 0.8 * expected) << run.process.err;
   EXPECT_LT(got, 1.2 * expected) << run.process.err;
   // The health line: "expected E samples at 999 Hz, got G (P%" for all threads, main's
-  // few samples included.
+  // few samples included. Not for the perf engine: its events skip time in the kernel
+  // (exclude_kernel), and the main thread's CPU time here is mostly the kernel creating and
+  // joining 300 threads, which the health line's per-thread CPU time counts. Beside other tests
+  // that share went up to half of all the CPU time: a sanitizer CI run read 37.7 % overall,
+  // the main thread 3 of 612 samples, while the workers' own check above passed.
+  if (std::string(GetParam()) == "perf") return;
   ASSERT_TRUE(std::regex_search(run.process.err, m,
                                 std::regex(R"(expected ([0-9]+) samples at 999 Hz, got ([0-9]+))")))
       << run.process.err;
