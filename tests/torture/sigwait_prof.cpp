@@ -121,10 +121,14 @@ int main(int argc, char** argv) {
   std::printf("sigwait_prof %s: %ld own SIGPROF (expected ~%.0f for %.3f s CPU), %ld foreign\n",
               g_mode.c_str(), own, expected, cpu, g_foreign.load());
   // ITIMER_PROF is checked on the scheduler tick against CPU time accounted at tick
-  // granularity: on a loaded 2-CPU machine the count alone ranged from 0.78 to 1.16 times the
-  // expected one, with or without a profiler. The bounds catch what matters: a program that
-  // gets (almost) none of its signals, or the profiler's ~99 per thread-CPU-second on top.
-  TORTURE_CHECK(own >= 0.5 * expected && own <= 1.35 * expected + 5,
+  // granularity, and a SIGPROF that comes while the last one is still pending is lost: on a
+  // loaded 2-CPU machine the count alone ranged from 0.78 to 1.16 times the expected one, with
+  // or without a profiler, and a sanitizer build beside other tests read 0.497 (77 of ~155;
+  // a program taking them in a handler got 6 to 82 of ~100 without the runtime under load).
+  // The bounds catch what matters: a program that gets (almost) none of its signals, as when
+  // the sigwait hooks took the program's own for the profiler's, or the profiler's ~99 per
+  // thread-CPU-second on top.
+  TORTURE_CHECK(own >= 0.1 * expected && own <= 1.35 * expected + 5,
                 "%ld SIGPROF from ITIMER_PROF for %.3f s of CPU (expected ~%.0f)", own, cpu,
                 expected);
   TORTURE_CHECK(g_foreign.load() == 0,
