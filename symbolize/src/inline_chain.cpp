@@ -263,19 +263,21 @@ uint32_t InlineResolver::AddNode(ScopeTree* tree, Dwarf_Die die, int tag) {
 void InlineResolver::Expand(ScopeTree* tree, uint32_t index, int depth) {
   // A scope without addresses cannot contain pc; libdw's walk prunes it and so do we.
   if (depth > kMaxDepth || tree->nodes[index].range_count == 0) return;
-  std::vector<uint32_t> kids;
+  // A node's children are appended before any of them is expanded, so they are contiguous
+  // without a list of their own (one allocation per node was a visible cost of new trees).
+  const auto first = static_cast<uint32_t>(tree->children.size());
   Dwarf_Die child;
   Dwarf_Die die = tree->nodes[index].die;
   if (dwarf_child(&die, &child) == 0) {
     do {
       const int tag = dwarf_tag(&child);
-      if (IsCodeScope(tag)) kids.push_back(AddNode(tree, child, tag));
+      if (IsCodeScope(tag)) tree->children.push_back(AddNode(tree, child, tag));
     } while (dwarf_siblingof(&child, &child) == 0);
   }
-  tree->nodes[index].first_child = static_cast<uint32_t>(tree->children.size());
-  tree->nodes[index].child_count = static_cast<uint32_t>(kids.size());
-  tree->children.insert(tree->children.end(), kids.begin(), kids.end());
-  for (uint32_t kid : kids) Expand(tree, kid, depth + 1);
+  const auto count = static_cast<uint32_t>(tree->children.size()) - first;
+  tree->nodes[index].first_child = first;
+  tree->nodes[index].child_count = count;
+  for (uint32_t i = 0; i < count; ++i) Expand(tree, tree->children[first + i], depth + 1);
 }
 
 InlineResolver::ScopeTree& InlineResolver::TreeFor(const Dwarf_Die& function) {
