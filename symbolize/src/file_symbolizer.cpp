@@ -45,13 +45,15 @@ struct Section {
 // A file name from DWARF as binutils prints it: libdw has already joined it with its
 // include directory; a directory that was itself relative is relative to the CU's
 // DW_AT_comp_dir. No normalisation, no symlink resolution.
-std::string DwarfPath(const char* file, const char* comp_dir) {
-  if (file == nullptr) return {};
-  if (file[0] == '/' || comp_dir == nullptr || comp_dir[0] == '\0') return file;
-  std::string path(comp_dir);
-  path += '/';
-  path += file;
-  return path;
+// Written into `path`, whose buffer is reused.
+void DwarfPath(const char* file, const char* comp_dir, std::string* path) {
+  if (file[0] == '/' || comp_dir == nullptr || comp_dir[0] == '\0') {
+    path->assign(file);
+    return;
+  }
+  path->assign(comp_dir);
+  *path += '/';
+  *path += file;
 }
 
 }  // namespace
@@ -80,13 +82,43 @@ struct FileSymbolizer::Impl {
     // lookup: later lookups of the address print the settled name.
     const void* first_lookup_scope = nullptr;
   };
+  // Answers kept per address are only those a later resolution would not repeat (see
+  // Resolve): keeping every answer cost a heap block per frame and string, most of a
+  // 100k-address run's page faults and peak memory, to serve addresses that rarely repeat.
   std::unordered_map<uint64_t, CacheEntry> cache;
   const void* first_lookup_scope = nullptr;  // set by InnermostName
+  bool state_dependent = false;              // set by Resolve
+  // The answer of the last lookup not kept in `cache`, and frames whose strings keep their
+  // buffers between lookups: steady-state lookups allocate nothing.
+  FileLocation current;
+  std::vector<FileFrame> spare_frames;
   // Symbol values by name, for addr2line's `symbol+offset` input (SymbolValue).
   bool symbol_values_built = false;
   std::unordered_map<std::string_view, uint64_t> symbol_values;
   std::vector<DwarfFrame> scratch;
+
+  FileFrame& AddFrame(FileLocation* out);
+  void Recycle(FileLocation* location);
 };
+
+FileFrame& FileSymbolizer::Impl::AddFrame(FileLocation* out) {
+  if (spare_frames.empty()) return out->frames.emplace_back();
+  FileFrame& frame = out->frames.emplace_back(std::move(spare_frames.back()));
+  spare_frames.pop_back();
+  frame.has_file = false;
+  frame.line = 0;
+  frame.column = 0;
+  frame.discriminator = 0;
+  frame.inlined = false;
+  return frame;
+}
+
+void FileSymbolizer::Impl::Recycle(FileLocation* location) {
+  while (!location->frames.empty()) {
+    spare_frames.push_back(std::move(location->frames.back()));
+    location->frames.pop_back();
+  }
+}
 
 const Section* FileSymbolizer::Impl::FindSection(uint64_t address) const {
   auto it = std::upper_bound(sections.begin(), sections.end(), address,
@@ -116,13 +148,15 @@ const char* FileSymbolizer::Impl::InnermostName(const DwarfFrame& frame, uint64_
   if (frame.function == nullptr) return found ? match.name : nullptr;
   const char* settled = found && match.address == frame.entry ? match.name : frame.function;
   settled_names.emplace(frame.scope, settled);
+  // The symbol's file stands in for a missing line-table file on this first lookup only.
+  if (frame.file == nullptr) state_dependent = true;
   if (found && settled != match.name) first_lookup_scope = frame.scope;
   return found ? match.name : frame.function;
 }
 
 void FileSymbolizer::Impl::Resolve(uint64_t address, FileLocation* out) {
   out->found = false;
-  out->frames.clear();
+  Recycle(out);
   if (FindSection(address) == nullptr) return;
   scratch.clear();
   if (resolver->Resolve(address, &scratch)) {
@@ -130,21 +164,32 @@ void FileSymbolizer::Impl::Resolve(uint64_t address, FileLocation* out) {
     out->frames.reserve(scratch.size());
     for (size_t i = 0; i < scratch.size(); ++i) {
       const DwarfFrame& raw = scratch[i];
-      FileFrame& frame = out->frames.emplace_back();
+      FileFrame& frame = AddFrame(out);
       const char* symbol_file = raw.file;
       const char* name = raw.function;
       if (i == 0) {
         name = InnermostName(raw, address, &symbol_file);
       } else if (name != nullptr && !raw.linkage_name) {
         auto settled = settled_names.find(raw.scope);
-        if (settled != settled_names.end()) name = settled->second;
+        if (settled != settled_names.end()) {
+          name = settled->second;
+        } else if (!raw.unmangled_language) {
+          // A later first lookup inside this function may settle another name for it.
+          state_dependent = true;
+        }
       }
-      if (name != nullptr) frame.function = name;
+      if (name != nullptr) {
+        frame.function.assign(name);
+      } else {
+        frame.function.clear();
+      }
       frame.has_file = raw.file != nullptr || symbol_file != nullptr;
       if (raw.file != nullptr) {
-        frame.file = DwarfPath(raw.file, raw.comp_dir);
+        DwarfPath(raw.file, raw.comp_dir, &frame.file);
       } else if (symbol_file != nullptr) {
-        frame.file = symbol_file;
+        frame.file.assign(symbol_file);
+      } else {
+        frame.file.clear();
       }
       frame.line = raw.line;
       frame.column = raw.column;
@@ -160,10 +205,14 @@ void FileSymbolizer::Impl::Resolve(uint64_t address, FileLocation* out) {
   internal::FunctionSymbols::Match match;
   if (!symbols.Find(address, &match)) return;
   out->found = true;
-  FileFrame& frame = out->frames.emplace_back();
-  frame.function = match.name;
+  FileFrame& frame = AddFrame(out);
+  frame.function.assign(match.name);
   frame.has_file = match.file != nullptr;
-  if (match.file != nullptr) frame.file = match.file;
+  if (match.file != nullptr) {
+    frame.file.assign(match.file);
+  } else {
+    frame.file.clear();
+  }
 }
 
 FileSymbolizer::FileSymbolizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -213,25 +262,34 @@ StatusOr<std::unique_ptr<FileSymbolizer>> FileSymbolizer::Open(const std::string
   }
   std::sort(impl->sections.begin(), impl->sections.end(),
             [](const Section& a, const Section& b) { return a.begin < b.begin; });
-  // Growing the answer cache step by step cost ~5 % of a 100k-address run (rehashing
-  // nodes scattered over the heap); 64k buckets are 512 KB.
-  impl->cache.reserve(1 << 16);
   impl->resolver = std::make_unique<internal::InlineResolver>(
       impl->module, internal::InlineResolver::Overlap::kSmallestThenLast);
   return std::unique_ptr<FileSymbolizer>(new FileSymbolizer(std::move(impl)));
 }
 
 const FileLocation& FileSymbolizer::Lookup(uint64_t address) {
-  auto [it, inserted] = impl_->cache.try_emplace(address);
-  Impl::CacheEntry& entry = it->second;
-  if (inserted) {
-    impl_->first_lookup_scope = nullptr;
-    impl_->Resolve(address, &entry.location);
-    entry.first_lookup_scope = impl_->first_lookup_scope;
-  } else if (entry.first_lookup_scope != nullptr) {
-    entry.location.frames.front().function = impl_->settled_names[entry.first_lookup_scope];
-    entry.first_lookup_scope = nullptr;
+  Impl& impl = *impl_;
+  if (!impl.cache.empty()) {
+    auto it = impl.cache.find(address);
+    if (it != impl.cache.end()) {
+      Impl::CacheEntry& entry = it->second;
+      if (entry.first_lookup_scope != nullptr) {
+        entry.location.frames.front().function = impl.settled_names[entry.first_lookup_scope];
+        entry.first_lookup_scope = nullptr;
+      }
+      return entry.location;
+    }
   }
+  // Resolving again gives the same answer unless the names bfd settles on (see the file
+  // comment) change it: the address's first answer printed a name or file that a later
+  // lookup would not. Only such answers are kept.
+  impl.first_lookup_scope = nullptr;
+  impl.state_dependent = false;
+  impl.Resolve(address, &impl.current);
+  if (!impl.state_dependent) return impl.current;
+  Impl::CacheEntry& entry = impl.cache[address];
+  entry.location = impl.current;
+  entry.first_lookup_scope = impl.first_lookup_scope;
   return entry.location;
 }
 

@@ -25,13 +25,6 @@ const char* FunctionName(Dwarf_Die* die, bool* linkage) {
   return usable(name) ? name : nullptr;
 }
 
-uint32_t UdataAttr(Dwarf_Die* die, unsigned int name) {
-  Dwarf_Attribute attr;
-  Dwarf_Word value = 0;
-  if (dwarf_formudata(dwarf_attr(die, name, &attr), &value) != 0) return 0;
-  return value > UINT32_MAX ? 0 : static_cast<uint32_t>(value);
-}
-
 const char* CompDir(Dwarf_Die* cu) {
   Dwarf_Attribute attr;
   return cu != nullptr ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : nullptr;
@@ -270,19 +263,21 @@ uint32_t InlineResolver::AddNode(ScopeTree* tree, Dwarf_Die die, int tag) {
 void InlineResolver::Expand(ScopeTree* tree, uint32_t index, int depth) {
   // A scope without addresses cannot contain pc; libdw's walk prunes it and so do we.
   if (depth > kMaxDepth || tree->nodes[index].range_count == 0) return;
-  std::vector<uint32_t> kids;
+  // A node's children are appended before any of them is expanded, so they are contiguous
+  // without a list of their own (one allocation per node was a visible cost of new trees).
+  const auto first = static_cast<uint32_t>(tree->children.size());
   Dwarf_Die child;
   Dwarf_Die die = tree->nodes[index].die;
   if (dwarf_child(&die, &child) == 0) {
     do {
       const int tag = dwarf_tag(&child);
-      if (IsCodeScope(tag)) kids.push_back(AddNode(tree, child, tag));
+      if (IsCodeScope(tag)) tree->children.push_back(AddNode(tree, child, tag));
     } while (dwarf_siblingof(&child, &child) == 0);
   }
-  tree->nodes[index].first_child = static_cast<uint32_t>(tree->children.size());
-  tree->nodes[index].child_count = static_cast<uint32_t>(kids.size());
-  tree->children.insert(tree->children.end(), kids.begin(), kids.end());
-  for (uint32_t kid : kids) Expand(tree, kid, depth + 1);
+  const auto count = static_cast<uint32_t>(tree->children.size()) - first;
+  tree->nodes[index].first_child = first;
+  tree->nodes[index].child_count = count;
+  for (uint32_t i = 0; i < count; ++i) Expand(tree, tree->children[first + i], depth + 1);
 }
 
 InlineResolver::ScopeTree& InlineResolver::TreeFor(const Dwarf_Die& function) {
@@ -298,23 +293,113 @@ InlineResolver::ScopeTree& InlineResolver::TreeFor(const Dwarf_Die& function) {
   return functions_.emplace(function.addr, std::move(tree)).first->second;
 }
 
+namespace {
+
+// The attributes Describe reads from an inlined instance, in one pass over the DIE: asking
+// dwarf_attr for each one scans the DIE again every time.
+struct InstanceAttrs {
+  Dwarf_Attribute name{}, linkage{}, mips_linkage{}, origin{}, specification{};
+  Dwarf_Attribute call_file{}, call_line{}, call_column{};
+  bool has_name = false, has_linkage = false, has_mips_linkage = false;
+  bool has_origin = false, has_specification = false;
+  bool has_call_file = false, has_call_line = false, has_call_column = false;
+};
+
+int CollectInstanceAttr(Dwarf_Attribute* attr, void* arg) {
+  auto* out = static_cast<InstanceAttrs*>(arg);
+  // The first of duplicated attributes wins, as in dwarf_attr.
+  const auto keep = [attr](Dwarf_Attribute* slot, bool* seen) {
+    if (!*seen) {
+      *slot = *attr;
+      *seen = true;
+    }
+  };
+  switch (dwarf_whatattr(attr)) {
+    case DW_AT_name:
+      keep(&out->name, &out->has_name);
+      break;
+    case DW_AT_linkage_name:
+      keep(&out->linkage, &out->has_linkage);
+      break;
+    case DW_AT_MIPS_linkage_name:
+      keep(&out->mips_linkage, &out->has_mips_linkage);
+      break;
+    case DW_AT_abstract_origin:
+      keep(&out->origin, &out->has_origin);
+      break;
+    case DW_AT_specification:
+      keep(&out->specification, &out->has_specification);
+      break;
+    case DW_AT_call_file:
+      keep(&out->call_file, &out->has_call_file);
+      break;
+    case DW_AT_call_line:
+      keep(&out->call_line, &out->has_call_line);
+      break;
+    case DW_AT_call_column:
+      keep(&out->call_column, &out->has_call_column);
+      break;
+    default:
+      break;
+  }
+  return DWARF_CB_OK;
+}
+
+uint32_t Udata(Dwarf_Attribute* attr, bool present) {
+  Dwarf_Word value = 0;
+  if (!present || dwarf_formudata(attr, &value) != 0) return 0;
+  return value > UINT32_MAX ? 0 : static_cast<uint32_t>(value);
+}
+
+}  // namespace
+
 void InlineResolver::Describe(ScopeTree::Node* node, Dwarf_Die* cudie) {
   if (node->described) return;
   node->described = true;
   if (node->tag != DW_TAG_inlined_subroutine && !IsFunction(node->tag)) return;
-  node->name = FunctionName(&node->die, &node->linkage_name);
-  if (node->tag != DW_TAG_inlined_subroutine) return;
+  if (node->tag != DW_TAG_inlined_subroutine) {
+    node->name = FunctionName(&node->die, &node->linkage_name);
+    return;
+  }
+  InstanceAttrs attrs;
+  Dwarf_Die instance = node->die;
+  if (dwarf_getattrs(&instance, CollectInstanceAttr, &attrs, 0) != 1) {
+    node->name = FunctionName(&node->die, &node->linkage_name);
+    attrs = InstanceAttrs{};
+    Dwarf_Attribute attr;
+    if (dwarf_attr(&instance, DW_AT_call_file, &attr) != nullptr) {
+      attrs.call_file = attr;
+      attrs.has_call_file = true;
+    }
+    attrs.has_call_line = dwarf_attr(&instance, DW_AT_call_line, &attrs.call_line) != nullptr;
+    attrs.has_call_column = dwarf_attr(&instance, DW_AT_call_column, &attrs.call_column) != nullptr;
+  } else if (!attrs.has_name && !attrs.has_linkage && !attrs.has_mips_linkage &&
+             (attrs.has_origin || attrs.has_specification)) {
+    // The usual instance: no name of its own, so its name is its origin's (the DIE
+    // dwarf_attr_integrate moves to), shared by every instance of that function.
+    Dwarf_Die origin;
+    Dwarf_Attribute* ref = attrs.has_origin ? &attrs.origin : &attrs.specification;
+    if (dwarf_formref_die(ref, &origin) == nullptr) {
+      node->name = nullptr;
+      node->linkage_name = false;
+    } else {
+      auto [it, inserted] = origin_names_.try_emplace(origin.addr);
+      if (inserted) it->second.name = FunctionName(&origin, &it->second.linkage);
+      node->name = it->second.name;
+      node->linkage_name = it->second.linkage;
+    }
+  } else {
+    node->name = FunctionName(&node->die, &node->linkage_name);
+  }
   Dwarf_Files* files = nullptr;
   size_t nfiles = 0;
-  Dwarf_Attribute attr;
   Dwarf_Word file_index = 0;
-  if (dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 &&
-      dwarf_formudata(dwarf_attr(&node->die, DW_AT_call_file, &attr), &file_index) == 0 &&
-      file_index < nfiles) {
+  if (attrs.has_call_file && dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 &&
+      dwarf_formudata(&attrs.call_file, &file_index) == 0 && file_index < nfiles) {
     node->call_file = dwarf_filesrc(files, file_index, nullptr, nullptr);
   }
-  node->call_line = UdataAttr(&node->die, DW_AT_call_line);
-  node->call_column = UdataAttr(&node->die, DW_AT_call_column);
+  node->call_line = Udata(&attrs.call_line, attrs.has_call_line);
+  node->call_column = Udata(&attrs.call_column, attrs.has_call_column);
 }
 
 uint64_t InlineResolver::EntryOf(const ScopeTree& tree, const ScopeTree::Node& node,

@@ -128,12 +128,20 @@ class InlineResolver {
   enum class Aranges { kUnknown, kPresent, kMissing } aranges_ = Aranges::kUnknown;
   RangeIndex cus_;
   Dwarf_Addr dwarf_bias_ = 0;
-  Dwarf_Die fallback_cu_;                                 // scratch for FindCuWithoutAranges
-  std::unordered_map<const void*, CuInfo> cu_info_;      // keyed by the CU DIE's data
-  const void* last_cu_ = nullptr;                        // memo of the last InfoFor
+  Dwarf_Die fallback_cu_;                            // scratch for FindCuWithoutAranges
+  std::unordered_map<const void*, CuInfo> cu_info_;  // keyed by the CU DIE's data
+  const void* last_cu_ = nullptr;                    // memo of the last InfoFor
   CuInfo* last_info_ = nullptr;
   std::unordered_map<const void*, ScopeTree> functions_;  // keyed by the function DIE's data
   std::vector<uint32_t> chain_;                           // scratch: node indices
+  // FunctionName of the abstract origins of inlined instances, keyed by the origin DIE's
+  // data: reading a name through DW_AT_abstract_origin/DW_AT_specification takes several
+  // scans of each DIE on the way, and a function is inlined in many places.
+  struct OriginName {
+    const char* name = nullptr;
+    bool linkage = false;
+  };
+  std::unordered_map<const void*, OriginName> origin_names_;
 };
 
 }  // namespace inprof::internal

@@ -170,7 +170,8 @@ struct FileLocation {
 //
 // Indexes are built lazily and kept: a sorted function-symbol table per file, and per
 // compile unit, on its first lookup, its functions by address range and each function's
-// inline scopes; lookups after that are binary searches. Results are cached per address.
+// inline scopes; lookups after that are binary searches. Answers are kept per address only
+// when a later lookup would not repeat them (bfd's first-lookup names).
 //
 // Thread-safety: not thread-safe; one instance per thread. Not async-signal-safe.
 class FileSymbolizer {
