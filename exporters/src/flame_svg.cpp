@@ -83,6 +83,11 @@ std::string_view FitLabel(std::string_view name, double width) {
   return name.substr(0, cut);
 }
 
+// Pixels per sample.
+double Scale(const FlameOptions& options, uint64_t total) {
+  return total > 0 ? (options.width - 2.0 * kXPad) / static_cast<double>(total) : 0;
+}
+
 struct Colors {
   bool diff = false;
   double after_total = 0;
@@ -124,7 +129,7 @@ class SvgWriter {
   void Write(std::string_view title, std::string_view subtitle) {
     const auto& nodes = tree_.nodes();
     const uint64_t total = nodes[0].total;
-    scale_ = total > 0 ? (options_.width - 2.0 * kXPad) / static_cast<double>(total) : 0;
+    scale_ = Scale(options_, total);
     // A box is drawn when it is at least min_width wide. Children are never wider than their
     // parent, so every drawn box has its ancestors drawn too, and one scan finds the depth.
     uint32_t max_depth = 0;
@@ -148,7 +153,7 @@ class SvgWriter {
 
  private:
   bool Drawn(const FlameTree::Node& node) const {
-    return node.total > 0 && static_cast<double>(node.total) * scale_ >= options_.min_width;
+    return internal::FlameBoxDrawn(node.total, scale_, options_.min_width);
   }
 
   double Y(uint32_t depth) const {
@@ -291,28 +296,15 @@ class SvgWriter {
     internal::AppendXmlEscaped(escaped_count_name_, internal::CleanXmlText(options_.count_name));
     const auto& nodes = tree_.nodes();
     const auto& children = tree_.children();
-    struct Item {
-      uint32_t node;
-      uint64_t x;
-    };
-    std::vector<Item> stack;
-    stack.push_back({0, 0});
-    std::vector<Item> reversed;
+    std::vector<uint32_t> stack;
+    stack.push_back(0);
     while (!stack.empty()) {
-      const Item item = stack.back();
+      const uint32_t index = stack.back();
       stack.pop_back();
-      const FlameTree::Node& node = nodes[item.node];
+      const FlameTree::Node& node = nodes[index];
       if (!Drawn(node)) continue;
-      WriteFrame(item.node, item.x);
-      // Children start where the parent starts; each takes its whole width, drawn or not.
-      reversed.clear();
-      uint64_t x = item.x;
-      for (uint32_t i = 0; i < node.child_count; ++i) {
-        const uint32_t child = children[node.first_child + i];
-        reversed.push_back({child, x});
-        x += nodes[child].total;
-      }
-      stack.insert(stack.end(), reversed.rbegin(), reversed.rend());
+      WriteFrame(index, node.x);
+      for (uint32_t i = node.child_count; i-- > 0;) stack.push_back(children[node.first_child + i]);
     }
   }
 
@@ -414,7 +406,7 @@ Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::s
   if (Status s = CheckEvent(profile, options.event); !s.ok()) return s;
   FlameTree tree;
   tree.AddProfile(profile, options.event, false, options.lines);
-  tree.Finish();
+  tree.Finish(/*drawn_only=*/true, Scale(options, tree.total()), options.min_width);
   const uint64_t total = tree.nodes()[0].total;
   const std::string title = Escaped(!options.title.empty() ? options.title
                                     : options.inverted     ? "Icicle Graph"

@@ -39,6 +39,7 @@ class FlameTree {
     uint32_t depth = 0;
     uint32_t first_child = 0;  // index into children() once Finish() has run
     uint32_t child_count = 0;
+    uint64_t x = 0;      // samples left of the box: its preceding siblings' and its parent's
     uint64_t total = 0;  // inclusive weight
     uint64_t self = 0;
     uint64_t baseline_self = 0;
@@ -54,8 +55,14 @@ class FlameTree {
   // Adds every sample of `event` in `profile`; with `lines`, frames with a source location
   // are named "function (file:line)", so each line is its own box.
   void AddProfile(const Profile& profile, size_t event, bool baseline, bool lines = false);
-  // Merges the stacks into the tree. Call once, after the last Add*.
-  void Finish();
+  // The root's weight: the sum of every stack added so far but the baseline's.
+  uint64_t total() const { return total_; }
+  // Merges the stacks into the tree. Call once, after the last Add*. With `drawn_only`, a
+  // node that FlameBoxDrawn() rejects for `scale` and `min_width` is dropped with its subtree
+  // as soon as its total is known (its weight stays in its ancestors): a big profile has far
+  // more nodes than a graph can show, and keeping them all was most of the memory and time.
+  // Such a tree has no self weights for the nodes dropped, so it is for one graph, not a diff.
+  void Finish(bool drawn_only = false, double scale = 0, double min_width = 0);
 
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<uint32_t>& children() const { return children_; }
@@ -77,7 +84,15 @@ class FlameTree {
   std::vector<Node> nodes_;
   std::vector<uint32_t> children_;
   uint64_t baseline_total_ = 0;
+  uint64_t total_ = 0;
 };
+
+// Whether a box of `total` samples is drawn: at least `min_width` pixels wide at `scale`
+// pixels per sample. One definition for the tree's pruning and the writer. Children are never
+// wider than their parent, so a box that is not drawn has no drawn descendant.
+inline bool FlameBoxDrawn(uint64_t total, double scale, double min_width) {
+  return total > 0 && static_cast<double>(total) * scale >= min_width;
+}
 
 // `text` made safe for an XML document: control characters become spaces, bytes that are not
 // valid UTF-8 become U+FFFD. Not async-signal-safe.

@@ -130,6 +130,7 @@ uint32_t FlameTree::InternSymbol(std::string_view name, FrameKind kind) {
 
 void FlameTree::AddStack(const uint32_t* symbols, size_t count, uint64_t weight, bool baseline) {
   if (weight == 0) return;
+  if (!baseline) total_ = SaturatingAdd(total_, weight);
   stacks_.push_back({stack_symbols_.size(), static_cast<uint32_t>(count), baseline, weight});
   stack_symbols_.insert(stack_symbols_.end(), symbols, symbols + count);
 }
@@ -149,6 +150,11 @@ void FlameTree::AddProfile(const Profile& profile, size_t event, bool baseline, 
     frame_symbols.push_back(InternSymbol(name, frame.kind));
   }
   const uint32_t unknown = InternSymbol(kUnknown, FrameKind::kSynthetic);
+  // Sized once: growing a buffer of millions of frames copied it over and over.
+  size_t frames = 0;
+  for (const Sample& sample : profile.samples) frames += std::max<size_t>(sample.frames.size(), 1);
+  stack_symbols_.reserve(stack_symbols_.size() + frames);
+  stacks_.reserve(stacks_.size() + profile.samples.size());
   std::vector<uint32_t> stack;
   for (const Sample& sample : profile.samples) {
     const uint64_t weight = SampleWeight(sample, event);
@@ -163,7 +169,7 @@ void FlameTree::AddProfile(const Profile& profile, size_t event, bool baseline, 
   }
 }
 
-void FlameTree::Finish() {
+void FlameTree::Finish(bool drawn_only, double scale, double min_width) {
   // Rank symbols once so that ordering stacks compares integers, not strings.
   std::vector<uint32_t> order(symbols_.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -185,17 +191,34 @@ void FlameTree::Finish() {
   // At most one node per frame; reserved so that growing never copies a large tree.
   nodes_.reserve(nodes_.size() + stack_symbols_.size());
   std::vector<uint32_t> path;  // node per level of the previous stack
+  // Leaves the levels of `path` past `keep`: their totals are final. Nodes come out in
+  // preorder, so a node left last is the first of the nodes_ tail that is its subtree.
+  // next_x[d]: where the next node of depth d starts, its siblings before it being final.
+  // Placed here rather than by the writer, because a dropped box still takes its width.
+  std::vector<uint64_t> next_x(2, 0);
+  const auto leave = [&](size_t keep) {
+    for (size_t level = path.size(); level-- > keep;) {
+      const uint32_t n = path[level];
+      const Node& node = nodes_[n];
+      next_x[node.depth] = node.x + node.total;
+      if (drawn_only && !FlameBoxDrawn(node.total, scale, min_width)) nodes_.resize(n);
+    }
+    path.resize(keep);
+  };
   const uint32_t* previous = nullptr;
   for (const Stack& stack : stacks_) {
     const uint32_t* ranks = stack_symbols_.data() + stack.begin;
     size_t same = 0;
     while (same < stack.size && same < path.size() && previous[same] == ranks[same]) ++same;
-    path.resize(same);
+    leave(same);
     for (size_t i = same; i < stack.size; ++i) {
       Node node;
       node.symbol = order[ranks[i]];
       node.parent = i == 0 ? 0 : path[i - 1];
       node.depth = static_cast<uint32_t>(i + 1);
+      if (next_x.size() < i + 3) next_x.resize(i + 3, 0);
+      node.x = next_x[i + 1];
+      next_x[i + 2] = node.x;
       path.push_back(static_cast<uint32_t>(nodes_.size()));
       nodes_.push_back(node);
     }
@@ -210,6 +233,7 @@ void FlameTree::Finish() {
     nodes_[0].total = SaturatingAdd(nodes_[0].total, stack.weight);
     for (uint32_t n : path) nodes_[n].total = SaturatingAdd(nodes_[n].total, stack.weight);
   }
+  leave(0);
   std::vector<uint32_t>().swap(stack_symbols_);
   std::vector<Stack>().swap(stacks_);
 

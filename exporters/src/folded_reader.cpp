@@ -1,7 +1,9 @@
 // Folded stacks read back: "frame;frame;...;frame count" per line, as flamegraph.pl reads
 // them, plus our own frame spellings ("function (file:line)" and the "_[i]" inline hint).
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "inprof/folded.h"
@@ -68,6 +70,10 @@ Frame ParseFoldedFrame(std::string_view raw) {
 
 Status ReadFolded(std::string_view text, const std::string& name, Profile* out) {
   internal::ProfileAssembler assembler;
+  // Frame ids by their text in `text` itself, which outlives the read: a big profile repeats
+  // each frame many times, and a lookup must not copy it to a std::string first (that copy,
+  // its allocation and its hash were most of the read).
+  std::unordered_map<std::string_view, uint32_t> ids;
   std::string error;
   const bool ok = internal::ForEachLine(text, [&](std::string_view line, size_t number) {
     if (line.ends_with('\r')) line.remove_suffix(1);
@@ -85,10 +91,13 @@ Status ReadFolded(std::string_view text, const std::string& name, Profile* out) 
     }
     std::string_view stack = line.substr(0, space);
     std::vector<uint32_t> frames;
+    frames.reserve(static_cast<size_t>(std::count(stack.begin(), stack.end(), ';')) + 1);
     while (true) {
       const size_t semi = stack.find(';');
       const std::string_view frame = stack.substr(0, semi);
-      frames.push_back(assembler.Intern(frame, [&] { return ParseFoldedFrame(frame); }));
+      auto [it, added] = ids.try_emplace(frame, 0);
+      if (added) it->second = assembler.Intern(frame, [&] { return ParseFoldedFrame(frame); });
+      frames.push_back(it->second);
       if (semi == std::string_view::npos) break;
       stack.remove_prefix(semi + 1);
     }
