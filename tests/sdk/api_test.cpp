@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
@@ -432,10 +433,17 @@ TEST(Labels, PastSixteenLabelsTheThreadIsInOverflowUntilItClearsThem) {
 // A program's signal handler that forks (and the child exits at once), interrupting a thread
 // that is setting labels: the fork must not wait for the label table's lock that the
 // interrupted thread holds (docs/labels.md). Run in a child of the test, under a deadline.
+// The next signal is armed when this one's fork is over, 70 ms later (more than the fork's
+// bounded wait for the lock): a periodic timer would fire again during a slow fork (a loaded
+// machine, qemu-user) and the thread would never get past the handler.
+constexpr struct itimerval kNextFork{{0, 0}, {0, 70000}};
 extern "C" void ForkFromHandler(int) {
+  const int saved_errno = errno;
   const pid_t child = fork();
   if (child == 0) _exit(0);
   if (child > 0) waitpid(child, nullptr, 0);
+  setitimer(ITIMER_REAL, &kNextFork, nullptr);
+  errno = saved_errno;
 }
 
 TEST(LabelForkTest, AForkFromASignalHandlerDuringALabelChangeDoesNotHang) {
@@ -443,11 +451,10 @@ TEST(LabelForkTest, AForkFromASignalHandlerDuringALabelChangeDoesNotHang) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     signal(SIGALRM, ForkFromHandler);
-    // Every 70 ms (more than the fork's bounded wait for the lock, so the thread gets to run
-    // between two): this thread only sets labels, so a good part of the signals land inside
-    // the table's lock (16 cached moves, 64 values: most calls intern).
-    const struct itimerval every{{0, 70000}, {0, 70000}};
-    setitimer(ITIMER_REAL, &every, nullptr);
+    // A signal 70 ms after the last one's fork: this thread only sets labels, so a good part
+    // of the signals land inside the table's lock (16 cached moves, 64 values: most calls
+    // intern).
+    setitimer(ITIMER_REAL, &kNextFork, nullptr);
     static char values[64][16];
     for (int i = 0; i < 64; ++i) std::snprintf(values[i], sizeof values[i], "v%d", i);
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
