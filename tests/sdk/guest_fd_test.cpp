@@ -172,12 +172,16 @@ TEST_P(GuestFdTest, ItsFilesHoldWhatItWroteAndItIsSampled) {
   ExpectOwnFiles(GetParam(), run, true);
   ExpectProfile(GetParam(), run);
   // The health line: the program's CPU time and the samples it promised, and those samples.
+  // The dup2 program's forked child writes a summary of its own when it took a sample, before
+  // or after the parent's: the parent's is the one with the program's CPU time.
+  const std::regex health(
+      R"(threads: \d+ sampled, ([0-9.]+) CPU-s, expected (\d+) samples at [0-9.]+ Hz, got (\d+))");
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      run.process.err, m,
-      std::regex(
-          R"(threads: \d+ sampled, ([0-9.]+) CPU-s, expected (\d+) samples at [0-9.]+ Hz, got (\d+))")))
-      << run.process.err;
+  for (auto it = std::sregex_iterator(run.process.err.begin(), run.process.err.end(), health);
+       it != std::sregex_iterator(); ++it) {
+    if (m.empty() || std::stod((*it)[1].str()) > std::stod(m[1].str())) m = *it;
+  }
+  ASSERT_FALSE(m.empty()) << run.process.err;
   EXPECT_GT(std::stod(m[1].str()), 0.5) << run.process.err;
   const double expected = std::stod(m[2].str()), got = std::stod(m[3].str());
   EXPECT_GT(expected, 40) << run.process.err;
