@@ -207,8 +207,10 @@ TEST(LockTest, ConditionWaitsAreAnEventOfTheirOwn) {
   std::map<std::string, double> waits = ByFunction(dir + "/out.cond_waits.folded");
   // The consumer's wait(lock, predicate) also takes the mutex back, which it measured too.
   EXPECT_NEAR(delay["consume_one"] / truth["cond_wait"], 1.0, 0.1) << p.err;
-  // 200 items 1 ms apart: about one wait each (a spurious wake-up adds one).
-  EXPECT_NEAR(waits["consume_one"], 200, 20) << p.err;
+  // 200 items 1 ms apart: about one wait each, fewer when the consumer falls behind (a
+  // loaded machine, a sanitizer: 177 seen), more with spurious wake-ups; as many as it made.
+  ASSERT_GT(truth["cond_waits"], 100) << p.out;
+  EXPECT_NEAR(waits["consume_one"], truth["cond_waits"], 5 + 0.1 * truth["cond_waits"]) << p.err;
   for (const FoldedStack& s : ReadFolded(dir + "/out.cond_delay.folded")) {
     EXPECT_EQ(s.frames.back().find("LockSlowPath"), std::string::npos) << s.frames.back();
   }
