@@ -156,10 +156,14 @@ TEST(Record, DefaultDirectoryIsNamedAfterTheProgram) {
   EXPECT_NE(r.err.find("profile in " + made[0] + "/"), std::string::npos) << r.err;
 }
 
+// At 1 Hz: the first sample of a process comes after a random part of its first second of CPU
+// time, and a shell that takes a few milliseconds (more under a sanitizer: one took a sample
+// at the default 99 Hz in a CI run) would now and then get one.
 TEST(Record, NoSampleInTheWholeTreeWritesNothing) {
   const std::string dir = MakeTempDir();
   const ProcessResult r =
-      RunProcess({"/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -- sh -c 'true; /bin/true'",
+      RunProcess({"/bin/sh", "-c",
+                  "cd \"$0\" && exec \"$1\" record -F 1 -- sh -c 'true; /bin/true'",
                   dir, INPROF_VIEWER},
                  Env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
