@@ -144,13 +144,9 @@ class PerfEngine final : public Engine {
     // the period the event starts with. Should it fail, the thread starts with a whole period,
     // as it did before: sampled, only less fairly if it is short.
     //
-    // Not shorter than FirstPeriodFloor(): until the handler's ioctl gives the event its next
-    // period, the kernel re-arms the event with this one, and a first period of a few
-    // microseconds then interrupts the thread every 10 us (the kernel's floor) while its
-    // signal is delivered and handled. Where an interrupt costs about that much (a virtual
-    // machine), the thread made no progress for up to a second: 2,000 threads of 0.3 ms
-    // each took 29 s instead of 0.6 s at 1 kHz. The handler takes the lengthening off the
-    // next period (RedrawPeriod), so only a thread that ends within the floor loses its
+    // Not shorter than FirstPeriodFloor() (PerfTimePeriodFloorNs: 2,000 threads of 0.3 ms
+    // took 29 s instead of 0.6 s at 1 kHz without it). The handler takes the lengthening off
+    // the next period (RedrawPeriod), so only a thread that ends within the floor loses its
     // chance of a sample: at 1 kHz one of under 0.1 ms, whose expected count was below 0.1.
     uint64_t first = first_ns > 0 ? static_cast<uint64_t>(first_ns) : period_;
     first = std::max(first, FirstPeriodFloor());
@@ -194,13 +190,11 @@ class PerfEngine final : public Engine {
   }
 
  private:
-  // A quarter of the period, and for a time event at most 100 us (its period is in ns; a
-  // count event's is in events, the quarter alone).
+  // A time event's floor in ns; a count event's period is in events: a quarter of it.
   uint64_t FirstPeriodFloor() const {
     const bool time = type_ == PERF_TYPE_SOFTWARE &&
                       (config_ == PERF_COUNT_SW_TASK_CLOCK || config_ == PERF_COUNT_SW_CPU_CLOCK);
-    const uint64_t quarter = period_ / 4;
-    return time ? std::min<uint64_t>(quarter, 100'000) : quarter;
+    return time ? PerfTimePeriodFloorNs(period_) : period_ / 4;
   }
 
   int signal_;

@@ -68,6 +68,18 @@ struct ThreadSource {
   bool has_jitter_timer = false;
 };
 
+// The shortest period the perf engine gives a time event (ns): a quarter of its period, at
+// most 100 us, at least the kernel's own 10 us. The kernel re-arms the event with its current
+// period until the handler's ioctl sets the next, and a period of a few microseconds then
+// interrupts the thread every 10 us while its signal is delivered and handled: on a virtual
+// machine, where such an interrupt costs about as much, a thread stalled for up to 0.7 s
+// (docs/platform-facts.md). Applied to the first period (PerfEngine::Start) and to every
+// redrawn one (RedrawPeriod), each time with the difference taken off the next period.
+constexpr uint64_t PerfTimePeriodFloorNs(uint64_t period_ns) {
+  const uint64_t quarter = period_ns / 4 < 100000 ? period_ns / 4 : 100000;
+  return quarter > 10000 ? quarter : 10000;
+}
+
 struct ThreadSlot {
   std::atomic<SlotState> state{SlotState::kFree};
   std::atomic<uint32_t> generation{0};

@@ -5,7 +5,6 @@
 #include <ucontext.h>
 
 #include <atomic>
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -103,7 +102,6 @@ bool FdHoldsOurEvent(int fd, uint64_t expected_id) {
          id == expected_id;
 }
 
-//
 // The first overflow of the thread's event: its period was drawn at registration and may have
 // been lengthened to the floor PerfEngine::Start keeps; it was due at perf_first_due, and
 // the lateness below takes the lengthening off this period, so the samples after the first
@@ -123,12 +121,10 @@ void RedrawPeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t expected_id
   if (t_dither_due != 0 && now >= 0 && late > 0 && late < static_cast<int64_t>(mean_ns) / 2) {
     next -= late;
   }
-  // When this period is due as drawn; the event gets at least a quarter of the mean (at most
-  // 100 us, at least the kernel's own floor of 10 us) for the reason PerfEngine::Start keeps
-  // one under the first period, and the next redraw takes the difference off again.
+  // When this period is due as drawn; the event gets at least PerfTimePeriodFloorNs, and the
+  // next redraw takes the difference off again.
   t_dither_due = now >= 0 ? now + next : 0;
-  const int64_t floor =
-      std::max<int64_t>(10000, std::min<int64_t>(static_cast<int64_t>(mean_ns) / 4, 100000));
+  const int64_t floor = static_cast<int64_t>(PerfTimePeriodFloorNs(mean_ns));
   next = next < floor ? floor : next;
   uint64_t period = static_cast<uint64_t>(next);
   RawSyscall4(kSysIoctl, fd, static_cast<long>(PERF_EVENT_IOC_PERIOD),
