@@ -3,7 +3,7 @@
 # first sample), per fork in microseconds, interleaved over REPS rounds: without inprof, with
 # the library loaded but idle, profiling with forks followed (the default) and not followed;
 # the median of each and its difference from the run without inprof.
-#   bench/fork.sh [BUILD_DIR] [REPS] [FORKS] [threads]
+#   bench/fork.sh [BUILD_DIR] [REPS] [FORKS] [threads|threads=N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh

@@ -1,6 +1,6 @@
 // fork.sh: N forks whose children end at once with _exit(0) (before any sample), timed in the
 // parent; prints microseconds per fork. With "threads", 8 busy threads run meanwhile, as in a
-// server that forks workers.
+// server that forks workers; "threads=N", N of them.
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,11 +14,13 @@
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 1000;
-  const bool threads = argc > 2 && std::strcmp(argv[2], "threads") == 0;
+  int threads = 0;
+  if (argc > 2 && std::strcmp(argv[2], "threads") == 0) threads = 8;
+  if (argc > 2 && std::strncmp(argv[2], "threads=", 8) == 0) threads = std::atoi(argv[2] + 8);
   std::atomic<bool> stop{false};
   std::vector<std::thread> busy;
-  if (threads) {
-    for (int i = 0; i < 8; ++i) {
+  if (threads > 0) {
+    for (int i = 0; i < threads; ++i) {
       busy.emplace_back([&stop] {
         volatile double x = 0;
         while (!stop.load(std::memory_order_relaxed)) x = x + 1;

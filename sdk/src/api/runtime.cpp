@@ -90,6 +90,21 @@ Runtime& GetRuntime() {
   return *runtime;
 }
 
+// The runtime is made when the library loads, before the program has threads of its own.
+// Made on first use, its first use could be a new thread's start (pthread_create's hook)
+// while another thread forks: the child inherits the initialisation half done, marked in
+// progress by a thread it does not have, and its first use (the fork hook's, at once) waits
+// for it forever. That hung one process in five that preloaded the library without a
+// profile, started a thread and forked at once.
+__attribute__((constructor)) void MakeRuntimeAtLoad() {
+  try {
+    GetRuntime();
+  } catch (...) {
+    // A constructor is a C callback of the loader: nothing may escape it. Out of memory
+    // here leaves the runtime to be made on first use.
+  }
+}
+
 // The stack a forked child's first samples copy for its session's DWARF unwinder: as the
 // parent's session unwinds (DWARF may have failed there: fp then), or as configured when the
 // parent's own session had not started. Stores only.
@@ -272,7 +287,11 @@ constexpr uint32_t kRawWakeSamples = 8;
 }  // namespace
 
 void StartChildForAllocations() {
-  const Config* pending = GetRuntime().pending_child.load(std::memory_order_acquire);
+  // Not GetRuntime(): in a child nothing may wait for an initialisation another thread of
+  // the parent had begun (MakeRuntimeAtLoad). Without a runtime, nothing is pending.
+  const Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime == nullptr) return;
+  const Config* pending = runtime->pending_child.load(std::memory_order_acquire);
   if (pending == nullptr) return;
   bool alloc = false;
   for (const std::string& e : pending->events) {
