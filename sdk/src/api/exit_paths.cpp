@@ -25,6 +25,7 @@
 #include "api/runtime.h"
 #include "session/session.h"
 #include "signal/bootstrap.h"
+#include "signal/fork_reset.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 #include "threads/thread_start.h"
@@ -40,7 +41,15 @@ enum ExitState : int { kIdle = 0, kWriting = 1, kDone = 2 };
 std::atomic<int> g_exit_state{kIdle};
 std::atomic<pid_t> g_exit_writer{0};
 // The process these belong to: a vfork child shares our memory and must leave them alone.
+// 0 until a profile first starts (ExitPathsInit): the exit paths of a process that never
+// profiled have nothing to do, and leave at once without a system call.
 std::atomic<pid_t> g_owner_pid{0};
+
+// Whether the calling process is the one the exit paths belong to.
+bool OwnedHere() {
+  const pid_t owner = g_owner_pid.load(std::memory_order_acquire);
+  return owner != 0 && getpid() == owner;
+}
 // SIGTERM/SIGINT taken by our handler: the process dies of it once the profile is written.
 std::atomic<int> g_pending_termination{0};
 
@@ -230,7 +239,7 @@ void* TerminationWatcher(void*) {
 }  // namespace
 
 void FinishForExit(ExitPath path, int status) {
-  if (getpid() != g_owner_pid.load(std::memory_order_acquire)) return;  // after vfork
+  if (!OwnedHere()) return;  // never profiled, or after vfork
   if (path == ExitPath::kUnderscoreExit && HandOffToWatcher()) {
     DieOfPendingTermination();
     return;
@@ -260,7 +269,7 @@ void FinishForExit(ExitPath path, int status) {
 }
 
 bool BeginExecWrite() {
-  if (getpid() != g_owner_pid.load(std::memory_order_acquire)) return false;  // after vfork
+  if (!OwnedHere()) return false;  // never profiled, or after vfork
   int expected = kIdle;
   if (!g_exit_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
     return false;  // an exit path is writing, or has written: the process is ending anyway
@@ -339,17 +348,21 @@ bool TerminationHandlersInstalled() {
   return g_termination_handlers.load(std::memory_order_acquire);
 }
 
-void ExitPathsAfterForkInChild() {
-  g_owner_pid.store(getpid(), std::memory_order_release);
-  g_exit_state.store(kIdle, std::memory_order_release);
-  g_exit_writer.store(0, std::memory_order_release);
-  g_pending_termination.store(0, std::memory_order_release);
+__attribute__((hot)) void ExitPathsAfterForkInChild() {
+  // The child of a process that never profiled has no exit work either (and calls nothing
+  // the parent has not: a first call through the PLT is a symbol lookup in every child).
+  if (g_owner_pid.load(std::memory_order_relaxed) != 0) {
+    g_owner_pid.store(getpid(), std::memory_order_release);
+  }
+  ResetInChild(g_exit_state, kIdle);
+  ResetInChild(g_exit_writer, 0);
+  ResetInChild(g_pending_termination, 0);
   // The parent's watcher does not exist here; requests it had not taken yet were the
   // parent's. (The word is this process's own copy: a private futex wakes only waiters of
   // this address space.)
-  g_watcher_pid.store(0, std::memory_order_release);
-  g_watcher_tid.store(0, std::memory_order_release);
-  g_watcher_requests.store(0, std::memory_order_release);
+  ResetInChild(g_watcher_pid, 0);
+  ResetInChild(g_watcher_tid, 0);
+  ResetInChild(g_watcher_requests, 0);
 }
 
 }  // namespace inprof::internal

@@ -20,6 +20,7 @@
 #include "session/network_outputs.h"
 #include "session/session.h"
 #include "signal/bootstrap.h"
+#include "signal/fork_reset.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 
@@ -120,20 +121,23 @@ uint32_t ChildCopyBytes(const Session* parent, const Config& follow) {
 // profile gets the bootstrap sampler; its own session starts at its first safe point
 // (StartPendingChild), or never, if it ends without a sample.
 // Not analysed: the child's lifecycle lock is made anew, held by nobody.
-void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
+// Writes only what differs from an idle runtime's state (signal/fork_reset.h): the child of a
+// process whose runtime is idle writes none of its pages. Hot: with the rest of the fork
+// path, on as few text pages as the code takes (each is a page fault in every child).
+__attribute__((hot)) void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
   if (runtime == nullptr) return;  // cannot happen (set before registration): nothing to forget
   Runtime& rt = *runtime;
-  new (&rt.lifecycle) SharedMutex();
+  RemakeInChild(&rt.lifecycle);
   Session* parent = rt.session;
   const Config* follow = rt.pending_child.load(std::memory_order_acquire);
-  rt.pending_child.store(nullptr, std::memory_order_release);
+  ResetInChild(rt.pending_child, nullptr);
   // A parent whose own session was still deferred: the child follows only if asked to.
   if (follow != nullptr && rt.pending_deferred.load(std::memory_order_acquire) &&
       !follow->follow_fork) {
     follow = nullptr;
   }
-  rt.pending_deferred.store(false, std::memory_order_release);
+  ResetInChild(rt.pending_deferred, false);
   if (parent != nullptr) {
     parent->ForgetInChild();
     rt.abandoned = parent;  // kept reachable, never freed
@@ -141,13 +145,15 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
                  ? &parent->config()
                  : nullptr;
   }
-  rt.session = nullptr;
+  if (rt.session != nullptr) rt.session = nullptr;
   // A stopped session has no threads left, but its locks may be held by a parent's
   // thread that is dumping it: abandoned as well.
-  [[maybe_unused]] Session* abandoned_stopped = rt.stopped.release();
+  if (rt.stopped != nullptr) {
+    [[maybe_unused]] Session* abandoned_stopped = rt.stopped.release();
+  }
   // Its threads do not exist here; the objects are abandoned like the session (the pointer
   // is overwritten, never released: no destructor, no free inside fork()).
-  new (&rt.net) std::shared_ptr<NetworkOutputs>();
+  if (rt.net != nullptr) new (&rt.net) std::shared_ptr<NetworkOutputs>();
   ForgetSamplerAfterFork();
   ForgetItimerAfterFork();
   ExitPathsAfterForkInChild();
@@ -286,7 +292,7 @@ constexpr uint32_t kRawWakeSamples = 8;
 
 }  // namespace
 
-void StartChildForAllocations() {
+__attribute__((hot)) void StartChildForAllocations() {
   // Not GetRuntime(): in a child nothing may wait for an initialisation another thread of
   // the parent had begun (MakeRuntimeAtLoad). Without a runtime, nothing is pending.
   const Runtime* runtime = g_runtime.load(std::memory_order_acquire);

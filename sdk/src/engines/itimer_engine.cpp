@@ -27,6 +27,7 @@
 #include "engines/engine.h"
 #include "engines/itimer.h"
 #include "inprof/thread_annotations.h"
+#include "signal/fork_reset.h"
 #include "signal/raw_syscall.h"
 
 namespace inprof::internal {
@@ -64,10 +65,10 @@ std::atomic<long> g_armed_period_ns{0};
 
 // In the forked child, whose copy of the mutex may be held by a thread that does not exist
 // there: a fresh mutex, and nothing locked.
-void ForgetItimerAfterFork() NO_THREAD_SAFETY_ANALYSIS {
-  new (&g_itimer_mu) Mutex();
-  g_itimer = nullptr;
-  g_armed_period_ns.store(0, std::memory_order_relaxed);
+__attribute__((hot)) void ForgetItimerAfterFork() NO_THREAD_SAFETY_ANALYSIS {
+  RemakeInChild(&g_itimer_mu);
+  if (g_itimer != nullptr) g_itimer = nullptr;
+  ResetInChild(g_armed_period_ns, 0, std::memory_order_relaxed);
 }
 
 namespace {

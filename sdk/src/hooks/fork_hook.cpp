@@ -23,7 +23,8 @@ __attribute__((constructor)) void ResolveFork() { NextFork(); }
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) pid_t fork(void) {
+// Hot: beside the rest of the fork path (api/runtime.cpp, ChildAfterFork).
+extern "C" __attribute__((visibility("default"), hot)) pid_t fork(void) {
   const ForkFn next = NextFork();
   if (next == nullptr) {
     errno = ENOSYS;

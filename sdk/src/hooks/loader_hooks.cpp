@@ -31,7 +31,7 @@ IterateFn Next() {
   return next;
 }
 
-void BeforeFork() {
+__attribute__((hot)) void BeforeFork() {
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_nsec += 200 * 1000000;  // 200 ms
@@ -42,12 +42,12 @@ void BeforeFork() {
   t_fork_guard_held = pthread_rwlock_timedwrlock(&g_fork_guard, &deadline) == 0;
 }
 
-void AfterForkInParent() {
+__attribute__((hot)) void AfterForkInParent() {
   if (t_fork_guard_held) pthread_rwlock_unlock(&g_fork_guard);
   t_fork_guard_held = false;
 }
 
-void AfterForkInChild() {
+__attribute__((hot)) void AfterForkInChild() {
   // The parent's readers and writers do not exist here: a fresh guard (stores only).
   std::memset(&g_fork_guard, 0, sizeof g_fork_guard);
   g_fork_guard = PTHREAD_RWLOCK_INITIALIZER;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <string>
 
+#include "signal/fork_reset.h"
 #include "signal/raw_syscall.h"
 #include "signal/signal_handler.h"
 
@@ -274,13 +275,13 @@ bool UninstallSamplingHandler(Sampler* /*sampler*/) {
   return idle && g_handlers_in_flight.load(std::memory_order_seq_cst) <= stuck_before;
 }
 
-void ForgetSamplerAfterFork() {
-  g_sampler.store(nullptr, std::memory_order_seq_cst);
+__attribute__((hot)) void ForgetSamplerAfterFork() {
+  ResetInChild(g_sampler, nullptr, std::memory_order_seq_cst);
   // Our handler stays installed in the child (it chains to the program's) and the hooks keep
   // treating the signal as ours. Handlers in flight or stuck were other threads' in the
   // parent: none exists here.
-  g_handlers_in_flight.store(0, std::memory_order_relaxed);
-  g_stuck_handlers.store(0, std::memory_order_relaxed);
+  ResetInChild(g_handlers_in_flight, 0, std::memory_order_relaxed);
+  ResetInChild(g_stuck_handlers, 0, std::memory_order_relaxed);
 }
 
 }  // namespace inprof::internal
