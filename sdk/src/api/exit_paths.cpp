@@ -348,10 +348,13 @@ bool TerminationHandlersInstalled() {
   return g_termination_handlers.load(std::memory_order_acquire);
 }
 
-__attribute__((hot)) void ExitPathsAfterForkInChild() {
-  // The child of a process that never profiled has no exit work either (and calls nothing
-  // the parent has not: a first call through the PLT is a symbol lookup in every child).
-  if (g_owner_pid.load(std::memory_order_relaxed) != 0) {
+__attribute__((hot)) void ExitPathsAfterForkInChild(bool profiled) {
+  // A child that has no profile has no exit work (its _exit and exec leave at once), and
+  // calls nothing the parent has not: a first call through the PLT is a symbol lookup in
+  // every child. A profiled parent has called getpid at its start.
+  if (!profiled) {
+    ResetInChild(g_owner_pid, 0);
+  } else {
     g_owner_pid.store(getpid(), std::memory_order_release);
   }
   ResetInChild(g_exit_state, kIdle);

@@ -37,8 +37,10 @@ bool IsTerminationAction(const struct sigaction& action);
 void NoteTerminationHandlerInstalled();
 // True when the watcher thread runs in this process (not in a forked child).
 bool TerminationWatcherRunsHere();
-// In a forked child (inside fork()): forgets the parent's exit state. Async-signal-safe.
-void ExitPathsAfterForkInChild();
+// In a forked child (inside fork()): forgets the parent's exit state. `profiled`: whether the
+// child follows the parent's profile; one that does not has no exit work until it starts a
+// profile of its own (ExitPathsInit). Async-signal-safe.
+void ExitPathsAfterForkInChild(bool profiled);
 
 }  // namespace inprof::internal
 

@@ -27,8 +27,7 @@
 namespace inprof::internal {
 namespace {
 
-// Constructed on first use and never destroyed: the runtime must outlive every static
-// destructor of the program (threads may still be created or exit during them).
+// One per process, in static storage (g_runtime_storage below).
 struct Runtime {
   // The lifecycle lock: exclusive to start or stop a session, shared to use one.
   SharedMutex lifecycle;
@@ -52,59 +51,71 @@ struct Runtime {
   std::unique_ptr<Config> deferred_config GUARDED_BY(lifecycle);
   std::vector<pid_t> excluded GUARDED_BY(lifecycle);
   pthread_key_t exit_key{};
-  bool has_exit_key = false;
+  std::atomic<bool> has_exit_key{false};
 };
 
 // What the exit paths read without a lock (RuntimeExitWriteInfo).
 std::atomic<int> g_exit_signal{0};
 std::atomic<double> g_exit_timeout{0};
 
-// Set by GetRuntime as soon as the Runtime exists, before the fork handler that reads it is
-// registered: a fork on another thread during the first GetRuntime runs ChildAfterFork,
-// which then finds either nothing registered or the Runtime.
+// The runtime lives in static storage, constant-initialised: it exists before any code of
+// the process runs, so no first use has to make it. Made on first use (a function-local
+// static), it could be half made when another thread forked (the first use being a new
+// thread's start, in pthread_create's hook): the child inherited the initialisation marked
+// in progress by a thread it does not have, and its first use (the fork hook's, at once)
+// waited for it forever; one process in five that preloaded the library without a profile,
+// started a thread and forked at once hung. Nothing is allocated to make it either: while
+// the loader runs our constructors, a program's own malloc or dladdr may not be ready yet.
+// Never destroyed (the union's destructor does nothing): the runtime must outlive every
+// static destructor of the program (threads may still be created or exit during them).
+union RuntimeStorage {
+  constexpr RuntimeStorage() : runtime() {}
+  ~RuntimeStorage() {}
+  Runtime runtime;
+};
+constinit RuntimeStorage g_runtime_storage;
+
+// Set once the runtime's thread-exit key exists, before the fork handler that reads it is
+// registered: a fork on another thread meanwhile runs ChildAfterFork, which then finds
+// either nothing registered or the runtime.
 std::atomic<Runtime*> g_runtime{nullptr};
+std::atomic<bool> g_registration_started{false};
 
 void ChildAfterFork();
 
-Runtime& GetRuntime() {
-  static Runtime* runtime = [] {
-    auto* r = new Runtime;
-    g_runtime.store(r, std::memory_order_release);  // before pthread_atfork below
-    // The key's destructor runs on each exiting thread that registered itself.
-    r->has_exit_key = pthread_key_create(&r->exit_key, [](void*) {
-                        try {
-                          Runtime& rt = GetRuntime();
-                          ReaderMutexLock lock(&rt.lifecycle);
-                          if (rt.session != nullptr) rt.session->OnThreadExit();
-                        } catch (...) {
-                          // A C callback of the thread library: nothing may escape into it.
-                        }
-                      }) == 0;
-    pthread_atfork(nullptr, nullptr, &ChildAfterFork);
-    // For tests that need a process to take no sample for certain (less CPU time than one
-    // period): the bootstrap timer's first expiry after a whole period instead of a random
-    // part of one. Forked children inherit the choice. Test hooks are never read by a
-    // privileged program (secure_getenv; docs/security.md), nor is INPROF_ROOT_PID below.
-    g_bootstrap.whole_first_period = secure_getenv("INPROF_TEST_WHOLE_FIRST_PERIOD") != nullptr;
-    return r;
-  }();
-  return *runtime;
+// The thread-exit key and the fork handler, once. A second caller while the first is still
+// here does not wait (nothing may wait on an initialisation a fork could cut in half): it
+// uses the runtime without them, as a thread that started before the library loaded does.
+void RegisterRuntime() {
+  if (g_registration_started.exchange(true, std::memory_order_acq_rel)) return;
+  Runtime& r = g_runtime_storage.runtime;
+  // The key's destructor runs on each exiting thread that registered itself.
+  r.has_exit_key = pthread_key_create(&r.exit_key, [](void*) {
+                     try {
+                       Runtime& rt = g_runtime_storage.runtime;
+                       ReaderMutexLock lock(&rt.lifecycle);
+                       if (rt.session != nullptr) rt.session->OnThreadExit();
+                     } catch (...) {
+                       // A C callback of the thread library: nothing may escape into it.
+                     }
+                   }) == 0;
+  g_runtime.store(&r, std::memory_order_release);  // before pthread_atfork below
+  pthread_atfork(nullptr, nullptr, &ChildAfterFork);
+  // For tests that need a process to take no sample for certain (less CPU time than one
+  // period): the bootstrap timer's first expiry after a whole period instead of a random
+  // part of one. Forked children inherit the choice. Test hooks are never read by a
+  // privileged program (secure_getenv; docs/security.md), nor is INPROF_ROOT_PID below.
+  g_bootstrap.whole_first_period = secure_getenv("INPROF_TEST_WHOLE_FIRST_PERIOD") != nullptr;
 }
 
-// The runtime is made when the library loads, before the program has threads of its own.
-// Made on first use, its first use could be a new thread's start (pthread_create's hook)
-// while another thread forks: the child inherits the initialisation half done, marked in
-// progress by a thread it does not have, and its first use (the fork hook's, at once) waits
-// for it forever. That hung one process in five that preloaded the library without a
-// profile, started a thread and forked at once.
-__attribute__((constructor)) void MakeRuntimeAtLoad() {
-  try {
-    GetRuntime();
-  } catch (...) {
-    // A constructor is a C callback of the loader: nothing may escape it. Out of memory
-    // here leaves the runtime to be made on first use.
-  }
+Runtime& GetRuntime() {
+  if (g_runtime.load(std::memory_order_acquire) == nullptr) RegisterRuntime();
+  return g_runtime_storage.runtime;
 }
+
+// Registered when the library loads, before the program has threads of its own. System
+// calls and stores only, no allocation.
+__attribute__((constructor)) void RegisterRuntimeAtLoad() { RegisterRuntime(); }
 
 // The stack a forked child's first samples copy for its session's DWARF unwinder: as the
 // parent's session unwinds (DWARF may have failed there: fp then), or as configured when the
@@ -156,7 +167,7 @@ __attribute__((hot)) void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   if (rt.net != nullptr) new (&rt.net) std::shared_ptr<NetworkOutputs>();
   ForgetSamplerAfterFork();
   ForgetItimerAfterFork();
-  ExitPathsAfterForkInChild();
+  ExitPathsAfterForkInChild(follow != nullptr);
   if (follow != nullptr &&
       BootstrapArm(parent != nullptr ? &parent->sampler() : nullptr, follow->signal,
                    follow->frequency, follow->max_depth, ChildCopyBytes(parent, *follow))) {
