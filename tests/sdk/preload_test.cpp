@@ -1044,6 +1044,29 @@ TEST(PreloadTest, ForkedChildrenRunUnprofiledWhenNotFollowed) {
   EXPECT_NE(ReadFile(run.folded).find("early_spin"), std::string::npos);
 }
 
+// A process whose profile starts at its first sample forks all along: a child forked while
+// that start was under way (on the runtime's own thread) once saw neither the starting nor
+// the started profile, and ran unprofiled (a shell's subshell, one time in twenty).
+TEST(PreloadTest, EveryChildForkedAroundTheProfilesStartFollowsIt) {
+  SKIP_FORK_UNDER_ASAN();
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
+  ProfiledRun run = Profile({"fork_many", "30"});
+  EXPECT_EQ(run.process.exit_code, 0) << run.process.err;
+  const std::regex child(R"(child pid=(\d+) status=0)");
+  int children = 0;
+  std::vector<std::string> missing;
+  for (auto it = std::sregex_iterator(run.process.out.begin(), run.process.out.end(), child);
+       it != std::sregex_iterator(); ++it) {
+    ++children;
+    const std::string folded = run.dir + "/out." + (*it)[1].str() + ".folded";
+    if (!FileExists(folded)) missing.push_back((*it)[1].str());
+  }
+  EXPECT_EQ(children, 30) << run.process.out;
+  EXPECT_EQ(missing.size(), 0u) << "of " << children << " children, these wrote no profile: "
+                                << testing::PrintToString(missing) << "\n"
+                                << run.process.err;
+}
+
 TEST(PreloadTest, AForkedChildStillDiesOfSigterm) {
   SKIP_FORK_UNDER_ASAN();
   SKIP_UNDER_EMULATOR(kNoForkUnderQemu);

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <new>
 
@@ -82,6 +84,35 @@ std::atomic<Runtime*> g_runtime{nullptr};
 std::atomic<bool> g_registration_started{false};
 
 void ChildAfterFork();
+
+// A profile being started (Session::Start until the session is published): 1 while one is
+// under way, a private futex word, and the thread making it. The starting thread holds
+// locks of the libraries it initialises (libunwind's, the first time in a process): a child
+// forked then inherits them held by a thread it does not have, and would wait for them
+// forever in its own start. A fork waits for the start to end (WaitForStartBeforeFork); a
+// child forked while one was still under way runs unprofiled (ChildAfterFork).
+std::atomic<int> g_start_word{0};
+std::atomic<int32_t> g_start_tid{0};
+
+// How long a fork waits for a start under way: a start takes milliseconds, but a thread that
+// forks while holding a lock the start needs (a library constructor forking inside dlopen)
+// would wait for ever; past this its child is not profiled.
+constexpr int64_t kForkWaitForStartNs = 1'000'000'000;
+
+class StartUnderWay {
+ public:
+  StartUnderWay() {
+    g_start_tid.store(CurrentTidRaw(), std::memory_order_relaxed);
+    g_start_word.store(1, std::memory_order_seq_cst);
+  }
+  ~StartUnderWay() {
+    g_start_word.store(0, std::memory_order_seq_cst);
+    g_start_tid.store(0, std::memory_order_relaxed);
+    RawSyscall4(kSysFutex, reinterpret_cast<long>(&g_start_word), kFutexWakePrivate, INT32_MAX);
+  }
+  StartUnderWay(const StartUnderWay&) = delete;
+  StartUnderWay& operator=(const StartUnderWay&) = delete;
+};
 
 // The thread-exit key and the fork handler, once. A second caller while the first is still
 // here does not wait (nothing may wait on an initialisation a fork could cut in half): it
@@ -165,6 +196,13 @@ __attribute__((hot)) void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   // Its threads do not exist here; the objects are abandoned like the session (the pointer
   // is overwritten, never released: no destructor, no free inside fork()).
   if (rt.net != nullptr) new (&rt.net) std::shared_ptr<NetworkOutputs>();
+  // Forked while a start was still under way (WaitForStartBeforeFork waited no longer, or
+  // the start forked): the starting thread's locks are held here for ever; no profile.
+  if (g_start_word.load(std::memory_order_relaxed) != 0) {
+    g_start_word.store(0, std::memory_order_relaxed);
+    g_start_tid.store(0, std::memory_order_relaxed);
+    follow = nullptr;
+  }
   ForgetSamplerAfterFork();
   ForgetItimerAfterFork();
   ExitPathsAfterForkInChild(follow != nullptr);
@@ -198,13 +236,17 @@ void MakeOutputsAbsolute(Config* config) {
 }
 
 // Starts a forked child's own session from its parent's configuration, with the stacks the
-// bootstrap sampler took so far.
+// bootstrap sampler took so far (or a deferred session, from its own configuration).
+// The pending configuration is cleared only once the session is published: a thread of the
+// program may fork at any instant of this start, and its child (ChildAfterFork) follows the
+// session if it sees one, else the pending configuration. Cleared first, a child forked while
+// the session was being made saw neither, and ran unprofiled.
 void StartPendingChildLocked(Runtime& rt) REQUIRES(rt.lifecycle) {
-  const Config* pending = rt.pending_child.exchange(nullptr, std::memory_order_acq_rel);
+  const Config* pending = rt.pending_child.load(std::memory_order_acquire);
   if (pending == nullptr) return;
   BootstrapDisarm();
   Config config = *pending;
-  if (!rt.pending_deferred.exchange(false, std::memory_order_acq_rel)) {
+  if (!rt.pending_deferred.load(std::memory_order_acquire)) {
     for (std::string& path : config.outputs) path = PathForProcess(path, getpid());
     // The parent keeps the pull endpoint's port; the child pushes its own windows.
     config.http.clear();
@@ -212,6 +254,7 @@ void StartPendingChildLocked(Runtime& rt) REQUIRES(rt.lifecycle) {
   if (TerminationHandlersInstalled() && !TerminationWatcherRunsHere()) {
     if (const pid_t watcher = StartTerminationWatcher(); watcher != 0) rt.excluded.push_back(watcher);
   }
+  StartUnderWay under_way;
   auto session = std::make_unique<Session>(std::move(config));
   auto net = NetworkOutputs::Attach(session.get());
   if (session->Start(rt.excluded).ok()) {
@@ -222,6 +265,9 @@ void StartPendingChildLocked(Runtime& rt) REQUIRES(rt.lifecycle) {
     rt.net = std::move(net);
     rt.session = session.release();
   }
+  // After the session (release): a fork sees the session, or the pending configuration.
+  rt.pending_deferred.store(false, std::memory_order_release);
+  rt.pending_child.store(nullptr, std::memory_order_release);
   BootstrapRelease();
 }
 
@@ -303,6 +349,22 @@ constexpr uint32_t kRawWakeSamples = 8;
 
 }  // namespace
 
+__attribute__((hot)) void WaitForStartBeforeFork() {
+  if (g_start_word.load(std::memory_order_seq_cst) == 0) return;
+  // The start itself forking (a signal handler of the program on the starting thread): its
+  // child runs unprofiled.
+  if (g_start_tid.load(std::memory_order_relaxed) == CurrentTidRaw()) return;
+  const int64_t deadline = MonotonicNsRaw() + kForkWaitForStartNs;
+  while (g_start_word.load(std::memory_order_seq_cst) != 0) {
+    const int64_t left = deadline - MonotonicNsRaw();
+    if (left <= 0) return;
+    timespec wait{static_cast<time_t>(left / 1'000'000'000),
+                  static_cast<long>(left % 1'000'000'000)};
+    RawSyscall4(kSysFutex, reinterpret_cast<long>(&g_start_word), kFutexWaitPrivate, 1,
+                reinterpret_cast<long>(&wait));
+  }
+}
+
 __attribute__((hot)) void StartChildForAllocations() {
   // Not GetRuntime(): in a child nothing may wait for an initialisation another thread of
   // the parent had begun (MakeRuntimeAtLoad). Without a runtime, nothing is pending.
@@ -346,6 +408,7 @@ Status RuntimeStart(Config config) {
       }
     }
   }
+  StartUnderWay under_way;
   auto session = std::make_unique<Session>(std::move(config));
   auto net = NetworkOutputs::Attach(session.get());
   Status s = session->Start(rt.excluded);

@@ -42,6 +42,11 @@ void RuntimeStartDeferredNow();
 void RuntimeMarkDeferredStarted();
 // True when every output is a raw profile (a process inside `inprof record`).
 bool OnlyRawOutputs(const Config& config);
+// Before a fork, in the parent (hooks/fork_hook.cpp, and the loader's fork guard for the
+// C library's own forks): waits, at most a second, for a profile start under way on another
+// thread, so that the child follows a started profile instead of inheriting the starting
+// thread's locks. One load when none is. Async-signal-safe.
+void WaitForStartBeforeFork();
 // In a forked child, as fork returns (hooks/fork_hook.cpp): starts the child's session now
 // when it samples allocations (its allocations come before any CPU sample). Control path.
 void StartChildForAllocations();

@@ -30,6 +30,8 @@ extern "C" __attribute__((visibility("default"), hot)) pid_t fork(void) {
     errno = ENOSYS;
     return -1;
   }
+  // Before the C library's fork handlers: they take locks a profile start may need.
+  inprof::internal::WaitForStartBeforeFork();
   const pid_t pid = next();
   if (pid == 0) inprof::internal::StartChildForAllocations();
   return pid;

@@ -15,6 +15,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "api/runtime.h"
+
 namespace {
 
 using IterateFn = int (*)(int (*)(struct dl_phdr_info*, size_t, void*), void*);
@@ -32,6 +34,9 @@ IterateFn Next() {
 }
 
 __attribute__((hot)) void BeforeFork() {
+  // A fork that did not come through fork() (the C library's daemon()): the guard below
+  // would keep a profile start under way from finishing.
+  inprof::internal::WaitForStartBeforeFork();
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_nsec += 200 * 1000000;  // 200 ms
