@@ -751,7 +751,13 @@ TEST_P(EngineTest, ShortThreadsGetCpuTimeTimesRate) {
 TEST(PreloadTest, NoSamplesFromABlockedWorkerSaysTheSignalWasBlocked) {
   SKIP_UNDER_EMULATOR("qemu-user's signal masks are its own: it delivered the blocked worker's "
                       "timer signal (1 signal + 49 overruns)");
-  ProfiledRun run = Profile({"blocked_worker", "0.5"});
+  // The main thread, which does not block the signal, must take no sample either: its first
+  // period a whole one (not a random part of one), and long (34 ms at 29 Hz) against what it
+  // runs (a sanitizer's start and exit included: at 99 Hz with a random first period, one run
+  // in a sanitizer CI lane sampled it once). 0.5 s of the worker's CPU time is still 14
+  // periods, enough for "blocked" rather than "too short".
+  ProfiledRun run = Profile({"blocked_worker", "0.5"},
+                            {{"INPROF_TEST_WHOLE_FIRST_PERIOD", "1"}, {"INPROF_FREQUENCY", "29"}});
   ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
   EXPECT_NE(run.process.err.find("no sample arrived: its threads kept the sampling signal blocked"),
             std::string::npos)
