@@ -737,18 +737,22 @@ void RuntimeWriteForExit() {
       // session would start only to write them. Written as they are.
       WriterMutexLock lock(&rt.lifecycle);
       pending = rt.pending_child.exchange(nullptr, std::memory_order_acq_rel);
-      if (pending == nullptr) return;
-      BootstrapDisarm();
-      std::vector<std::string> outputs = pending->outputs;
-      if (!rt.pending_deferred.exchange(false, std::memory_order_acq_rel)) {
-        for (std::string& path : outputs) path = PathForProcess(path, getpid());
+      if (pending != nullptr) {
+        BootstrapDisarm();
+        std::vector<std::string> outputs = pending->outputs;
+        if (!rt.pending_deferred.exchange(false, std::memory_order_acq_rel)) {
+          for (std::string& path : outputs) path = PathForProcess(path, getpid());
+        }
+        Status s = WriteBootstrapRaw(*pending, outputs, true);
+        if (!s.ok()) std::fprintf(stderr, "inprof: %s\n", s.message().c_str());
+        BootstrapRelease();
+        return;
       }
-      Status s = WriteBootstrapRaw(*pending, outputs, true);
-      if (!s.ok()) std::fprintf(stderr, "inprof: %s\n", s.message().c_str());
-      BootstrapRelease();
-      return;
+      // The session started while this waited for the lock (the start holds it, and clears
+      // the pending configuration once the session is published): stopped and written below.
+    } else {
+      StartPendingChild(true);
     }
-    StartPendingChild(true);
   }
   if (RuntimeRunning()) RuntimeStop();
   // The leak gate (Config::leak_limit): the stopped session's allocations still live.
