@@ -570,9 +570,17 @@ void ThreadRegistry::Rescan() {
 }
 
 void ThreadRegistry::RescanLocked(const std::vector<pid_t>& alive) {
+  // `alive` was read before the lock was taken: a thread that started since is missing from
+  // it, and may have registered itself (or failed to) in between. Only a thread whose CPU
+  // clock no longer reads has ended; judged by the list alone, such a thread would be retired
+  // or forgotten here and met again as new by the next scan, set up a second time (two
+  // records) or counted a second time as one that could not be set up.
+  const auto ended = [&alive](pid_t tid) {
+    return !std::binary_search(alive.begin(), alive.end(), tid) && ThreadCpuNs(tid) < 0;
+  };
   std::vector<uint32_t> gone;
   for (const auto& [tid, index] : by_tid_) {
-    if (!std::binary_search(alive.begin(), alive.end(), tid)) gone.push_back(index);
+    if (ended(tid)) gone.push_back(index);
   }
   for (uint32_t index : gone) RetireLocked(index);
   ReopenLostSourcesLocked();
@@ -580,12 +588,11 @@ void ThreadRegistry::RescanLocked(const std::vector<pid_t>& alive) {
     if (const int64_t cpu = ThreadCpuNs(tid); cpu >= 0) slots_[index].cpu_last_ns = cpu;
   }
   for (auto it = exiting_.begin(); it != exiting_.end();) {
-    it = std::binary_search(alive.begin(), alive.end(), *it) ? std::next(it) : exiting_.erase(it);
+    it = ended(*it) ? exiting_.erase(it) : std::next(it);
   }
   // Unsampled threads that ended stay counted; their entries go.
   for (auto it = unsampled_.begin(); it != unsampled_.end();) {
-    it = std::binary_search(alive.begin(), alive.end(), it->first) ? std::next(it)
-                                                                   : unsampled_.erase(it);
+    it = ended(it->first) ? unsampled_.erase(it) : std::next(it);
   }
   for (pid_t tid : alive) {
     if (by_tid_.count(tid) != 0 || excluded_.count(tid) != 0 || exiting_.count(tid) != 0) {
