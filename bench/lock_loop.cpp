@@ -2,6 +2,7 @@
 // write at exit left out).
 //   inprof_lock_loop uncontended N    one thread, N pthread_mutex_lock/unlock pairs on a free
 //                                     mutex; prints "ns_per_pair X"
+//   inprof_lock_loop uncontended_mt N the same with a second, idle thread alive
 //   inprof_lock_loop contended N      two threads, N lock/unlock pairs each on one mutex, a
 //                                     short critical section (~50 ns) and ~200 ns of work
 //                                     outside it; prints "ns_per_pair X" (wall time / 2N)
@@ -45,7 +46,7 @@ __attribute__((noinline)) void Work(int iterations) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: inprof_lock_loop uncontended|contended|waits N\n");
+    fprintf(stderr, "usage: inprof_lock_loop uncontended|uncontended_mt|contended|waits N\n");
     return 2;
   }
   const long n = atol(argv[2]);
@@ -53,7 +54,23 @@ int main(int argc, char** argv) {
     fprintf(stderr, "inprof_lock_loop: N must be a positive number, not '%s'\n", argv[2]);
     return 2;
   }
-  if (strcmp(argv[1], "uncontended") == 0) {
+  if (strcmp(argv[1], "uncontended") == 0 || strcmp(argv[1], "uncontended_mt") == 0) {
+    // uncontended_mt: with a second thread alive (blocked, never taking the lock). The C
+    // library locks and unlocks a mutex without atomic instructions while a process has one
+    // thread; the runtime's own thread ends that, so a single-threaded program's locks cost
+    // more under it for that alone. With a thread of the program's own, that cost is the
+    // program's and what remains is the hook's.
+    pthread_mutex_t idle_mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
+    bool idle_done = false;
+    std::thread idle;
+    if (strcmp(argv[1], "uncontended_mt") == 0) {
+      idle = std::thread([&] {
+        pthread_mutex_lock(&idle_mu);
+        while (!idle_done) pthread_cond_wait(&idle_cv, &idle_mu);
+        pthread_mutex_unlock(&idle_mu);
+      });
+    }
     const int64_t t0 = NowNs();
     for (long i = 0; i < n; ++i) {
       pthread_mutex_lock(&g_mu);
@@ -61,6 +78,13 @@ int main(int argc, char** argv) {
       pthread_mutex_unlock(&g_mu);
     }
     printf("ns_per_pair %.3f\n", static_cast<double>(NowNs() - t0) / static_cast<double>(n));
+    if (idle.joinable()) {
+      pthread_mutex_lock(&idle_mu);
+      idle_done = true;
+      pthread_cond_signal(&idle_cv);
+      pthread_mutex_unlock(&idle_mu);
+      idle.join();
+    }
     return 0;
   }
   if (strcmp(argv[1], "contended") == 0) {

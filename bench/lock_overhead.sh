@@ -3,7 +3,9 @@
 # the waits the program measures itself, in interleaved runs (medians and spread):
 #  (a) an uncontended pthread_mutex_lock/unlock pair (bench/lock_loop.cpp, timed inside the
 #      program): without inprof, preloaded with INPROF_EVENTS=cpu (the lock hooks forward
-#      only), and with INPROF_EVENTS=lock at the default rate; ns per pair;
+#      only), and with INPROF_EVENTS=lock at the default rate; ns per pair; (a') the same in
+#      a program with a second thread, which takes the C library's single-thread fast path
+#      out of the comparison;
 #  (b) two threads on one mutex, a ~50 ns critical section and ~200 ns of work outside it:
 #      the same three modes; ns per pair (wall time / pairs);
 #  (c) accuracy: two threads taking turns on one mutex with holds of 2-200 us (so many waits
@@ -47,10 +49,12 @@ table() {  # table FILE: per mode the median, min, max and ratio to base
 }
 
 : > "$tmp/uncontended"
+: > "$tmp/uncontended_mt"
 : > "$tmp/contended"
 for ((i = 0; i < reps; i++)); do
   for mode in base cpu lock; do
     echo "$mode $(run "$mode" uncontended "$pairs")" >> "$tmp/uncontended"
+    echo "$mode $(run "$mode" uncontended_mt "$pairs")" >> "$tmp/uncontended_mt"
     echo "$mode $(run "$mode" contended $((pairs / 10)))" >> "$tmp/contended"
   done
 done
@@ -58,6 +62,9 @@ echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "(a) uncontended lock/unlock pair, $pairs pairs"
 table "$tmp/uncontended"
+echo
+echo "(a') the same with a second, idle thread in the program (the hook's own cost: see lock_loop.cpp)"
+table "$tmp/uncontended_mt"
 echo
 echo "(b) two threads on one mutex, $((pairs / 10)) pairs each"
 table "$tmp/contended"

@@ -186,23 +186,35 @@ using inprof::internal::Waited;
 
 #define INPROF_LOCK_HOOK extern "C" __attribute__((visibility("default"))) INPROF_PROFILER_TEXT
 
-// The body every hook shares: try, and on EBUSY time the real call. LockSlowPath is called
-// from the hook itself (its frame is where the sample's walk starts). A function that is
-// still null is a nested call on the thread resolving it (Resolve), which never happens with
-// glibc; it gets EAGAIN rather than a jump to null.
-#define INPROF_LOCK_BODY(next_lock, next_try, try_call, lock_call) \
-  do {                                                             \
-    const auto lock = Next(::inprof::internal::next_lock);         \
-    if (__builtin_expect(lock == nullptr, 0)) return EAGAIN;       \
-    if (!Sampling()) return lock_call;                             \
-    const auto trylock = Next(::inprof::internal::next_try);       \
-    const int tried = trylock != nullptr ? try_call : EBUSY;       \
-    if (tried != EBUSY) return tried;                              \
-    const int64_t start = MonotonicNsRaw();                        \
-    const int result = lock_call;                                  \
-    if (Waited(result)) LockSlowPath(start, LockState());                       \
-    return result;                                                 \
-  } while (0)
+// Every other lock hook: the real function at once while sampling is off (a fast path that
+// needs no stack frame, as for pthread_mutex_lock), and past it a function of its own (NAME_slow,
+// in the hook text, so that the program's call is the first frame outside it): try, and on
+// EBUSY time the real call. A function that is still null is a nested call on the thread
+// resolving it (Resolve), which never happens with glibc; it gets EAGAIN rather than a jump to
+// null. (A function rather than a template: the compiler leaves a template's instances, and
+// their clones, out of the section.)
+#define INPROF_DEFINE_LOCK_HOOK(name, next_lock, next_try, obj, params, args)                 \
+  namespace inprof::internal {                                                                 \
+  namespace {                                                                                  \
+  INPROF_PROFILER_TEXT int name##_slow params {                                                \
+    const auto lock = Next(next_lock);                                                         \
+    if (__builtin_expect(lock == nullptr, 0)) return EAGAIN;                                   \
+    if (!Sampling()) return lock args;                                                         \
+    const auto trylock = Next(next_try);                                                       \
+    const int tried = trylock != nullptr ? trylock(obj) : EBUSY;                               \
+    if (tried != EBUSY) return tried;                                                          \
+    const int64_t start = MonotonicNsRaw();                                                    \
+    const int result = lock args;                                                              \
+    if (Waited(result)) LockSlowPath(start, LockState());                                      \
+    return result;                                                                             \
+  }                                                                                            \
+  }                                                                                            \
+  }                                                                                            \
+  INPROF_LOCK_HOOK int name params {                                                           \
+    const auto lock = ::inprof::internal::next_lock.fn.load(std::memory_order_acquire);       \
+    if (__builtin_expect(lock != nullptr, 1) && !Sampling()) return lock args;                \
+    return ::inprof::internal::name##_slow args;                                               \
+  }
 
 // The most called of them, pthread_mutex_lock, does not try first: it reads the mutex's lock
 // word (glibc's __data.__lock: 0 when the mutex is free, for every kind of mutex) and calls
@@ -216,8 +228,18 @@ using inprof::internal::Waited;
 // real call's own attempt, a window of a few instructions (a busy lock handed over every few
 // ns loses some of its shortest waits; waits of microseconds are not affected). Every return
 // code is the real function's, as it is called exactly once.
-INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
-  const auto lock = Next(inprof::internal::g_mutex_lock);
+namespace inprof::internal {
+namespace {
+
+// Everything of pthread_mutex_lock past its fast path: a call still unresolved, and a held
+// lock while sampling is on. Apart from the hook so that the hook's fast path (sampling off,
+// or the lock word free) needs no stack frame: with the frame, every call pushed and popped
+// the five registers this part uses. The hook tail-calls this where
+// the compiler does (-O2), and calls it where it does not; either way the program's call
+// is the first frame outside the runtime's hook text (HookCaller, and the collector's
+// stripping, skip both).
+INPROF_PROFILER_TEXT int MutexLockSlow(pthread_mutex_t* m) {
+  const auto lock = Next(g_mutex_lock);
   if (__builtin_expect(lock == nullptr, 0)) {
     return __pthread_mutex_lock != nullptr ? __pthread_mutex_lock(m) : EAGAIN;
   }
@@ -225,7 +247,7 @@ INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
   if (__builtin_expect(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0, 1)) return lock(m);
   const int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
   if (kind & (kMutexPrioInherit | kMutexPrioProtect)) {
-    const auto trylock = Next(inprof::internal::g_mutex_trylock);
+    const auto trylock = Next(g_mutex_trylock);
     const int tried = trylock != nullptr ? trylock(m) : EBUSY;
     if (tried != EBUSY) return tried;
   } else if (((kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP || (kind & 3) == PTHREAD_MUTEX_ERRORCHECK_NP) &&
@@ -238,44 +260,44 @@ INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
   return result;
 }
 
-INPROF_LOCK_HOOK int pthread_mutex_timedlock(pthread_mutex_t* m, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_mutex_timedlock, g_mutex_trylock, trylock(m), lock(m, t));
+}  // namespace
+}  // namespace inprof::internal
+
+INPROF_LOCK_HOOK int pthread_mutex_lock(pthread_mutex_t* m) {
+  const auto lock = inprof::internal::g_mutex_lock.fn.load(std::memory_order_acquire);
+  if (__builtin_expect(lock != nullptr, 1) &&
+      (!Sampling() || __builtin_expect(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0, 1))) {
+    return lock(m);
+  }
+  return inprof::internal::MutexLockSlow(m);
 }
 
-INPROF_LOCK_HOOK int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t c,
-                                             const struct timespec* t) {
-  INPROF_LOCK_BODY(g_mutex_clocklock, g_mutex_trylock, trylock(m), lock(m, c, t));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_mutex_timedlock, g_mutex_timedlock, g_mutex_trylock, m,
+                        (pthread_mutex_t* m, const struct timespec* t), (m, t))
 
-INPROF_LOCK_HOOK int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
-  INPROF_LOCK_BODY(g_rwlock_rdlock, g_rwlock_tryrdlock, trylock(l), lock(l));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_mutex_clocklock, g_mutex_clocklock, g_mutex_trylock, m,
+                        (pthread_mutex_t* m, clockid_t c, const struct timespec* t), (m, c, t))
 
-INPROF_LOCK_HOOK int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
-  INPROF_LOCK_BODY(g_rwlock_wrlock, g_rwlock_trywrlock, trylock(l), lock(l));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_rwlock_rdlock, g_rwlock_rdlock, g_rwlock_tryrdlock, l,
+                        (pthread_rwlock_t* l), (l))
 
-INPROF_LOCK_HOOK int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_timedrdlock, g_rwlock_tryrdlock, trylock(l), lock(l, t));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_rwlock_wrlock, g_rwlock_wrlock, g_rwlock_trywrlock, l,
+                        (pthread_rwlock_t* l), (l))
 
-INPROF_LOCK_HOOK int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_timedwrlock, g_rwlock_trywrlock, trylock(l), lock(l, t));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_rwlock_timedrdlock, g_rwlock_timedrdlock, g_rwlock_tryrdlock, l,
+                        (pthread_rwlock_t* l, const struct timespec* t), (l, t))
 
-INPROF_LOCK_HOOK int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t c,
-                                                const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_clockrdlock, g_rwlock_tryrdlock, trylock(l), lock(l, c, t));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_rwlock_timedwrlock, g_rwlock_timedwrlock, g_rwlock_trywrlock, l,
+                        (pthread_rwlock_t* l, const struct timespec* t), (l, t))
 
-INPROF_LOCK_HOOK int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t c,
-                                                const struct timespec* t) {
-  INPROF_LOCK_BODY(g_rwlock_clockwrlock, g_rwlock_trywrlock, trylock(l), lock(l, c, t));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_rwlock_clockrdlock, g_rwlock_clockrdlock, g_rwlock_tryrdlock, l,
+                        (pthread_rwlock_t* l, clockid_t c, const struct timespec* t), (l, c, t))
 
-INPROF_LOCK_HOOK int pthread_spin_lock(pthread_spinlock_t* l) {
-  INPROF_LOCK_BODY(g_spin_lock, g_spin_trylock, trylock(l), lock(l));
-}
+INPROF_DEFINE_LOCK_HOOK(pthread_rwlock_clockwrlock, g_rwlock_clockwrlock, g_rwlock_trywrlock, l,
+                        (pthread_rwlock_t* l, clockid_t c, const struct timespec* t), (l, c, t))
+
+INPROF_DEFINE_LOCK_HOOK(pthread_spin_lock, g_spin_lock, g_spin_trylock, l,
+                        (pthread_spinlock_t* l), (l))
 
 // Condition waits: timed from the call to the return, the mutex's re-acquisition included. A
 // wait counts when it returns 0 (woken, spurious wake-ups too) or ETIMEDOUT.
