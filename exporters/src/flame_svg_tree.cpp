@@ -186,6 +186,20 @@ void FlameTree::Finish(bool drawn_only, double scale, double min_width) {
     return std::lexicographical_compare(x, x + a.size, y, y + b.size);
   });
 
+  // How many leading symbols each stack shares with the one before it (0 for the first).
+  // Sorted, the stacks below one node are a run in which every neighbour shares at least the
+  // node's path, so these also give each node's stacks, hence its total, before it is made.
+  std::vector<uint32_t> shared(stacks_.size(), 0);
+  for (size_t k = 1; k < stacks_.size(); ++k) {
+    const uint32_t* x = stack_symbols_.data() + stacks_[k - 1].begin;
+    const uint32_t* y = stack_symbols_.data() + stacks_[k].begin;
+    const uint32_t size = std::min(stacks_[k - 1].size, stacks_[k].size);
+    uint32_t same = 0;
+    while (same < size && x[same] == y[same]) ++same;
+    shared[k] = same;
+  }
+  const auto drawn_weight = [](const Stack& stack) { return stack.baseline ? 0 : stack.weight; };
+
   // Merge in that order: the path of the previous stack is kept, and a stack only adds the
   // nodes past the prefix it shares with it.
   // At most one node per frame; reserved so that growing never copies a large tree.
@@ -205,12 +219,40 @@ void FlameTree::Finish(bool drawn_only, double scale, double min_width) {
     }
     path.resize(keep);
   };
-  const uint32_t* previous = nullptr;
-  for (const Stack& stack : stacks_) {
+  // With `drawn_only`, the totals the nodes of stacks_[k] from level `from` on will have:
+  // the weights of the run of stacks that share each level's path. A node that will not be
+  // drawn is then never made, nor anything below it: most nodes of a big profile are such,
+  // and making them only to drop them was most of the merge.
+  std::vector<uint64_t> totals;
+  const auto future_totals = [&](size_t k, size_t from) {
+    const uint32_t size = stacks_[k].size;
+    totals.assign(size, 0);
+    uint64_t sum = drawn_weight(stacks_[k]);
+    size_t open = size;  // levels [from, open) still take the stacks that follow
+    for (size_t j = k + 1; j < stacks_.size() && shared[j] > from; ++j) {
+      for (; open > shared[j]; --open) totals[open - 1] = sum;
+      sum = SaturatingAdd(sum, drawn_weight(stacks_[j]));
+    }
+    for (; open > from; --open) totals[open - 1] = sum;
+  };
+  for (size_t k = 0; k < stacks_.size(); ++k) {
+    const Stack& stack = stacks_[k];
     const uint32_t* ranks = stack_symbols_.data() + stack.begin;
-    size_t same = 0;
-    while (same < stack.size && same < path.size() && previous[same] == ranks[same]) ++same;
+    // Past the end of `path`, the previous stack went on into a node not drawn: so does this
+    // one when it shares that node. Its weight counts in the ancestors only.
+    if (shared[k] > path.size()) {
+      if (stack.baseline) {
+        baseline_total_ = SaturatingAdd(baseline_total_, stack.weight);
+        continue;
+      }
+      nodes_[0].total = SaturatingAdd(nodes_[0].total, stack.weight);
+      for (uint32_t n : path) nodes_[n].total = SaturatingAdd(nodes_[n].total, stack.weight);
+      continue;
+    }
+    const size_t same = shared[k];
     leave(same);
+    if (drawn_only && same < stack.size) future_totals(k, same);
+    bool whole = true;
     for (size_t i = same; i < stack.size; ++i) {
       Node node;
       node.symbol = order[ranks[i]];
@@ -218,18 +260,28 @@ void FlameTree::Finish(bool drawn_only, double scale, double min_width) {
       node.depth = static_cast<uint32_t>(i + 1);
       if (next_x.size() < i + 3) next_x.resize(i + 3, 0);
       node.x = next_x[i + 1];
+      if (drawn_only && !FlameBoxDrawn(totals[i], scale, min_width)) {
+        // Left at once, as leave() would: its width still pushes its later siblings right.
+        next_x[i + 1] = node.x + totals[i];
+        whole = false;
+        break;
+      }
       next_x[i + 2] = node.x;
       path.push_back(static_cast<uint32_t>(nodes_.size()));
       nodes_.push_back(node);
     }
-    previous = ranks;
-    Node& leaf = path.empty() ? nodes_[0] : nodes_[path.back()];
     if (stack.baseline) {
-      leaf.baseline_self = SaturatingAdd(leaf.baseline_self, stack.weight);
+      if (whole) {
+        Node& leaf = path.empty() ? nodes_[0] : nodes_[path.back()];
+        leaf.baseline_self = SaturatingAdd(leaf.baseline_self, stack.weight);
+      }
       baseline_total_ = SaturatingAdd(baseline_total_, stack.weight);
       continue;
     }
-    leaf.self = SaturatingAdd(leaf.self, stack.weight);
+    if (whole) {
+      Node& leaf = path.empty() ? nodes_[0] : nodes_[path.back()];
+      leaf.self = SaturatingAdd(leaf.self, stack.weight);
+    }
     nodes_[0].total = SaturatingAdd(nodes_[0].total, stack.weight);
     for (uint32_t n : path) nodes_[n].total = SaturatingAdd(nodes_[n].total, stack.weight);
   }
