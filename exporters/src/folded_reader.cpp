@@ -1,9 +1,11 @@
 // Folded stacks read back: "frame;frame;...;frame count" per line, as flamegraph.pl reads
 // them, plus our own frame spellings ("function (file:line)" and the "_[i]" inline hint).
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "inprof/folded.h"
@@ -66,16 +68,105 @@ Frame ParseFoldedFrame(std::string_view raw) {
   return frame;
 }
 
+// Frame ids by their text: a big profile repeats each of a few thousand frames millions of
+// times. Open addressing with a hash that takes 8 bytes a step, and the known texts copied
+// back to back: std::unordered_map's byte-wise hash, its node per entry and the compare
+// against the frame's first occurrence, somewhere else in a file of many megabytes (a cache
+// and TLB miss per lookup), were most of the read.
+class FrameIds {
+ public:
+  // The id of `text`; `make()` gives it on first sight.
+  template <typename Make>
+  uint32_t Find(std::string_view text, Make make) {
+    const uint64_t hash = Hash(text);
+    size_t i = static_cast<size_t>(hash >> shift_);
+    while (slots_[i].id != kEmpty) {
+      const Slot& slot = slots_[i];
+      if (slot.hash == hash && slot.size == text.size() &&
+          std::memcmp(texts_.data() + slot.offset, text.data(), text.size()) == 0) {
+        return slot.id;
+      }
+      i = (i + 1) & (slots_.size() - 1);
+    }
+    const uint32_t id = make();
+    slots_[i] = {hash, texts_.size(), text.size(), id};
+    texts_.append(text);
+    // At most half full, so that a miss ends soon.
+    if (++used_ * 2 > slots_.size()) Grow();
+    return id;
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    size_t offset = 0;  // into texts_
+    size_t size = 0;
+    uint32_t id = kEmpty;
+  };
+
+  static uint64_t Hash(std::string_view text) {
+    constexpr uint64_t kMultiplier = 0x9e3779b97f4a7c15ULL;
+    const char* p = text.data();
+    size_t n = text.size();
+    uint64_t hash = n * kMultiplier;
+    const auto mix = [&hash](uint64_t word) { hash = (std::rotl(hash, 23) ^ word) * kMultiplier; };
+    uint64_t word = 0;
+    if (n < 8) {
+      if (n > 0) std::memcpy(&word, p, n);
+      mix(word);
+    } else {
+      for (; n > 8; p += 8, n -= 8) {
+        std::memcpy(&word, p, 8);
+        mix(word);
+      }
+      // The last 8 bytes, overlapping what came before: no byte-wise tail.
+      std::memcpy(&word, p + n - 8, 8);
+      mix(word);
+    }
+    // The slot comes from the top bits, which the multiplications mixed best.
+    return hash ^ (hash >> 31);
+  }
+
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    --shift_;
+    for (const Slot& slot : old) {
+      if (slot.id == kEmpty) continue;
+      size_t i = static_cast<size_t>(slot.hash >> shift_);
+      while (slots_[i].id != kEmpty) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = slot;
+    }
+  }
+
+  std::string texts_;
+  std::vector<Slot> slots_ = std::vector<Slot>(size_t{1} << 10);
+  int shift_ = 64 - 10;
+  size_t used_ = 0;
+};
+
+// Lines read before the samples are reserved for the whole file.
+constexpr size_t kSizingLines = 1024;
+
 }  // namespace
 
 Status ReadFolded(std::string_view text, const std::string& name, Profile* out) {
   internal::ProfileAssembler assembler;
-  // Frame ids by their text in `text` itself, which outlives the read: a big profile repeats
-  // each frame many times, and a lookup must not copy it to a std::string first (that copy,
-  // its allocation and its hash were most of the read).
-  std::unordered_map<std::string_view, uint32_t> ids;
+  FrameIds ids;
+  // One line's frames, reused: each sample then gets a vector of its exact size with one
+  // allocation, without counting the ';' of the line first.
+  std::vector<uint32_t> frames;
   std::string error;
   const bool ok = internal::ForEachLine(text, [&](std::string_view line, size_t number) {
+    if (number == kSizingLines) {
+      // The first lines' length, scaled to the whole file, gives the count (an eighth more,
+      // for the lines that run longer). Capped so that the room reserved is no larger than
+      // the file: a file whose first lines are short must not reserve gigabytes.
+      const size_t read = static_cast<size_t>(line.data() - text.data());
+      const size_t guess = read > 0 ? text.size() * kSizingLines / read * 9 / 8 : 0;
+      assembler.ReserveSamples(std::min(guess, text.size() / sizeof(Sample)));
+    }
     if (line.ends_with('\r')) line.remove_suffix(1);
     if (line.empty()) return true;
     const size_t space = line.rfind(' ');
@@ -90,18 +181,17 @@ Status ReadFolded(std::string_view text, const std::string& name, Profile* out) 
       return false;
     }
     std::string_view stack = line.substr(0, space);
-    std::vector<uint32_t> frames;
-    frames.reserve(static_cast<size_t>(std::count(stack.begin(), stack.end(), ';')) + 1);
+    frames.clear();
     while (true) {
       const size_t semi = stack.find(';');
       const std::string_view frame = stack.substr(0, semi);
-      auto [it, added] = ids.try_emplace(frame, 0);
-      if (added) it->second = assembler.Intern(frame, [&] { return ParseFoldedFrame(frame); });
-      frames.push_back(it->second);
+      frames.push_back(ids.Find(frame, [&] {
+        return assembler.Intern(frame, [&] { return ParseFoldedFrame(frame); });
+      }));
       if (semi == std::string_view::npos) break;
       stack.remove_prefix(semi + 1);
     }
-    assembler.AddSample(std::move(frames), count);
+    assembler.AddSample(std::vector<uint32_t>(frames.begin(), frames.end()), count);
     return true;
   });
   if (!ok) return Status::Error(error);
