@@ -123,7 +123,7 @@ class FrameIds {
     while (slots_[i].id != kEmpty) {
       const Slot& slot = slots_[i];
       if (slot.hash == hash && slot.size == text.size() &&
-          std::memcmp(texts_.data() + slot.offset, text.data(), text.size()) == 0) {
+          SameBytes(texts_.data() + slot.offset, text.data(), text.size())) {
         return slot.id;
       }
       i = (i + 1) & (slots_.size() - 1);
@@ -144,6 +144,27 @@ class FrameIds {
     size_t size = 0;
     uint32_t id = kEmpty;
   };
+
+  // memcmp(a, b, size) == 0 inline, 8 bytes a step: a call to memcmp for each of millions
+  // of lookups of a few dozen bytes cost more than the compare.
+  static bool SameBytes(const char* a, const char* b, size_t size) {
+    if (size < 8) {
+      for (size_t i = 0; i < size; ++i) {
+        if (a[i] != b[i]) return false;
+      }
+      return true;
+    }
+    uint64_t x, y;
+    for (size_t i = 0; i + 8 < size; i += 8) {
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      if (x != y) return false;
+    }
+    // The last 8 bytes, overlapping what came before.
+    std::memcpy(&x, a + size - 8, 8);
+    std::memcpy(&y, b + size - 8, 8);
+    return x == y;
+  }
 
   void Grow() {
     std::vector<Slot> old(slots_.size() * 2);
