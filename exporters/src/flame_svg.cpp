@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,11 +121,16 @@ void AppendDiffColor(std::string& out, double delta, double max_delta) {
   out += ')';
 }
 
+// What the writer buffers before it hands the text to a stream.
+constexpr size_t kStreamChunk = 256 << 10;
+
 class SvgWriter {
  public:
+  // With `sink`, `*out` is a buffer that goes to `sink` every kStreamChunk bytes and at the
+  // end; without, it receives the whole document.
   SvgWriter(const FlameTree& tree, const FlameOptions& options, const Colors& colors,
-            std::string* out)
-      : tree_(tree), options_(options), colors_(colors), out_(*out) {}
+            std::string* out, std::ostream* sink = nullptr)
+      : tree_(tree), options_(options), colors_(colors), out_(*out), sink_(sink) {}
 
   void Write(std::string_view title, std::string_view subtitle) {
     const auto& nodes = tree_.nodes();
@@ -140,8 +146,12 @@ class SvgWriter {
     height_ = kTopPad + kBottomPad + static_cast<int>(max_depth + 1) * kFrameHeight;
 
     size_t reserve = 8192 + std::char_traits<char>::length(internal::kFlameSvgScript);
-    for (const auto& node : nodes) {
-      if (Drawn(node)) reserve += 230 + 2 * tree_.symbol(node.symbol).escaped.size();
+    if (sink_ != nullptr) {
+      reserve += kStreamChunk;
+    } else {
+      for (const auto& node : nodes) {
+        if (Drawn(node)) reserve += 230 + 2 * tree_.symbol(node.symbol).escaped.size();
+      }
     }
     out_.clear();
     out_.reserve(reserve);
@@ -149,9 +159,15 @@ class SvgWriter {
     out_ += "<g id=\"frames\">\n";
     if (total > 0) WriteFrames();
     out_ += "</g>\n</svg>\n";
+    if (sink_ != nullptr) Flush();
   }
 
  private:
+  void Flush() {
+    sink_->write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    out_.clear();
+  }
+
   bool Drawn(const FlameTree::Node& node) const {
     return internal::FlameBoxDrawn(node.total, scale_, options_.min_width);
   }
@@ -304,6 +320,7 @@ class SvgWriter {
       const FlameTree::Node& node = nodes[index];
       if (!Drawn(node)) continue;
       WriteFrame(index, node.x);
+      if (sink_ != nullptr && out_.size() >= kStreamChunk) Flush();
       for (uint32_t i = node.child_count; i-- > 0;) stack.push_back(children[node.first_child + i]);
     }
   }
@@ -312,6 +329,7 @@ class SvgWriter {
   const FlameOptions& options_;
   const Colors& colors_;
   std::string& out_;
+  std::ostream* sink_;
   std::string escaped_count_name_;
   double scale_ = 0;
   int height_ = 0;
@@ -401,7 +419,11 @@ void AppendFlameColor(std::string& out, const FlameSymbol& symbol) {
 
 }  // namespace internal
 
-Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::string* out) {
+namespace {
+
+// WriteFlameSvg into `*out`, or through it to `sink`.
+Status DrawFlameSvg(const Profile& profile, const FlameOptions& options, std::string* out,
+                    std::ostream* sink) {
   if (Status s = CheckOptions(options); !s.ok()) return s;
   if (Status s = CheckEvent(profile, options.event); !s.ok()) return s;
   FlameTree tree;
@@ -414,8 +436,19 @@ Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::s
   const std::string subtitle = Escaped(
       !options.subtitle.empty() ? options.subtitle : DefaultSubtitle(profile, options, total));
   Colors colors;
-  SvgWriter(tree, options, colors, out).Write(title, subtitle);
+  SvgWriter(tree, options, colors, out, sink).Write(title, subtitle);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::string* out) {
+  return DrawFlameSvg(profile, options, out, nullptr);
+}
+
+Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::ostream& out) {
+  std::string buffer;
+  return DrawFlameSvg(profile, options, &buffer, &out);
 }
 
 Status WriteDiffFlameSvg(const Profile& before, const Profile& after, const FlameOptions& options,

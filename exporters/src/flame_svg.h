@@ -53,7 +53,8 @@ class FlameTree {
   // when `baseline`). Takes effect in Finish().
   void AddStack(const uint32_t* symbols, size_t count, uint64_t weight, bool baseline);
   // Adds every sample of `event` in `profile`; with `lines`, frames with a source location
-  // are named "function (file:line)", so each line is its own box.
+  // are named "function (file:line)", so each line is its own box. The samples' frames are
+  // read where they are, by Finish(): `profile` must outlive that call.
   void AddProfile(const Profile& profile, size_t event, bool baseline, bool lines = false);
   // The root's weight: the sum of every stack added so far but the baseline's.
   uint64_t total() const { return total_; }
@@ -70,16 +71,24 @@ class FlameTree {
   uint64_t baseline_total() const { return baseline_total_; }
 
  private:
+  // A stack of `size` elements: symbol ids in stack_symbols_ (source 0; each such stack
+  // follows the one added before it), or a profile's sample frames, which
+  // frame_symbols_[source - 1] turns into symbol ids. Finish() points `elements` at them.
+  // Small, because the stacks are sorted: 24 bytes.
   struct Stack {
-    size_t begin;  // into stack_symbols_
-    uint32_t size;
-    bool baseline;
+    const uint32_t* elements;
     uint64_t weight;
+    uint32_t size;
+    uint32_t source : 31;
+    uint32_t baseline : 1;
   };
 
   std::vector<FlameSymbol> symbols_;
   std::unordered_map<std::string, uint32_t> symbol_ids_;  // name + '\0' + kind
-  std::vector<uint32_t> stack_symbols_;                   // every stack, back to back
+  std::vector<uint32_t> stack_symbols_;  // stacks added by AddStack, back to back
+  // Per profile added: its frame table's symbol ids. Its samples are not copied: the copy of
+  // millions of frames (and the first touch of its pages) was a large part of the graph.
+  std::vector<std::vector<uint32_t>> frame_symbols_;
   std::vector<Stack> stacks_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> children_;

@@ -55,6 +55,9 @@ class ProfileAssembler {
     return it->second;
   }
   void AddSample(std::vector<uint32_t> frames, int64_t weight);
+  // Room for `count` samples in all, so that a reader that can guess the count early does
+  // not grow the samples by copies (each touching twice the memory, page by page).
+  void ReserveSamples(size_t count) { profile_.samples.reserve(count); }
   Profile Finish() { return std::move(profile_); }
 
  private:

@@ -271,6 +271,42 @@ TEST(FlameSvg, BadOptionsAreRefused) {
   EXPECT_FALSE(WriteFlameSvg(GoldenProfile(), options, &svg).ok());
 }
 
+// The stream overload writes in chunks: a graph of many of them must be the same bytes,
+// including the boxes of samples with a frame index past the table or no frame at all.
+TEST(FlameSvg, StreamedIsTheSameDocument) {
+  ProfileBuilder b;
+  std::vector<uint32_t> frames;
+  for (int i = 0; i < 200; ++i) frames.push_back(b.Frame("function_" + std::to_string(i)));
+  for (int i = 0; i < 5000; ++i) {
+    b.Sample({frames[i % 7], frames[i % 13], frames[i % 200], frames[(i * 31) % 200]},
+             {1 + i % 5});
+  }
+  b.Sample({frames[3], 999}, {7});
+  b.Sample({}, {3});
+  FlameOptions options;
+  options.min_width = 0;
+  const std::string whole = Svg(b.profile(), options);
+  ASSERT_GT(whole.size(), size_t{1} << 20);
+  std::ostringstream streamed;
+  ASSERT_TRUE(WriteFlameSvg(b.profile(), options, streamed).ok());
+  EXPECT_EQ(streamed.str(), whole);
+  std::vector<FlameBox> boxes = FlameBoxes(whole);
+  ASSERT_NE(Find(boxes, "[unknown]", 1), nullptr);
+  ASSERT_NE(Find(boxes, "[unknown]", 2), nullptr);
+  EXPECT_EQ(Find(boxes, "[unknown]", 1)->title, "[unknown] (3 samples, 0.02%)");
+}
+
+TEST(FlameSvg, BadOptionsWriteNothingToTheStream) {
+  FlameOptions options;
+  options.event = 2;
+  std::ostringstream out;
+  EXPECT_FALSE(WriteFlameSvg(GoldenProfile(), options, out).ok());
+  options = {};
+  options.width = 99;
+  EXPECT_FALSE(WriteFlameSvg(GoldenProfile(), options, out).ok());
+  EXPECT_EQ(out.str(), "");
+}
+
 TEST(FlameSvgDiff, HotterIsRedColderIsBlueUnchangedIsWhite) {
   Profile before, after;
   DiffProfiles(&before, &after);

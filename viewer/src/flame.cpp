@@ -85,19 +85,23 @@ int RunFlame(const FlameCommandOptions& options, std::ostream& out, std::ostream
   if (flame.subtitle.empty() && !options.filter.empty()) {
     flame.subtitle = FlameSubtitle(profile, flame) + " (" + FilterSummary(options.filter) + ")";
   }
-  std::string svg;
-  if (Status s = WriteFlameSvg(profile, flame, &svg); !s.ok()) {
-    err << "inprof: " << s.message() << '\n';
-    return kBadInput;
-  }
-  if (!options.output.empty()) {
-    if (Status s = WriteFileAtomically(options.output, svg); !s.ok()) {
+  if (options.output.empty()) {
+    // Straight to the stream: the whole document in memory first cost more than writing it.
+    if (Status s = WriteFlameSvg(profile, flame, out); !s.ok()) {
       err << "inprof: " << s.message() << '\n';
       return kBadInput;
     }
     return 0;
   }
-  out.write(svg.data(), static_cast<std::streamsize>(svg.size()));
+  std::string svg;
+  if (Status s = WriteFlameSvg(profile, flame, &svg); !s.ok()) {
+    err << "inprof: " << s.message() << '\n';
+    return kBadInput;
+  }
+  if (Status s = WriteFileAtomically(options.output, svg); !s.ok()) {
+    err << "inprof: " << s.message() << '\n';
+    return kBadInput;
+  }
   return 0;
 }
 

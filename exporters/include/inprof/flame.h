@@ -4,6 +4,7 @@
 #define INPROF_FLAME_H_
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@ struct FlameOptions {
 // range, width or min_width out of bounds). A profile without samples gives a valid SVG that
 // says so. Not async-signal-safe.
 Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::string* out);
+// The same bytes written to `out` as they are made, a few hundred kilobytes at a time: a big
+// graph is megabytes, and memory touched for the first time is a large part of drawing it.
+// Nothing is written when it fails. Not async-signal-safe.
+Status WriteFlameSvg(const Profile& profile, const FlameOptions& options, std::ostream& out);
 
 // Differential flame graph (after flamegraph.pl's difffolded.pl -n): boxes are laid out from
 // `after`; each box is coloured by how its self weight changed, with `before` first scaled to
