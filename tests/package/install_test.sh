@@ -30,8 +30,10 @@ LD_LIBRARY_PATH="$tmp/prefix/lib:$tmp/prefix/lib64" "${run[@]}" "$tmp/c_consumer
 
 # The same program with inprof's sources added to its tree (add_subdirectory). Native builds
 # only: the cross lane would build the whole runtime a second time under the same toolchain.
-# No build type (no optimisation, no debug info): what is checked is that the tree builds and
-# links as a subproject, and the runtime a second time at -O2 took two minutes of the suite.
+# No build type (no optimisation, no debug info), which the subproject must leave as it is:
+# what is checked is that the tree builds, links and runs as a subproject, unoptimised too
+# (libdw's inline functions are then calls), and the runtime a second time at -O2 took two
+# minutes of the suite.
 if [ -z "${INPROF_TOOLCHAIN_FILE:-}" ]; then
   cmake -S "$src/tests/package/subdir_consumer" -B "$tmp/subdir" -DINPROF_SOURCE_DIR="$src" \
     -DCMAKE_BUILD_TYPE= >/dev/null
