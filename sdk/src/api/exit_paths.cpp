@@ -46,7 +46,7 @@ std::atomic<pid_t> g_exit_writer{0};
 std::atomic<pid_t> g_owner_pid{0};
 
 // Whether the calling process is the one the exit paths belong to.
-bool OwnedHere() {
+__attribute__((hot)) bool OwnedHere() {
   const pid_t owner = g_owner_pid.load(std::memory_order_acquire);
   return owner != 0 && getpid() == owner;
 }
@@ -238,7 +238,7 @@ void* TerminationWatcher(void*) {
 
 }  // namespace
 
-void FinishForExit(ExitPath path, int status) {
+__attribute__((hot)) void FinishForExit(ExitPath path, int status) {
   if (!OwnedHere()) return;  // never profiled, or after vfork
   if (path == ExitPath::kUnderscoreExit && HandOffToWatcher()) {
     DieOfPendingTermination();
@@ -249,10 +249,13 @@ void FinishForExit(ExitPath path, int status) {
     g_exit_writer.store(CurrentTid(), std::memory_order_release);
     // _exit is often called where nothing but async-signal-safe work is allowed (a signal
     // handler, a child after fork): a stuck write must not keep the process from ending.
+    // Not when there is nothing to write (most children of a profiled program that exec or
+    // _exit before their first sample): arming it is three system calls and, in a forked
+    // child, a dozen page faults, a third of what following a fork costs.
     const ExitWriteInfo info = RuntimeExitWriteInfo();
-    const int watchdog =
-        path == ExitPath::kUnderscoreExit ? ArmWatchdog(info.signal, info.timeout_seconds, status)
-                                          : -1;
+    const int watchdog = path == ExitPath::kUnderscoreExit && !RuntimeExitIsSilent()
+                             ? ArmWatchdog(info.signal, info.timeout_seconds, status)
+                             : -1;
     try {
       RuntimeWriteForExit();
     } catch (...) {
@@ -373,7 +376,7 @@ __attribute__((hot)) void ExitPathsAfterForkInChild(bool profiled) {
 // _exit and _Exit end the process without atexit handlers, which is why programs call them
 // after fork and in signal handlers: the profile is written first, on this thread, under the
 // exit watchdog. exit() reaches the C library's own _exit without coming back here.
-extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
+extern "C" __attribute__((visibility("default"), noreturn, hot)) void _exit(int status) {
   inprof::internal::FinishForExit(inprof::internal::ExitPath::kUnderscoreExit, status);
   const int leak = inprof::internal::RuntimeLeakExitStatus();
   inprof::internal::ExitGroupRaw(status == 0 && leak != 0 ? leak : status);

@@ -685,6 +685,19 @@ ExitWriteInfo RuntimeExitWriteInfo() {
           g_exit_timeout.load(std::memory_order_relaxed)};
 }
 
+__attribute__((hot)) bool RuntimeExitIsSilent() {
+  Runtime& rt = GetRuntime();
+  const Config* pending = rt.pending_child.load(std::memory_order_acquire);
+  if (pending == nullptr || BootstrapSamples() != 0) return false;
+  // The condition of the no-samples line in RuntimeWriteForExit, cheapest test first.
+  const bool says_so = rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
+                       !g_quiet_no_samples.load(std::memory_order_acquire) &&
+                       !IsDescendantProcess();
+  if (says_so) return false;
+  BootstrapDisarm();
+  return BootstrapSamples() == 0;
+}
+
 uint64_t RuntimePendingChildSamples() {
   const Runtime* runtime = g_runtime.load(std::memory_order_acquire);
   if (runtime == nullptr || runtime->pending_child.load(std::memory_order_acquire) == nullptr) {

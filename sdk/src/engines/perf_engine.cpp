@@ -170,7 +170,7 @@ class PerfEngine final : public Engine {
   // The child's copies of the fds still control the parent's events: close them without
   // disabling anything, but only those that are still ours (the parent's program may have
   // put its own files on those numbers).
-  void ForgetInChild(ThreadSource* source) override {
+  __attribute__((hot)) void ForgetInChild(ThreadSource* source) override {
     if (source->fd < 0) return;
     tokens_[source->fd].store(0, std::memory_order_relaxed);
     if (Owns(*source)) close(source->fd);

@@ -54,7 +54,9 @@ int64_t NowNs(clockid_t clock) { return ClockNsRaw(clock); }
 
 // Maps the table and arms the calling thread's CPU-time timer; b.bounds and b.code are set.
 // System calls and stores only.
-bool ArmTable(int signal, double frequency, uint32_t max_depth, uint32_t copy_bytes) {
+// Hot, like the rest of a forked child's path (fork_reset.h): the functions a child runs
+// share a few text pages, and each page a child touches first costs it a page fault.
+__attribute__((hot)) bool ArmTable(int signal, double frequency, uint32_t max_depth, uint32_t copy_bytes) {
   Bootstrap& b = g_bootstrap;
   b.max_depth = max_depth < BootstrapTable::kMaxDepth ? max_depth : BootstrapTable::kMaxDepth;
   b.copy_bytes = copy_bytes < BootstrapTable::kCopyBytes ? copy_bytes : BootstrapTable::kCopyBytes;
@@ -104,7 +106,7 @@ bool ArmTable(int signal, double frequency, uint32_t max_depth, uint32_t copy_by
 
 }  // namespace
 
-bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth,
+__attribute__((hot)) bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth,
                   uint32_t copy_bytes) {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
@@ -112,7 +114,9 @@ bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t 
   // The parent's table and timer, when the parent was a child still bootstrapping: the
   // mapping is a copy of no use here, the timer was not inherited. The parent's watcher is
   // not in this process: the child's session starts at its safe points.
-  if (b.table != nullptr) munmap(b.table, sizeof(BootstrapTable));
+  // munmap through syscall(), which the parent has called (ArmTable): a first call through
+  // the PLT would be a symbol lookup, and its page faults, in every child.
+  if (b.table != nullptr) syscall(SYS_munmap, b.table, sizeof(BootstrapTable));
   b.table = nullptr;
   b.timer = -1;
   b.wake_watcher = false;
@@ -154,13 +158,13 @@ bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, uint
   return ArmTable(signal, frequency, max_depth, copy_bytes);
 }
 
-uint64_t BootstrapSamples() {
+__attribute__((hot)) uint64_t BootstrapSamples() {
   const Bootstrap& b = g_bootstrap;
   if (b.table == nullptr) return 0;
   return __atomic_load_n(&b.table->samples, __ATOMIC_RELAXED);
 }
 
-void BootstrapDisarm() {
+__attribute__((hot)) void BootstrapDisarm() {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
   if (b.timer >= 0) {
@@ -312,9 +316,10 @@ Status WriteBootstrapRaw(const Config& config, const std::vector<std::string>& o
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
-void BootstrapRelease() {
+__attribute__((hot)) void BootstrapRelease() {
   Bootstrap& b = g_bootstrap;
-  if (b.table != nullptr) munmap(b.table, sizeof(BootstrapTable));
+  // As in BootstrapArm: no first call through the PLT in a child.
+  if (b.table != nullptr) syscall(SYS_munmap, b.table, sizeof(BootstrapTable));
   b.table = nullptr;
 }
 

@@ -722,7 +722,7 @@ void ThreadRegistry::ReleaseRetired() {
   }
 }
 
-void ThreadRegistry::ForgetInChild() {
+__attribute__((hot)) void ThreadRegistry::ForgetInChild() {
   // Runs inside fork(): only what the child must release (inherited perf fds), and no write
   // to a slot that holds nothing: every page written here is a copy the child makes (writing
   // all 4096 slots cost ~1 ms per fork).
