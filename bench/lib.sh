@@ -17,3 +17,20 @@ ratio_table() {
     printf '%-10s %10s %8.3f\n' "$mode" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN { print a / b }')"
   done
 }
+
+# sqlite_workload ROWS: the SQL of the sqlite3 benchmarks on stdout: a ROWS-row in-memory
+# table built, indexed, searched, grouped, sorted and joined with itself (sqlite3 has no
+# frame pointers: the default unwinder copies stacks and unwinds them with DWARF).
+sqlite_workload() {
+  local rows=$1
+  cat <<EOF
+CREATE TABLE t(a INTEGER, b TEXT, c REAL);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < $rows)
+INSERT INTO t SELECT i, printf('row%08d-%s', (i*7919)%$rows, hex(randomblob(8))), (i*0.37)%1000 FROM n;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(length(b)) FROM t WHERE b LIKE 'row0001%';
+SELECT a%97, count(*), avg(c) FROM t GROUP BY a%97 ORDER BY 3 DESC LIMIT 3;
+SELECT count(*) FROM (SELECT b FROM t ORDER BY c, b);
+SELECT count(*) FROM t x JOIN t y ON x.a = y.a + 1 WHERE x.c < 500;
+EOF
+}

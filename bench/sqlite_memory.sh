@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# What inprof adds to a real program's peak resident size, and where it goes: sqlite3 building,
-# indexing and sorting a ROWS-row in-memory table (no frame pointers: the default unwinder
-# copies stacks for DWARF unwinding), its peak RSS (getrusage's ru_maxrss, through
-# /usr/bin/time) interleaved over REPS rounds in five modes:
+# What inprof adds to a real program's peak resident size, and where it goes: sqlite3 on a
+# ROWS-row in-memory table (bench/lib.sh, sqlite_workload), its peak RSS (getrusage's
+# ru_maxrss, through /usr/bin/time) interleaved over REPS rounds in five modes:
 #   base     sqlite3 alone
 #   loaded   the library preloaded, no profile (the runtime idle)
 #   raw      profiling into a raw profile (*.inprofraw, as under `inprof record`): sampling's
@@ -30,15 +29,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/work.sql" <<EOF
-CREATE TABLE t(a INTEGER, b TEXT, c REAL);
-WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < $rows)
-INSERT INTO t SELECT i, printf('row%08d-%s', (i*7919)%$rows, hex(randomblob(8))), (i*0.37)%1000 FROM n;
-CREATE INDEX tb ON t(b);
-SELECT count(*), sum(length(b)) FROM t WHERE b LIKE 'row0001%';
-SELECT a%97, count(*), avg(c) FROM t GROUP BY a%97 ORDER BY 3 DESC LIMIT 3;
-SELECT count(*) FROM (SELECT b FROM t ORDER BY c, b);
-EOF
+sqlite_workload "$rows" >"$tmp/work.sql"
 
 modes=(base loaded raw folded pprof)
 rss_kb() {  # rss_kb MODE: sqlite3's peak RSS in kB (env execs sqlite3: /usr/bin/time is not preloaded)

@@ -9,6 +9,7 @@
 # functions (libsqlite3-0-dbgsym); perf_event_paranoid <= 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 build=${1:-build}
 reps=${2:-2}
 hz=${3:-1999}
@@ -21,16 +22,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/work.sql" <<EOF
-CREATE TABLE t(a INTEGER, b TEXT, c REAL);
-WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < $rows)
-INSERT INTO t SELECT i, printf('row%08d-%s', (i*7919)%$rows, hex(randomblob(8))), (i*0.37)%1000 FROM n;
-CREATE INDEX tb ON t(b);
-SELECT count(*), sum(length(b)) FROM t WHERE b LIKE 'row0001%';
-SELECT a%97, count(*), avg(c) FROM t GROUP BY a%97 ORDER BY 3 DESC LIMIT 3;
-SELECT count(*) FROM (SELECT b FROM t ORDER BY c, b);
-SELECT count(*) FROM t x JOIN t y ON x.a = y.a + 1 WHERE x.c < 500;
-EOF
+sqlite_workload "$rows" >"$tmp/work.sql"
 
 # "count function" lines, summed over the repetitions.
 : >"$tmp/perf.counts"

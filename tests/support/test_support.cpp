@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -108,9 +109,16 @@ ChildCommand MakeChildCommand(const std::vector<std::string>& argv,
   return command;
 }
 
-ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         const std::map<std::string, std::string>& env,
-                         void (*on_started)(int pid)) {
+bool LeakCheckerCrashed(const std::string& err) {
+  return err.find("Tracer caught signal") != std::string::npos &&
+         err.find("LeakSanitizer has encountered a fatal error") != std::string::npos;
+}
+
+namespace {
+
+ProcessResult RunProcessOnce(const std::vector<std::string>& argv,
+                             const std::map<std::string, std::string>& env,
+                             void (*on_started)(int pid)) {
   ProcessResult result;
   ChildCommand command = MakeChildCommand(argv, env);
   std::vector<char*> args = Pointers(command.argv), envp = Pointers(command.env);
@@ -154,6 +162,23 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   waitpid(pid, &status, 0);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  return result;
+}
+
+}  // namespace
+
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env,
+                         void (*on_started)(int pid)) {
+  ProcessResult result = RunProcessOnce(argv, env, on_started);
+  if (result.exit_code == 1 && LeakCheckerCrashed(result.err)) {
+    // Said in the test's own output, so that a log shows the first run was not counted.
+    std::fprintf(stderr,
+                 "test support: LeakSanitizer's tracer crashed at the exit of %s (no leak check "
+                 "ran); running it once more\n",
+                 argv.empty() ? "?" : argv[0].c_str());
+    result = RunProcessOnce(argv, env, on_started);
+  }
   return result;
 }
 
