@@ -694,8 +694,10 @@ __attribute__((hot)) bool RuntimeExitIsSilent() {
                        !g_quiet_no_samples.load(std::memory_order_acquire) &&
                        !IsDescendantProcess();
   if (says_so) return false;
-  BootstrapDisarm();
-  return BootstrapSamples() == 0;
+  // Without waiting for a handler still inside the table: that may be the one this _exit
+  // interrupted, and without the watchdog the wait would not end. The caller then arms it
+  // and takes the usual path.
+  return BootstrapDisarmNoWait() && BootstrapSamples() == 0;
 }
 
 uint64_t RuntimePendingChildSamples() {

@@ -164,14 +164,20 @@ __attribute__((hot)) uint64_t BootstrapSamples() {
   return __atomic_load_n(&b.table->samples, __ATOMIC_RELAXED);
 }
 
-__attribute__((hot)) void BootstrapDisarm() {
+__attribute__((hot)) bool BootstrapDisarmNoWait() {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
   if (b.timer >= 0) {
     syscall(SYS_timer_delete, b.timer);
     b.timer = -1;
   }
+  return b.busy.load(std::memory_order_seq_cst) == 0;
+}
+
+__attribute__((hot)) void BootstrapDisarm() {
+  if (BootstrapDisarmNoWait()) return;
   // A signal already queued finds the table inactive; one running now finishes first.
+  const Bootstrap& b = g_bootstrap;
   while (b.busy.load(std::memory_order_seq_cst) != 0) sched_yield();
 }
 

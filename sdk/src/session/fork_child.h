@@ -40,6 +40,10 @@ uint64_t BootstrapSamples();
 // Stops sampling into the table and waits for a handler still inside it. Not
 // async-signal-safe only in that it may yield.
 void BootstrapDisarm();
+// The same without waiting: stops sampling into the table and answers whether no handler is
+// inside it. False when one is: it may be the handler this thread interrupted (an _exit from
+// a signal handler), which will not finish before the caller does. Async-signal-safe.
+bool BootstrapDisarmNoWait();
 // After BootstrapDisarm: every stack (leaf first, as the walk left it), with its entry number
 // (what BootstrapTimesForEach names), how its walk ended, the thread's label set and its
 // weight; then the weight that found the table full.
