@@ -689,11 +689,13 @@ __attribute__((hot)) bool RuntimeExitIsSilent() {
   Runtime& rt = GetRuntime();
   const Config* pending = rt.pending_child.load(std::memory_order_acquire);
   if (pending == nullptr || BootstrapSamples() != 0) return false;
-  // The condition of the no-samples line in RuntimeWriteForExit, cheapest test first.
-  const bool says_so = rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
-                       !g_quiet_no_samples.load(std::memory_order_acquire) &&
-                       !IsDescendantProcess();
-  if (says_so) return false;
+  // A process that may print the no-samples line (RuntimeWriteForExit; whether it does also
+  // depends on IsDescendantProcess, which allocates: not here, where the exit may come from a
+  // signal handler and no watchdog is armed yet) takes the usual path.
+  if (rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
+      !g_quiet_no_samples.load(std::memory_order_acquire)) {
+    return false;
+  }
   // Without waiting for a handler still inside the table: that may be the one this _exit
   // interrupted, and without the watchdog the wait would not end. The caller then arms it
   // and takes the usual path.
@@ -737,8 +739,10 @@ void RuntimeWriteForExit() {
       // Nothing sampled: nothing to write, and nothing to start. The process the user
       // started says so (RuntimeStop's line); its descendants stay silent.
       const Config* pending = rt.pending_child.load(std::memory_order_acquire);
+      // IsDescendantProcess last: it allocates, and RuntimeExitIsSilent's exits (no watchdog)
+      // must not come to it.
       if (rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
-          !IsDescendantProcess() && !g_quiet_no_samples.load(std::memory_order_acquire)) {
+          !g_quiet_no_samples.load(std::memory_order_acquire) && !IsDescendantProcess()) {
         std::fputs(TimedNoSamplesLine(pending->frequency).c_str(), stderr);
       }
       rt.pending_child.store(nullptr, std::memory_order_release);

@@ -99,8 +99,8 @@ ExitWriteInfo RuntimeExitWriteInfo();
 // still pending (a forked child, or a start deferred to the first sample) that took no
 // sample and would not say so. The pending sampler is disarmed first, so no sample can come
 // after the answer; the exit then needs no watchdog. False, with the sampler disarmed, when a
-// sampling handler is still inside the table (never waits for it). Not async-signal-safe
-// (may allocate).
+// sampling handler is still inside the table (never waits for it). Neither allocates nor
+// waits.
 bool RuntimeExitIsSilent();
 // The write itself: stops the running session (or starts a forked child's pending one that
 // took samples) and writes its outputs. Not async-signal-safe.
