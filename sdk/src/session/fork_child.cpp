@@ -56,7 +56,8 @@ int64_t NowNs(clockid_t clock) { return ClockNsRaw(clock); }
 // System calls and stores only.
 // Hot, like the rest of a forked child's path (fork_reset.h): the functions a child runs
 // share a few text pages, and each page a child touches first costs it a page fault.
-__attribute__((hot)) bool ArmTable(int signal, double frequency, uint32_t max_depth, uint32_t copy_bytes) {
+__attribute__((hot)) bool ArmTable(int signal, double frequency, uint32_t max_depth,
+                                   uint32_t copy_bytes) {
   Bootstrap& b = g_bootstrap;
   b.max_depth = max_depth < BootstrapTable::kMaxDepth ? max_depth : BootstrapTable::kMaxDepth;
   b.copy_bytes = copy_bytes < BootstrapTable::kCopyBytes ? copy_bytes : BootstrapTable::kCopyBytes;
@@ -106,8 +107,8 @@ __attribute__((hot)) bool ArmTable(int signal, double frequency, uint32_t max_de
 
 }  // namespace
 
-__attribute__((hot)) bool BootstrapArm(const Sampler* parent, int signal, double frequency, uint32_t max_depth,
-                  uint32_t copy_bytes) {
+__attribute__((hot)) bool BootstrapArm(const Sampler* parent, int signal, double frequency,
+                                       uint32_t max_depth, uint32_t copy_bytes) {
   Bootstrap& b = g_bootstrap;
   b.active.store(false, std::memory_order_seq_cst);
   b.busy.store(0, std::memory_order_relaxed);
