@@ -191,10 +191,11 @@ TEST(PreloadTest, PerfPeriodsDoNotLockStepWithALoopOfTwiceThePeriod) {
   // shortening taken out; 96.3-100 % in 28 of 30 with it). On a virtual machine the host now
   // and then takes the CPU from the thread, and every system call and interrupt is slower when
   // the host is busy: such a run reads less (61-91 % seen, with and without the shortening),
-  // never more. So the best of up to five runs must be above 92 %, which no run without the
+  // never more; beside a test that keeps the other CPU busy, five runs in a row read
+  // 89.7-92.0 %. So the best of up to five runs must be above 90 %, which no run without the
   // shortening reached.
   std::vector<double> rates;
-  for (int i = 0; i < 5 && (rates.empty() || rates.back() <= 0.92); ++i) {
+  for (int i = 0; i < 5 && (rates.empty() || rates.back() <= 0.90); ++i) {
     ProfiledRun steady =
         Profile({"shares", "1"}, {{"INPROF_FREQUENCY", "3989"}, {"INPROF_ENGINE", "perf"}});
     ASSERT_EQ(steady.process.exit_code, 0) << steady.process.err;
@@ -206,7 +207,7 @@ TEST(PreloadTest, PerfPeriodsDoNotLockStepWithALoopOfTwiceThePeriod) {
   }
   std::string all;
   for (double r : rates) all += " " + std::to_string(r);
-  EXPECT_GT(*std::max_element(rates.begin(), rates.end()), 0.92) << "rates, in order:" << all;
+  EXPECT_GT(*std::max_element(rates.begin(), rates.end()), 0.90) << "rates, in order:" << all;
 }
 
 // The short version of bench/alias.py (docs/performance.md, "Sampling bias"): loops whose
