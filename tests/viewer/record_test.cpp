@@ -168,6 +168,10 @@ TEST(Record, NoSampleInTheWholeTreeWritesNothing) {
                  Env());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("no process took a sample: nothing written"), std::string::npos) << r.err;
+  // The hint names the rate the command ran at.
+  EXPECT_NE(r.err.find("at 1 Hz a process takes its first sample after about 1000 ms"),
+            std::string::npos)
+      << r.err;
   EXPECT_TRUE(List(dir).empty()) << "the default directory is not left behind empty";
 }
 

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -505,8 +506,19 @@ bool FinishTree(const RecordOptions& o, const std::string& dir, const std::strin
   if (!s.ok()) {
     std::cerr << "inprof: record: " << s.message();
     if (s.code() == StatusCode::kNotFound) {
-      std::cerr << " (at 99 Hz a process takes its first sample after about 10 ms of CPU time; "
-                   "raise -F for shorter commands)";
+      // The rate the processes ran at: -F, else the INPROF_FREQUENCY they inherited, else
+      // the runtime's default.
+      const char* env = std::getenv("INPROF_FREQUENCY");
+      const std::string hz =
+          !o.frequency.empty() ? o.frequency : (env != nullptr && *env != '\0' ? env : "99");
+      const double rate = std::strtod(hz.c_str(), nullptr);
+      std::cerr << " (at " << hz << " Hz a process takes its first sample after about ";
+      if (rate > 0) {
+        std::cerr << std::max<long long>(1, std::llround(1000.0 / rate)) << " ms";
+      } else {
+        std::cerr << "one sampling period";
+      }
+      std::cerr << " of CPU time; raise -F for shorter commands)";
     }
     std::cerr << '\n';
     return false;
