@@ -8,6 +8,7 @@
 // with the program's previous action restored, SIG_DFL for SIGPROF, that late signal would
 // end the process ("Profiling timer expired"). Rules: docs/signals.md.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -154,9 +155,51 @@ int RealSigaction(int signal, const struct sigaction* action, struct sigaction* 
 // same stack and overflow it. Our signal is added to such a handler's mask, so the sample
 // waits until the handler returns. Covers the handlers installed before the session
 // (here) and after it (the sigaction hook, WithSamplingSignalMasked).
+//
+// Only the signals the kernel says have a handler (SigCgt in /proc/self/status) are looked
+// at: one read of about 10 us instead of a query per signal, 64 system calls and about
+// 70 us on a virtual machine, in every process that loads the runtime with a profile to
+// take. Every signal when the file cannot be read.
+namespace {
+
+uint64_t CaughtSignals() {
+  constexpr uint64_t kAll = ~uint64_t{0};
+  const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return kAll;
+  char text[4096];
+  size_t used = 0;
+  for (ssize_t n; used < sizeof text - 1 &&
+                  (n = read(fd, text + used, sizeof text - 1 - used)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    used += static_cast<size_t>(n);
+  }
+  close(fd);
+  text[used] = '\0';
+  const char* line = std::strstr(text, "\nSigCgt:");
+  if (line == nullptr) return kAll;
+  uint64_t caught = 0;
+  int digits = 0;
+  for (const char* c = line + 8; *c != '\n' && *c != '\0'; ++c) {
+    if (*c == ' ' || *c == '\t') continue;
+    const int v = *c >= '0' && *c <= '9'   ? *c - '0'
+                  : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10
+                                           : -1;
+    if (v < 0 || ++digits > 16) return kAll;
+    caught = caught << 4 | static_cast<uint64_t>(v);
+  }
+  return digits == 0 ? kAll : caught;  // bit N-1: signal N
+}
+
+}  // namespace
+
 void MaskSamplingSignalInOnStackHandlers(int sampling_signal) {
+  const uint64_t caught = CaughtSignals();
   for (int signal = 1; signal < NSIG; ++signal) {
     if (signal == sampling_signal || signal == SIGKILL || signal == SIGSTOP) continue;
+    if (signal <= 64 && (caught & (uint64_t{1} << (signal - 1))) == 0) continue;
     struct sigaction current;
     if (RealSigaction(signal, nullptr, &current) != 0 || (current.sa_flags & SA_ONSTACK) == 0 ||
         sigismember(&current.sa_mask, sampling_signal) == 1) {
