@@ -5,8 +5,16 @@
 // at every drain, its symbolizer and unwinder when modules change, and a forked child's
 // session starts by calling it. So every call takes a fork guard shared, and fork takes it
 // exclusively in its prepare handler: a fork waits for the calls in flight (microseconds) and
-// none starts until the fork is done. Nested calls (a callback that iterates again) still
-// succeed while a fork waits: the guard prefers readers. Control path.
+// none starts until the fork is done. Control path.
+//
+// The guard prefers the writer. With the C library's default (readers first), a thread that
+// iterates in a loop can keep the count of readers from ever reaching zero, and the fork's
+// bounded wait then ran out and the fork went ahead unguarded: one hung child in 200 forks
+// under load. Preferring the writer would make a nested call (a callback that iterates again)
+// wait for a fork that waits for its own outer call, so only a thread's outermost call takes
+// the guard; its nested calls are covered by it. A fork from inside a callback does not wait
+// for itself: it goes ahead unguarded at once. The C library serialises the calls' callbacks
+// under one lock of its own anyway, so no concurrency is lost.
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -21,12 +29,12 @@ namespace {
 
 using IterateFn = int (*)(int (*)(struct dl_phdr_info*, size_t, void*), void*);
 
-pthread_rwlock_t g_fork_guard = PTHREAD_RWLOCK_INITIALIZER;
-// Whether this thread's fork took the guard (a call that forks from inside its own callback
-// would make it wait forever: it gives up after a bound and the fork goes ahead unguarded).
-// Per thread: several threads fork at once, and one's flag must not decide whether another
-// releases the guard.
+pthread_rwlock_t g_fork_guard = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+// Whether this thread's fork took the guard. Per thread: several threads fork at once, and
+// one's flag must not decide whether another releases the guard.
 thread_local bool t_fork_guard_held = false;
+// How deep this thread is in dl_iterate_phdr calls (1 inside the outermost call's callback).
+thread_local int t_iterate_depth = 0;
 
 IterateFn Next() {
   static IterateFn next = reinterpret_cast<IterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
@@ -37,6 +45,13 @@ __attribute__((hot)) void BeforeFork() {
   // A fork that did not come through fork() (the C library's daemon()): the guard below
   // would keep a profile start under way from finishing.
   inprof::internal::WaitForStartBeforeFork();
+  // Forking from inside a callback: this thread holds the guard shared, and waiting for the
+  // other readers to leave would wait for itself. Nor is there a need: the C library's own
+  // lock, held by this thread, keeps every other thread out of the module list.
+  if (t_iterate_depth > 0) {
+    t_fork_guard_held = false;
+    return;
+  }
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_nsec += 200 * 1000000;  // 200 ms
@@ -55,14 +70,33 @@ __attribute__((hot)) void AfterForkInParent() {
 __attribute__((hot)) void AfterForkInChild() {
   // The parent's readers and writers do not exist here: a fresh guard (stores only).
   std::memset(&g_fork_guard, 0, sizeof g_fork_guard);
-  g_fork_guard = PTHREAD_RWLOCK_INITIALIZER;
+  g_fork_guard = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
   t_fork_guard_held = false;
+  // Forked from inside a callback: the child goes on in it, and its outermost call releases
+  // the guard when it returns.
+  if (t_iterate_depth > 0) pthread_rwlock_rdlock(&g_fork_guard);
 }
 
 __attribute__((constructor)) void RegisterForkGuard() {
   Next();  // resolved now, not inside a fork
   pthread_atfork(&BeforeFork, &AfterForkInParent, &AfterForkInChild);
 }
+
+// Takes the guard in a thread's outermost call and releases it when that call ends, also if a
+// C++ exception leaves the callback.
+class IterateScope {
+ public:
+  IterateScope() : guarded_(t_iterate_depth++ == 0 && pthread_rwlock_rdlock(&g_fork_guard) == 0) {}
+  ~IterateScope() {
+    --t_iterate_depth;
+    if (guarded_) pthread_rwlock_unlock(&g_fork_guard);
+  }
+  IterateScope(const IterateScope&) = delete;
+  IterateScope& operator=(const IterateScope&) = delete;
+
+ private:
+  bool guarded_;
+};
 
 }  // namespace
 
@@ -73,8 +107,6 @@ extern "C" __attribute__((visibility("default"))) int dl_iterate_phdr(
     errno = ENOSYS;
     return -1;
   }
-  const bool guarded = pthread_rwlock_rdlock(&g_fork_guard) == 0;
-  const int result = next(callback, data);
-  if (guarded) pthread_rwlock_unlock(&g_fork_guard);
-  return result;
+  IterateScope scope;
+  return next(callback, data);
 }
