@@ -34,7 +34,9 @@ pthread_rwlock_t g_fork_guard = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_N
 // one's flag must not decide whether another releases the guard.
 thread_local bool t_fork_guard_held = false;
 // How deep this thread is in dl_iterate_phdr calls (1 inside the outermost call's callback).
-thread_local int t_iterate_depth = 0;
+// initial-exec: a sanitizer's runtime calls dl_iterate_phdr while it starts, and its
+// interceptor of __tls_get_addr (the other TLS models' way in) is not ready yet.
+__thread int t_iterate_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 IterateFn Next() {
   static IterateFn next = reinterpret_cast<IterateFn>(dlsym(RTLD_NEXT, "dl_iterate_phdr"));
@@ -82,31 +84,29 @@ __attribute__((constructor)) void RegisterForkGuard() {
   pthread_atfork(&BeforeFork, &AfterForkInParent, &AfterForkInChild);
 }
 
-// Takes the guard in a thread's outermost call and releases it when that call ends, also if a
-// C++ exception leaves the callback.
-class IterateScope {
- public:
-  IterateScope() : guarded_(t_iterate_depth++ == 0 && pthread_rwlock_rdlock(&g_fork_guard) == 0) {}
-  ~IterateScope() {
-    --t_iterate_depth;
-    if (guarded_) pthread_rwlock_unlock(&g_fork_guard);
-  }
-  IterateScope(const IterateScope&) = delete;
-  IterateScope& operator=(const IterateScope&) = delete;
-
- private:
-  bool guarded_;
-};
-
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int dl_iterate_phdr(
-    int (*callback)(struct dl_phdr_info*, size_t, void*), void* data) {
+// Not instrumented in sanitizer builds: the AddressSanitizer's runtime calls dl_iterate_phdr
+// while it starts, before its shadow memory exists. The guard is released also when a C++
+// exception (or a thread's cancellation) leaves the callback.
+extern "C" __attribute__((visibility("default"), no_sanitize("address", "undefined"))) int
+dl_iterate_phdr(int (*callback)(struct dl_phdr_info*, size_t, void*), void* data) {
   IterateFn next = Next();
   if (next == nullptr) {
     errno = ENOSYS;
     return -1;
   }
-  IterateScope scope;
-  return next(callback, data);
+  // Only a thread's outermost call takes the guard: its nested calls are covered by it.
+  const bool guarded = t_iterate_depth++ == 0 && pthread_rwlock_rdlock(&g_fork_guard) == 0;
+  int result;
+  try {
+    result = next(callback, data);
+  } catch (...) {
+    --t_iterate_depth;
+    if (guarded) pthread_rwlock_unlock(&g_fork_guard);
+    throw;
+  }
+  --t_iterate_depth;
+  if (guarded) pthread_rwlock_unlock(&g_fork_guard);
+  return result;
 }
