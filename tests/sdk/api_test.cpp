@@ -307,7 +307,7 @@ extern "C" __attribute__((noinline)) void api_test_keep_blocks(int n) {
 // inprof_heap_snapshot: the allocation events now, what is live first, while profiling goes
 // on; refused (and nothing written) when allocations are not sampled.
 TEST_F(ApiTest, HeapSnapshotWritesWhatIsLiveNow) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INPROF_SANITIZED_BUILD)
   GTEST_SKIP() << "the sanitizer's runtime defines malloc before the runtime's hooks";
 #endif
   const std::string cpu_only = "quiet=1,output=" + dir_ + "/cpu.folded";

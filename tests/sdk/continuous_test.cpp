@@ -225,7 +225,7 @@ TEST(Continuous, ConcurrentProcessesWritingTheSameNamesNeverMix) {
   EXPECT_GT(from_b, 0);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INPROF_SANITIZED_BUILD)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;

@@ -234,7 +234,7 @@ TEST(LockTest, TheOldPthreadCondWaitPassesTheHooksBy) {
 #endif
   // AddressSanitizer's interceptor of pthread_cond_wait is unversioned: under it, the old
   // version's calls reach the current one before the runtime is involved.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INPROF_SANITIZED_BUILD)
   GTEST_SKIP() << "AddressSanitizer's interceptor takes the old version's calls";
 #endif
   const std::string dir = MakeTempDir();

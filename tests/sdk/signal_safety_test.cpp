@@ -48,7 +48,7 @@ std::string Describe(const ProcessResult& r) {
 // the frame-pointer walk looks for a frameless leaf's caller. Without the dlclose hook
 // withdrawing a library from the handler's code ranges before it is unmapped, the handler
 // reads unmapped code within a second or two here.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INPROF_SANITIZED_BUILD)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;

@@ -45,7 +45,7 @@ inline constexpr const char* kNoForkUnderQemu =
 // spin lock and hangs at its first allocation (seen: both of the child's threads spinning in
 // __asan::Allocator). glibc's own malloc resets its locks in the child, so the normal lanes
 // test fork.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INPROF_SANITIZED_BUILD)
 #define SKIP_FORK_UNDER_ASAN() \
   GTEST_SKIP() << "libasan's allocator locks are not fork-safe in a multi-threaded parent"
 #else

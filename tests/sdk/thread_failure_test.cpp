@@ -24,7 +24,7 @@
 namespace inprof::test {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INPROF_SANITIZED_BUILD)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;

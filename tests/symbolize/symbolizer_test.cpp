@@ -278,7 +278,7 @@ TEST(Symbolizer, DestructionClosesEveryFileItOpened) {
   EXPECT_EQ(OpenFileDescriptors(), before);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INPROF_SANITIZED_BUILD)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
