@@ -28,8 +28,14 @@ run() {
 for ((r = 0; r < reps; r++)); do
   for mode in "${modes[@]}"; do echo "$mode $(run "$mode")" >>"$tmp/times"; done
 done
-# Children that took no sample must leave nothing: only the parent's file.
-leftover=$(find "$tmp" -name 'p.*.folded' | wc -l)
+# Children that took no sample must leave nothing: only the parent's file. A child that was
+# sampled in its few microseconds (its first period starts at a random point) writes its own
+# p.<pid>.folded, with that sample in it; a child's file without a sample is a failure.
+children=$(find "$tmp" -name 'p.*.folded' | wc -l)
+empty=0
+while IFS= read -r f; do
+  grep -q '[^[:space:]]' "$f" || empty=$((empty + 1))
+done < <(find "$tmp" -name 'p.*.folded')
 base=$(awk '$1 == "base" { print $2 }' "$tmp/times" | median)
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-10s %12s %12s\n' mode us_per_fork minus_base
@@ -37,4 +43,5 @@ for mode in "${modes[@]}"; do
   m=$(awk -v m="$mode" '$1 == m { print $2 }' "$tmp/times" | median)
   printf '%-10s %12s %12.1f\n' "$mode" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN { print a - b }')"
 done
-echo "files left by children without samples: $leftover"
+echo "children that were sampled and wrote their own profile: $children"
+echo "files left by children without samples: $empty"
