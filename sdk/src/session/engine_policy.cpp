@@ -2,16 +2,23 @@
 #include "session/engine_policy.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 
 #include <linux/perf_event.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <string_view>
 
 #include "inprof/status.h"
 
 namespace inprof::internal {
+
+void FdTableUnmap::operator()(std::atomic<uint64_t>* table) const {
+  munmap(table, kMaxPerfFds * sizeof(std::atomic<uint64_t>));
+}
+
 namespace {
 
 // What every probe of one session shares.
@@ -31,14 +38,24 @@ struct Probe {
   std::string why;
 };
 
+constexpr size_t kFdTableBytes = kMaxPerfFds * sizeof(std::atomic<uint64_t>);
+
+// A table of kMaxPerfFds zeros (512 KiB), indexed by file descriptor. Fresh anonymous pages
+// read as zero, and a process uses few descriptors: the pages are mapped and not touched, so
+// only those the engines write (and the handler reads) are ever faulted in. Zeroing both
+// tables faulted in 256 pages at every session start, in each followed child too: about 4 ms
+// of CPU on this VM, a tenth of what a sampled python3 child cost.
+FdTable MapFdTable() {
+  void* table = mmap(nullptr, kFdTableBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+  if (table == MAP_FAILED) throw std::bad_alloc();
+  return FdTable(static_cast<std::atomic<uint64_t>*>(table));
+}
+
 void EnsureFdTable(PolicyContext& ctx) {
   if (ctx.set->fd_tokens) return;
-  ctx.set->fd_tokens.reset(new std::atomic<uint64_t>[kMaxPerfFds]);
-  ctx.set->fd_ids.reset(new std::atomic<uint64_t>[kMaxPerfFds]);
-  for (uint32_t i = 0; i < kMaxPerfFds; ++i) {
-    ctx.set->fd_tokens[i].store(0, std::memory_order_relaxed);
-    ctx.set->fd_ids[i].store(0, std::memory_order_relaxed);
-  }
+  ctx.set->fd_tokens = MapFdTable();
+  ctx.set->fd_ids = MapFdTable();
   ctx.sampler->fd_tokens = ctx.set->fd_tokens.get();
   ctx.sampler->fd_ids = ctx.set->fd_ids.get();
   ctx.sampler->fd_token_count = kMaxPerfFds;

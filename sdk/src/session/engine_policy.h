@@ -31,6 +31,12 @@
 
 namespace inprof::internal {
 
+// Unmaps a perf fd table (kMaxPerfFds entries, mapped by ChooseEngines).
+struct FdTableUnmap {
+  void operator()(std::atomic<uint64_t>* table) const;
+};
+using FdTable = std::unique_ptr<std::atomic<uint64_t>[], FdTableUnmap>;
+
 // The engines chosen for a session, one per configured event, in config order.
 struct EngineSet {
   std::vector<const EventSpec*> events;
@@ -38,8 +44,8 @@ struct EngineSet {
   std::vector<std::string> reasons;   // why each event's engine (for the health block)
   std::vector<std::string> warnings;  // what the user should know (shown in every summary)
   // fd -> token table of perf engines, published in Sampler::fd_tokens; null without perf.
-  std::unique_ptr<std::atomic<uint64_t>[]> fd_tokens;
-  std::unique_ptr<std::atomic<uint64_t>[]> fd_ids;  // Sampler::fd_ids
+  FdTable fd_tokens;
+  FdTable fd_ids;  // Sampler::fd_ids
 };
 
 // Chooses and creates the engines for `config`'s events, setting the sampler's event count,
