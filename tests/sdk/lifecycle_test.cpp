@@ -270,8 +270,14 @@ TEST(LifecycleTest, OutputPathsAreFixedAtStartNotAtExit) {
   LifecycleRun run;
   run.dir = MakeTempDir();
   // A relative output, resolved against the working directory the program started in.
+  // The shell before the exec must take no sample (it would start the profile where it
+  // started, and the program's would be written as an exec's): 20 Hz with a whole first
+  // period leaves it 50 ms of CPU, where it uses 30 ms preloaded with the sanitizer's runtime
+  // (it was sampled in 1 of 32 runs at 99 Hz). The program burns 0.3 s: about 5 samples.
   std::map<std::string, std::string> env = {{"LD_PRELOAD", PreloadValue()},
-                                            {"INPROF_OUTPUT", "out.folded"}};
+                                            {"INPROF_OUTPUT", "out.folded"},
+                                            {"INPROF_FREQUENCY", "20"},
+                                            {"INPROF_TEST_WHOLE_FIRST_PERIOD", "1"}};
   const std::string cwd = run.dir;
   std::vector<std::string> argv = {"/bin/sh", "-c",
                                    "cd '" + cwd + "' && exec \"$0\" chdir '" + elsewhere + "'",
