@@ -15,9 +15,9 @@
 
 namespace inprof::internal {
 
-void FdTableUnmap::operator()(std::atomic<uint64_t>* table) const {
-  munmap(table, kMaxPerfFds * sizeof(std::atomic<uint64_t>));
-}
+constexpr size_t kFdTableBytes = kMaxPerfFds * sizeof(std::atomic<uint64_t>);
+
+void FdTableUnmap::operator()(std::atomic<uint64_t>* table) const { munmap(table, kFdTableBytes); }
 
 namespace {
 
@@ -37,8 +37,6 @@ struct Probe {
   std::unique_ptr<Engine> engine;
   std::string why;
 };
-
-constexpr size_t kFdTableBytes = kMaxPerfFds * sizeof(std::atomic<uint64_t>);
 
 // A table of kMaxPerfFds zeros (512 KiB), indexed by file descriptor. Fresh anonymous pages
 // read as zero, and a process uses few descriptors: the pages are mapped and not touched, so
