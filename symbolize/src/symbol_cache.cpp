@@ -2,6 +2,7 @@
 #include "symbol_cache.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -155,6 +156,15 @@ SymbolCacheFile::SymbolCacheFile(std::string dir, std::vector<uint8_t> build_id)
 
 SymbolCacheFile::~SymbolCacheFile() = default;
 
+SymbolCacheFile::Image::~Image() {
+  if (data == nullptr) return;
+  if (mapped) {
+    munmap(const_cast<unsigned char*>(data), size);
+  } else {
+    delete[] reinterpret_cast<const uint64_t*>(data);
+  }
+}
+
 std::string SymbolCacheFile::Path() const {
   const std::string hex = BuildIdHex(build_id_);
   std::string path = dir_;
@@ -182,10 +192,22 @@ std::unique_ptr<SymbolCacheFile::Image> SymbolCacheFile::Read() const {
             static_cast<uint64_t>(st.st_size) <= kMaxSymbolCacheFileBytes;
   if (ok) {
     image->size = static_cast<uint64_t>(st.st_size);
-    // Not value-initialised: read() fills it, and zeroing megabytes first showed in
-    // profiles of warm runs.
-    image->words.reset(new uint64_t[(image->size + 7) / 8]);
-    ok = ReadAll(fd, reinterpret_cast<unsigned char*>(image->words.get()), image->size);
+    // Mapped, not read: reading copies the file into fresh anonymous pages, one page fault
+    // each, and in a process forked from a threaded one that is most of what a sampled
+    // child pays at exit (a 1 MB file: 5.1 ms of CPU read into the heap, 1.6 ms mapped,
+    // 1.5 ms without the file; docs/symbolizer.md). Writers never change a file in place
+    // (they rename a new one over it), so the mapping keeps the inode it validated.
+    void* map = mmap(nullptr, image->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      image->data = static_cast<const unsigned char*>(map);
+      image->mapped = true;
+    } else {
+      // Not value-initialised: read() fills it, and zeroing megabytes first showed in
+      // profiles of warm runs.
+      auto* words = new uint64_t[(image->size + 7) / 8];
+      image->data = reinterpret_cast<const unsigned char*>(words);
+      ok = ReadAll(fd, reinterpret_cast<unsigned char*>(words), image->size);
+    }
   }
   close(fd);
   if (!ok) return nullptr;

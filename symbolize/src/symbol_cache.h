@@ -123,17 +123,21 @@ class SymbolCacheFile {
     uint32_t count = 0;
   };
   const Span* FindSpan(uint64_t vaddr) const;
-  // A validated file in memory.
+  // A validated file in memory: the file mapped read-only, or (where it cannot be mapped) an
+  // 8-byte aligned copy of it.
   struct Image {
-    std::unique_ptr<uint64_t[]> words;  // 8-byte aligned copy of the file
+    Image() = default;
+    ~Image();
+    Image(const Image&) = delete;
+    Image& operator=(const Image&) = delete;
+    const unsigned char* data = nullptr;
+    bool mapped = false;  // data is an mmap of `size` bytes, else new uint64_t[]
     uint64_t size = 0;
     uint64_t entry_count = 0;
     uint64_t frame_count = 0;
     uint64_t strings_size = 0;
     bool with_dwarf = false;
-    const unsigned char* bytes() const {
-      return reinterpret_cast<const unsigned char*>(words.get());
-    }
+    const unsigned char* bytes() const { return data; }
   };
   std::unique_ptr<Image> Read() const;
   // The image's answers, in order: its frames appended to `pool` (the caller reserved room
