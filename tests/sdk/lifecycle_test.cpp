@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "inprof/annotation_json.h"
 #include "test_util.h"
 
 namespace inprof::test {
@@ -187,6 +188,41 @@ INSTANTIATE_TEST_SUITE_P(AllWays, ForkExitTest,
                          [](const auto& info) {
                            return NameOf(std::get<0>(info.param)) + std::get<1>(info.param);
                          });
+
+// A forked child that burns and exits reaches no safe point (no thread start, no dlclose):
+// its own session never started, and its samples are all in the bootstrap table. The profile
+// written at its exit says what took them and counts the child's own CPU time and samples,
+// not those of a session made at exit that sampled nothing (which reported 0.00 CPU-s and 0
+// samples taken beside 30 samples written).
+TEST(LifecycleTest, AChildThatEndsBeforeItsSessionReportsItsOwnSampling) {
+  SKIP_FORK_UNDER_ASAN();
+  SKIP_UNDER_EMULATOR(kNoForkUnderQemu);
+  LifecycleRun run = Lifecycle({"fork", "_exit"}, {}, "out.json");
+  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.process.out, m, std::regex(R"(child pid=(\d+) how=_exit status=3)")))
+      << run.process.out;
+  const std::string file = run.dir + "/out." + m[1].str() + ".json";
+  ASSERT_TRUE(FileExists(file)) << Joined(ListDir(run.dir)) << "\n" << run.process.err;
+  inprof::Annotations a;
+  ASSERT_TRUE(inprof::ReadAnnotationJson(ReadFile(file), file, &a).ok());
+  const inprof::Health& h = a.health;
+  EXPECT_EQ(h.engine, "timer");
+  EXPECT_NE(h.engine_reason.find("ended before its session started"), std::string::npos)
+      << h.engine_reason;
+  ASSERT_EQ(h.threads.size(), 1u);
+  const inprof::ThreadHealth& t = h.threads[0];
+  EXPECT_EQ(t.tid, std::stoll(m[1].str()));
+  // burn_cpu(0.3) counts the process's CPU time; the child's start and exit add a little.
+  EXPECT_GT(t.cpu_seconds, 0.28);
+  EXPECT_LT(t.cpu_seconds, 1.0);
+  EXPECT_NEAR(t.expected, t.cpu_seconds * h.requested_hz, 1e-6 * t.expected + 1e-9);
+  EXPECT_EQ(t.taken, h.samples);
+  // About 30 samples at 99 Hz: the CPU-time timer's count, within its spread.
+  EXPECT_GE(static_cast<double>(t.weight), 0.7 * t.expected);
+  EXPECT_LE(static_cast<double>(t.weight), 1.1 * t.expected + 3);
+  EXPECT_NE(run.process.err.find("inprof: engine=timer"), std::string::npos) << run.process.err;
+}
 
 // The C library does not reset dl_iterate_phdr's lock in a forked child: without the fork
 // guard, a child forked while another thread iterates hangs in its own first call (the

@@ -241,7 +241,10 @@ void MakeOutputsAbsolute(Config* config) {
 // program may fork at any instant of this start, and its child (ChildAfterFork) follows the
 // session if it sees one, else the pending configuration. Cleared first, a child forked while
 // the session was being made saw neither, and ran unprofiled.
-void StartPendingChildLocked(Runtime& rt) REQUIRES(rt.lifecycle) {
+// `to_write`: the process is ending (RuntimeWriteForExit) and the session is made only to
+// write the bootstrap's samples (Session::StartToWriteBootstrap), unless it has network
+// outputs (NetworkOutputs::Attach), which a started session serves and pushes.
+void StartPendingChildLocked(Runtime& rt, bool to_write = false) REQUIRES(rt.lifecycle) {
   const Config* pending = rt.pending_child.load(std::memory_order_acquire);
   if (pending == nullptr) return;
   BootstrapDisarm();
@@ -251,15 +254,17 @@ void StartPendingChildLocked(Runtime& rt) REQUIRES(rt.lifecycle) {
     // The parent keeps the pull endpoint's port; the child pushes its own windows.
     config.http.clear();
   }
-  if (TerminationHandlersInstalled() && !TerminationWatcherRunsHere()) {
+  to_write = to_write && config.http.empty() && config.push_url.empty();
+  if (!to_write && TerminationHandlersInstalled() && !TerminationWatcherRunsHere()) {
     if (const pid_t watcher = StartTerminationWatcher(); watcher != 0) rt.excluded.push_back(watcher);
   }
   StartUnderWay under_way;
   auto session = std::make_unique<Session>(std::move(config));
   auto net = NetworkOutputs::Attach(session.get());
-  if (session->Start(rt.excluded).ok()) {
+  const Status started = to_write ? session->StartToWriteBootstrap() : session->Start(rt.excluded);
+  if (started.ok()) {
     session->ImportBootstrap(g_bootstrap.tid);
-    session->MarkRawOutputsStarted();
+    if (!to_write) session->MarkRawOutputsStarted();
     if (net && !net->Start().ok()) net.reset();
     PublishExitInfo(session->config());
     rt.net = std::move(net);
@@ -273,12 +278,12 @@ void StartPendingChildLocked(Runtime& rt) REQUIRES(rt.lifecycle) {
 
 // At a safe point of a forked child (a normal thread, not inside fork()): its session starts
 // if it is pending, or, unless `always`, only when the bootstrap sampler took a sample.
-void StartPendingChild(bool always) {
+void StartPendingChild(bool always, bool to_write = false) {
   Runtime& rt = GetRuntime();
   if (rt.pending_child.load(std::memory_order_acquire) == nullptr) return;
   if (!always && BootstrapSamples() == 0) return;
   WriterMutexLock lock(&rt.lifecycle);
-  StartPendingChildLocked(rt);
+  StartPendingChildLocked(rt, to_write);
 }
 
 
@@ -770,7 +775,7 @@ void RuntimeWriteForExit() {
       // The session started while this waited for the lock (the start holds it, and clears
       // the pending configuration once the session is published): stopped and written below.
     } else {
-      StartPendingChild(true);
+      StartPendingChild(true, /*to_write=*/true);
     }
   }
   if (RuntimeRunning()) RuntimeStop();

@@ -185,7 +185,10 @@ __attribute__((hot)) void BootstrapDisarm() {
 void BootstrapForEach(const std::function<void(const BootstrapStack&)>& f) {
   const BootstrapTable* t = g_bootstrap.table;
   if (t == nullptr) return;
-  for (uint32_t i = 0; i < BootstrapTable::kEntries; ++i) {
+  // Entries in the order they were first used (BootstrapTable::order).
+  for (uint32_t k = 0; k < t->entries_used && k < BootstrapTable::kEntries; ++k) {
+    const uint32_t i = t->order[k];
+    if (i >= BootstrapTable::kEntries) continue;
     const BootstrapTable::Entry& e = t->entries[i];
     if (e.used == 0) continue;
     f(BootstrapStack{i, std::span<const uintptr_t>(t->frames + e.offset, e.length),

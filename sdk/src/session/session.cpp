@@ -5,6 +5,7 @@
 #include <link.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +151,64 @@ Status Session::Start(const std::vector<pid_t>& excluded) {
   StartLockSampling(lock_event_, LockState());
   StartLockSampling(cond_event_, CondState());
   return StartAllocSampling();
+}
+
+Status Session::StartToWriteBootstrap() {
+  if (started_) return Status::Error("session already started");
+  started_ = true;
+  bootstrap_only_ = true;
+  times_.start_realtime_ns = Now(CLOCK_REALTIME);
+  times_.start_monotonic_ns = Now(CLOCK_MONOTONIC);
+  times_.start_cpu_ns = Now(CLOCK_PROCESS_CPUTIME_ID);
+  {
+    MutexLock lock(&data_mu_);  // uncontended: no collector thread, ever
+    table_.set_time_origin(times_.start_monotonic_ns);
+  }
+  // The events name the profile's sample types; the engines are made and never started
+  // (their reasons and warnings are about sampling that did not happen: not reported).
+  Status chosen = ChooseEngines(config_, LuaIntervalMs(), &sampler_, &engines_);
+  UnwinderChoice unwinder;
+  if (chosen.ok()) {
+    chosen = ChooseUnwinder(config_, &unwinder, &warnings_);
+    sampler_.unwind = unwinder.mode;
+  }
+  if (!chosen.ok()) {
+    stopped_ = true;
+    return chosen;
+  }
+  // No engine: registering the bootstrap thread (ImportBootstrap) records its stack bounds
+  // and starts nothing on it.
+  registry_ = std::make_unique<ThreadRegistry>(&sampler_, std::vector<Engine*>{},
+                                               config_.frequency, config_.max_threads);
+  collector_ = std::make_unique<Collector>(&sampler_, &data_mu_, static_cast<SampleSink*>(this),
+                                           std::move(unwinder.dwarf));
+  collector_->RefreshCodeRanges(true);
+  return Status::Ok();
+}
+
+void Session::BootstrapHealthLocked(Health* health) {
+  Health& h = *health;
+  h.engine = "timer";
+  h.engine_reason = "the process ended before its session started: its CPU-time timer only";
+  h.overruns = counts_.weight - std::min(counts_.weight, counts_.samples);
+  // The child had one thread (a thread's start starts the session): its CPU time since the
+  // fork is the process's.
+  const double cpu_seconds =
+      static_cast<double>(std::max<int64_t>(0, times_.stop_cpu_ns - times_.start_cpu_ns)) / 1e9;
+  ThreadHealth* thread = nullptr;
+  for (ThreadHealth& t : h.threads) {
+    if (t.tid == bootstrap_tid_) thread = &t;
+  }
+  if (thread == nullptr) {
+    thread = &h.threads.emplace_back();
+    thread->tid = bootstrap_tid_;
+    char name[17] = {};
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) == 0) thread->name = name;
+  }
+  thread->cpu_seconds = cpu_seconds;
+  thread->expected = cpu_seconds * config_.frequency;
+  thread->taken = counts_.samples;
+  thread->weight = counts_.weight;
 }
 
 void Session::StartLockSampling(int event, LockSampling& state) {
@@ -443,6 +502,7 @@ Health Session::CurrentHealth() {
   h.threads_seen = registry_ ? registry_->threads_seen() : 0;
   h.overruns = counts_.overruns;
   AddHealthWarnings(&h);
+  if (bootstrap_only_) BootstrapHealthLocked(&h);
   return h;
 }
 
@@ -763,6 +823,7 @@ uint64_t Session::samples() {
 }
 
 void Session::ImportBootstrap(pid_t tid) {
+  bootstrap_tid_ = tid;
   // The session may have started on another thread (the exit watcher, for a deferred start):
   // the bootstrap thread's stack is known, so its first samples unwind in full.
   if (tid > 0 && g_bootstrap.bounds.hi != 0 && registry_ != nullptr) {

@@ -61,6 +61,15 @@ class Session : private SampleSink {
 
   // Starts sampling every thread except `excluded` ones. Not async-signal-safe.
   Status Start(const std::vector<pid_t>& excluded);
+  // Instead of Start, in a forked child that ends before its own session started (all its
+  // samples are in the bootstrap table, fork_child.h): a session made only to write them.
+  // It chooses the events and the unwinder (the stack copies are unwound as a started
+  // session's are) and starts nothing: no engine, handler, collector thread, or thread ring
+  // and stack copies, about half of what a sampled child paid at exit. ImportBootstrap, Stop
+  // and Dump then work as after Start; the health names what took the samples (the
+  // bootstrap's CPU-time timer) and the thread's CPU time since the fork. Not
+  // async-signal-safe.
+  Status StartToWriteBootstrap();
   // Stops sampling and drains what is left; the profile stays available. Idempotent.
   // Not async-signal-safe.
   void Stop();
@@ -194,6 +203,8 @@ class Session : private SampleSink {
   // Start's steps after the engines are chosen: the collector, the handler, the threads.
   Status StartSampling(const std::vector<pid_t>& excluded, std::unique_ptr<DwarfUnwinder> dwarf);
   Health CurrentHealth() REQUIRES(data_mu_);
+  // StartToWriteBootstrap's session: what sampled, and the bootstrap thread's numbers.
+  void BootstrapHealthLocked(Health* h) REQUIRES(data_mu_);
   // The warnings of the health block: the engines', the registry's, the drain's.
   void AddHealthWarnings(Health* h) REQUIRES(data_mu_);
   int DrainIntervalMs() const;
@@ -241,6 +252,8 @@ class Session : private SampleSink {
 
   bool started_ = false;
   bool stopped_ = false;
+  bool bootstrap_only_ = false;  // StartToWriteBootstrap
+  pid_t bootstrap_tid_ = 0;      // ImportBootstrap's thread
   // Set by Start and Stop (the runtime's exclusive lock), read by everything after.
   struct RunTimes {
     int64_t start_realtime_ns = 0;

@@ -65,6 +65,7 @@ uint32_t Add(BootstrapTable* t, const uintptr_t* frames, uint32_t n, uint8_t sto
       e.weight = weight;
       e.used = 1;
       t->frames_used += n;
+      t->order[t->entries_used] = i;
       t->entries_used += 1;
       AddTime(t, i, weight, time_ns);
       return i;
