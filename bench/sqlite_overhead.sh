@@ -5,7 +5,9 @@
 # the same with the perf engine's period redraw off (INPROF_DITHER=0: two system calls per
 # sample less), with frame pointers only (INPROF_UNWIND=fp: what the stack copy and the DWARF
 # unwinding cost together), and under `perf record -F HZ --call-graph dwarf` (which copies
-# stacks too and unwinds later, in `perf report`), interleaved over REPS rounds. Prints each
+# stacks too and unwinds later, in `perf report`), interleaved over REPS rounds; and under
+# bench/signal_floor.c, which takes the same perf_event signals at HZ and does nothing with
+# them: the floor of any sampler whose samples are signals, on this machine. Prints each
 # mode's median wall time, its ratio to the unprofiled run and the spread, and inprof's summary
 # line of the last round (samples taken, their rate).
 #   bench/sqlite_overhead.sh [BUILD_DIR] [REPS] [HZ] [ROWS]
@@ -25,7 +27,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sqlite_workload "$rows" >"$tmp/work.sql"
 
+floor_lib="$PWD/$build/bench/libinprof_bench_signal_floor.so"
 modes=(base inprof inprof-nodither inprof-fp)
+if [ -f "$floor_lib" ]; then modes+=(signal-floor); else echo "(no $floor_lib: no signal-floor column; cmake --build $build --target inprof_bench_signal_floor)"; fi
 if command -v perf >/dev/null; then modes+=(perf-dwarf); else echo "(perf not found: no perf column)"; fi
 
 run() {  # run MODE: appends "MODE milliseconds"
@@ -39,6 +43,8 @@ run() {  # run MODE: appends "MODE milliseconds"
                        INPROF_OUTPUT="$tmp/p.folded" sqlite3 :memory: <"$tmp/work.sql" >/dev/null ;;
     inprof-fp) LD_PRELOAD="$lib" INPROF_QUIET=1 INPROF_UNWIND=fp INPROF_FREQUENCY="$hz" \
                  INPROF_OUTPUT="$tmp/p.folded" sqlite3 :memory: <"$tmp/work.sql" >/dev/null ;;
+    signal-floor) LD_PRELOAD="$floor_lib" SIGNAL_FLOOR_HZ="$hz" \
+                    sqlite3 :memory: <"$tmp/work.sql" >/dev/null ;;
     perf-dwarf) perf record -q -F "$hz" --call-graph dwarf -o "$tmp/perf.data" -- \
                   sqlite3 :memory: <"$tmp/work.sql" >/dev/null 2>&1 ;;
   esac

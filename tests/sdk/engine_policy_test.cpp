@@ -95,6 +95,32 @@ TEST_F(EnginePolicyTest, AnEngineAskedForIsNeverReplacedByAnother) {
   EXPECT_EQ(s.message().rfind("engine=timer: ", 0), 0u) << s.message();
 }
 
+// A period draw costs three system calls, one of which restarts the event's timer (tens of
+// microseconds on a VM): above 250 samples per CPU-second a drawn period serves several
+// samples, so that the draws stay at 250 per CPU-second or fewer.
+TEST(PeriodDrawEvery, KeepsTheDrawsAtOrBelow250PerCpuSecond) {
+  EXPECT_EQ(PeriodDrawEvery(99), 1u);
+  EXPECT_EQ(PeriodDrawEvery(250), 1u);
+  EXPECT_EQ(PeriodDrawEvery(251), 2u);
+  EXPECT_EQ(PeriodDrawEvery(499), 2u);
+  EXPECT_EQ(PeriodDrawEvery(999), 4u);
+  EXPECT_EQ(PeriodDrawEvery(3989), 16u);
+  EXPECT_EQ(PeriodDrawEvery(1e9), 64u);  // at most 64
+  EXPECT_EQ(PeriodDrawEvery(0), 1u);
+  for (double hz : {100.0, 300.0, 997.0, 2000.0, 4000.0, 10000.0}) {
+    EXPECT_LE(hz / PeriodDrawEvery(hz), kMaxPeriodDrawsPerSecond) << hz;
+  }
+}
+
+TEST_F(EnginePolicyTest, APerfTimeEventGetsItsDrawInterval) {
+  config_.engine = EngineChoice::kPerf;
+  config_.frequency = 999;
+  const Status s = Choose();
+  if (!s.ok()) GTEST_SKIP() << "no perf_event here: " << s.message();
+  EXPECT_NE(sampler_.event_dither_ns[0], 0u);
+  EXPECT_EQ(sampler_.dither_every, 4u);
+}
+
 TEST_F(EnginePolicyTest, EngineItimerIsTheProcessTimerAsAsked) {
   config_.engine = EngineChoice::kItimer;
   ASSERT_TRUE(Choose().ok());

@@ -304,6 +304,7 @@ Status ChooseEngines(const Config& config, int lua_interval_ms, Sampler* sampler
                            (spec->source == EventSource::kCpuTime || spec->time_based);
     sampler->event_dither_ns[e] =
         perf_time && config.dither ? static_cast<uint64_t>(ctx.cpu_period_ns) : 0;
+    sampler->dither_every = PeriodDrawEvery(config.frequency);
     // The period a thread's perf event returns to after its first, shorter one.
     sampler->event_perf_period[e] = 0;
     if (chosen.engine && chosen.engine->kind() == EngineKind::kPerf) {

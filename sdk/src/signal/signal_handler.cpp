@@ -52,6 +52,8 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free);
 // and the thread CPU time at which the period it last drew ends (0: none drawn yet).
 thread_local uint64_t t_dither_state __attribute__((tls_model("initial-exec"))) = 0;
 thread_local int64_t t_dither_due __attribute__((tls_model("initial-exec"))) = 0;
+// Samples left before the next draw (Sampler::dither_every).
+thread_local uint32_t t_dither_left __attribute__((tls_model("initial-exec"))) = 0;
 
 // A period drawn uniformly from [mean/2, 3*mean/2): its mean is the configured period, so
 // rates and totals are unchanged, and a loop whose period is near a multiple of the sampling
@@ -106,24 +108,38 @@ bool FdHoldsOurEvent(int fd, uint64_t expected_id) {
 // been lengthened to the floor PerfEngine::Start keeps; it was due at perf_first_due, and
 // the lateness below takes the lengthening off this period, so the samples after the first
 // fall where the drawn one would have put them.
+//
+// A drawn period serves `every` samples (Sampler::dither_every): the kernel re-arms the timer
+// with it after each overflow, exactly one period after the last one, so only the redraw loses
+// the signal's delay, and it is taken off all `every` periods of the new draw: the last of them
+// ends where `every` drawn periods from the due time would.
 void RedrawPeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t expected_id,
-                  uint64_t mean_ns) {
+                  uint64_t mean_ns, uint32_t every) {
+  const uint32_t bit = 1u << event;
+  const bool first = (slot.perf_first_pending.load(std::memory_order_relaxed) & bit) != 0;
+  if (!first && t_dither_left > 0) {
+    --t_dither_left;
+    return;
+  }
   if (slot.state.load(std::memory_order_acquire) != SlotState::kActive) return;
   if (!FdHoldsOurEvent(fd, expected_id)) return;
   const int64_t now = ThreadCpuNsRaw();
-  const uint32_t bit = 1u << event;
-  if ((slot.perf_first_pending.load(std::memory_order_relaxed) & bit) != 0) {
+  if (first) {
     slot.perf_first_pending.fetch_and(~bit, std::memory_order_relaxed);
     t_dither_due = slot.perf_first_due[event].load(std::memory_order_relaxed);
   }
+  every = every == 0 ? 1 : every;
+  t_dither_left = every - 1;
   int64_t next = static_cast<int64_t>(DrawPeriod(mean_ns));
   const int64_t late = now - t_dither_due;
+  int64_t shortened = next;
   if (t_dither_due != 0 && now >= 0 && late > 0 && late < static_cast<int64_t>(mean_ns) / 2) {
-    next -= late;
+    shortened -= late / static_cast<int64_t>(every);
   }
-  // When this period is due as drawn; the event gets at least PerfTimePeriodFloorNs, and the
-  // next redraw takes the difference off again.
-  t_dither_due = now >= 0 ? now + next : 0;
+  // When the last period of this draw is due; the event gets at least PerfTimePeriodFloorNs,
+  // and the next redraw takes the difference off again.
+  t_dither_due = now >= 0 ? now + shortened * static_cast<int64_t>(every) : 0;
+  next = shortened;
   const int64_t floor = static_cast<int64_t>(PerfTimePeriodFloorNs(mean_ns));
   next = next < floor ? floor : next;
   uint64_t period = static_cast<uint64_t>(next);
@@ -494,7 +510,7 @@ void SamplingSignalHandler(int signal, siginfo_t* info, void* context) {
                                  static_cast<const ucontext_t*>(context));
     if (live && info->si_code == POLL_IN && sampler->event_dither_ns[event] != 0) {
       RedrawPeriod(sampler->slots[index], event, info->si_fd, ExpectedFdId(sampler, info->si_fd),
-                   sampler->event_dither_ns[event]);
+                   sampler->event_dither_ns[event], sampler->dither_every);
     } else if (live && info->si_code == POLL_IN) {
       RestorePeriod(sampler->slots[index], event, info->si_fd, ExpectedFdId(sampler, info->si_fd),
                     sampler->event_perf_period[event]);
