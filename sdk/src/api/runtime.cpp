@@ -99,6 +99,11 @@ std::atomic<int32_t> g_start_tid{0};
 // would wait for ever; past this its child is not profiled.
 constexpr int64_t kForkWaitForStartNs = 1'000'000'000;
 
+// Set while an exec writes (RuntimeWriteForExec): the image goes on as another program, so
+// "no samples" is no news to the user; and the process may go on here if the exec fails, so
+// what the write frees is freed (at an exit it is left to the exit: BootstrapRelease).
+std::atomic<bool> g_exec_write{false};
+
 class StartUnderWay {
  public:
   StartUnderWay() {
@@ -273,7 +278,7 @@ void StartPendingChildLocked(Runtime& rt, bool to_write = false) REQUIRES(rt.lif
   // After the session (release): a fork sees the session, or the pending configuration.
   rt.pending_deferred.store(false, std::memory_order_release);
   rt.pending_child.store(nullptr, std::memory_order_release);
-  BootstrapRelease();
+  BootstrapRelease(to_write && !g_exec_write.load(std::memory_order_acquire));
 }
 
 // At a safe point of a forked child (a normal thread, not inside fork()): its session starts
@@ -341,10 +346,6 @@ std::string NoSamplesLine(const Config& config) {
   }
   return "inprof: no samples: no output written (" + why + ")\n";
 }
-
-// Set while an exec writes (RuntimeWriteForExec): the image goes on as another program, so
-// "no samples" is no news to the user.
-std::atomic<bool> g_quiet_no_samples{false};
 
 constexpr double kDefaultPushWindowSeconds = 10;
 
@@ -583,7 +584,7 @@ Status RuntimeStop() {
     // A process that took no sample says one line, and only the one the user started: the
     // short processes a command starts (a shell's /bin/true, a compiler driver's helpers)
     // stay silent, as they leave no file.
-    if (!IsDescendantProcess() && !g_quiet_no_samples.load(std::memory_order_acquire)) {
+    if (!IsDescendantProcess() && !g_exec_write.load(std::memory_order_acquire)) {
       std::fputs(NoSamplesLine(session->config()).c_str(), stderr);
     }
   }
@@ -698,7 +699,7 @@ __attribute__((hot)) bool RuntimeExitIsSilent() {
   // depends on IsDescendantProcess, which allocates: not here, where the exit may come from a
   // signal handler and no watchdog is armed yet) takes the usual path.
   if (rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
-      !g_quiet_no_samples.load(std::memory_order_acquire)) {
+      !g_exec_write.load(std::memory_order_acquire)) {
     return false;
   }
   // Without waiting for a handler still inside the table: that may be the one this _exit
@@ -730,9 +731,9 @@ bool RuntimeWriteForExec(Config* restart, bool* wrote) {
       return false;
     }
   }
-  g_quiet_no_samples.store(true, std::memory_order_release);
+  g_exec_write.store(true, std::memory_order_release);
   RuntimeWriteForExit();
-  g_quiet_no_samples.store(false, std::memory_order_release);
+  g_exec_write.store(false, std::memory_order_release);
   return true;
 }
 
@@ -747,12 +748,12 @@ void RuntimeWriteForExit() {
       // IsDescendantProcess last: it allocates, and RuntimeExitIsSilent's exits (no watchdog)
       // must not come to it.
       if (rt.pending_deferred.load(std::memory_order_acquire) && !pending->quiet &&
-          !g_quiet_no_samples.load(std::memory_order_acquire) && !IsDescendantProcess()) {
+          !g_exec_write.load(std::memory_order_acquire) && !IsDescendantProcess()) {
         std::fputs(TimedNoSamplesLine(pending->frequency).c_str(), stderr);
       }
       rt.pending_child.store(nullptr, std::memory_order_release);
       BootstrapDisarm();
-      BootstrapRelease();
+      BootstrapRelease(!g_exec_write.load(std::memory_order_acquire));
       return;
     }
     const Config* pending = rt.pending_child.load(std::memory_order_acquire);
@@ -769,7 +770,7 @@ void RuntimeWriteForExit() {
         }
         Status s = WriteBootstrapRaw(*pending, outputs, true);
         if (!s.ok()) std::fprintf(stderr, "inprof: %s\n", s.message().c_str());
-        BootstrapRelease();
+        BootstrapRelease(!g_exec_write.load(std::memory_order_acquire));
         return;
       }
       // The session started while this waited for the lock (the start holds it, and clears

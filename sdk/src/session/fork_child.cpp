@@ -65,6 +65,7 @@ __attribute__((hot)) bool ArmTable(int signal, double frequency, uint32_t max_de
   b.start_realtime_ns = NowNs(CLOCK_REALTIME);
   b.start_monotonic_ns = NowNs(CLOCK_MONOTONIC);
   b.start_cpu_ns = NowNs(CLOCK_PROCESS_CPUTIME_ID);
+  b.samples.store(0, std::memory_order_relaxed);
   // Untouched pages cost nothing: a child that takes a few samples touches a few pages.
   void* table = mmap(nullptr, sizeof(BootstrapTable), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -162,7 +163,7 @@ bool BootstrapArmDeferred(int signal, double frequency, uint32_t max_depth, uint
 __attribute__((hot)) uint64_t BootstrapSamples() {
   const Bootstrap& b = g_bootstrap;
   if (b.table == nullptr) return 0;
-  return __atomic_load_n(&b.table->samples, __ATOMIC_RELAXED);
+  return b.samples.load(std::memory_order_relaxed);
 }
 
 __attribute__((hot)) bool BootstrapDisarmNoWait() {
@@ -326,10 +327,13 @@ Status WriteBootstrapRaw(const Config& config, const std::vector<std::string>& o
   return failures.empty() ? Status::Ok() : Status::Error(failures);
 }
 
-__attribute__((hot)) void BootstrapRelease() {
+__attribute__((hot)) void BootstrapRelease(bool process_ends) {
   Bootstrap& b = g_bootstrap;
-  // As in BootstrapArm: no first call through the PLT in a child.
-  if (b.table != nullptr) syscall(SYS_munmap, b.table, sizeof(BootstrapTable));
+  // As in BootstrapArm: no first call through the PLT in a child. A process that is ending
+  // keeps the mapping for its exit to take down: unmapping it now costs a TLB shootdown on
+  // every CPU another of its threads ran on (the exit watcher's), an interprocessor
+  // interrupt that took most of an unsampled process's exit on a VM.
+  if (b.table != nullptr && !process_ends) syscall(SYS_munmap, b.table, sizeof(BootstrapTable));
   b.table = nullptr;
 }
 

@@ -69,8 +69,9 @@ struct BootstrapTotals {
   uint64_t weight = 0;
 };
 BootstrapTotals BootstrapTotalsNow();
-// Unmaps the table. After BootstrapDisarm.
-void BootstrapRelease();
+// Unmaps the table, or only forgets it when `process_ends` (the exit takes the mapping down).
+// After BootstrapDisarm.
+void BootstrapRelease(bool process_ends = false);
 // A bootstrap stack as the session's tables keep it: return addresses minus one, the
 // truncation marker when the walk hit the depth limit, the thread marker of `tid`, then the
 // labels marker when the thread had labels.

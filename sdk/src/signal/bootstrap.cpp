@@ -98,6 +98,7 @@ void BootstrapSample(const ucontext_t* context, uint32_t weight) {
     const uint32_t times_before = t->times_used;
     const uint32_t entry =
         Add(t, frames, walk.depth, static_cast<uint8_t>(walk.stop), labels, weight, now);
+    b.samples.store(t->samples, std::memory_order_relaxed);
     // The stack too, for the session's DWARF unwinder (BootstrapTable::kCopies).
     if (b.copy_bytes != 0 && t->copies_used < BootstrapTable::kCopies) {
       BootstrapTable::Copy& c = t->copies[t->copies_used];

@@ -111,6 +111,10 @@ struct Bootstrap {
   int64_t start_cpu_ns = 0;  // CLOCK_PROCESS_CPUTIME_ID
   std::atomic<bool> active{false};
   std::atomic<int> busy{0};  // handlers inside the table
+  // The table's sample count, kept here as well: a process that took no sample asks at its
+  // exit, and the table's own counter sits on a page that nothing has touched then (a page
+  // fault to read it).
+  std::atomic<uint64_t> samples{0};
   // A process whose session was deferred to its first sample (autostart): the handler posts
   // kWatcherStartSession after that sample, and the exit watcher thread starts the session.
   // False: no one to wake (a forked child: its safe points start it).
