@@ -250,43 +250,58 @@ TEST(PreloadTest, TheDefaultEngineDoesNotAliasWithTheTick) {
 // by a one-shot CLOCK_MONOTONIC timer a random fraction of a tick after the CPU timer's
 // signal, off the tick's grid. The loop of the test above, under CPU timers: shares within
 // 5 standard errors, and the weight still CPU time x rate (deferred samples keep theirs).
+// The jitter needs the thread to run when its one-shot timer fires: a thread that waits for a
+// CPU takes its next sample when the scheduler runs it again, on the tick. Beside a loaded
+// sanitizer lane one run in many read 69/18/13 (the process had 79 % of a CPU); without the
+// jitter every run reads far off (88/12/0 to 100/0/0 on an idle machine). So the best of up
+// to three runs must hold the shares.
 TEST(PreloadTest, TimerJitterSamplesLoopsNearTheTickWithTheirWeight) {
-  ProfiledRun run = Profile({"rounds", "4000", "1"}, {{"INPROF_FREQUENCY", "250"},
-                                                      {"INPROF_ENGINE", "timer"},
-                                                      {"INPROF_TIMER_JITTER", "1"}});
-  ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      run.process.err, m,
-      std::regex(R"(expected (\d+) samples at [0-9.]+ Hz, got (\d+) \([0-9.]+%: (\d+) signals)")))
-      << run.process.err;
-  const double expected = std::stod(m[1]);
-  const double got = std::stod(m[2]);
-  // The shares' spread follows the number of signals, not the weight they carry: on a loaded
-  // machine a few signals carry many overruns each.
-  const double signals = std::stod(m[3]);
-  std::map<std::string, double> weight;
-  double total = 0;
-  for (const auto& stack : ReadFolded(run.folded)) {
-    for (const char* name : {"round_alpha", "round_beta", "round_gamma"}) {
-      if (Contains(stack, name)) {
-        weight[name] += static_cast<double>(stack.count);
-        total += static_cast<double>(stack.count);
+  std::string failures;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    ProfiledRun run = Profile({"rounds", "4000", "1"}, {{"INPROF_FREQUENCY", "250"},
+                                                        {"INPROF_ENGINE", "timer"},
+                                                        {"INPROF_TIMER_JITTER", "1"}});
+    ASSERT_EQ(run.process.exit_code, 0) << run.process.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        run.process.err, m,
+        std::regex(R"(expected (\d+) samples at [0-9.]+ Hz, got (\d+) \([0-9.]+%: (\d+) signals)")))
+        << run.process.err;
+    const double expected = std::stod(m[1]);
+    const double got = std::stod(m[2]);
+    // The shares' spread follows the number of signals, not the weight they carry: on a loaded
+    // machine a few signals carry many overruns each.
+    const double signals = std::stod(m[3]);
+    // Deferred samples keep their weight; a signal still pending at the end of the run is the
+    // only loss (at most a tick's worth per thread, and more when the machine is loaded).
+    EXPECT_GT(got, 0.6 * expected) << run.process.err;
+    EXPECT_LT(got, 1.1 * expected) << run.process.err;
+    std::map<std::string, double> weight;
+    double total = 0;
+    for (const auto& stack : ReadFolded(run.folded)) {
+      for (const char* name : {"round_alpha", "round_beta", "round_gamma"}) {
+        if (Contains(stack, name)) {
+          weight[name] += static_cast<double>(stack.count);
+          total += static_cast<double>(stack.count);
+        }
       }
     }
+    ASSERT_GT(total, 125) << run.process.err;
+    ASSERT_GT(signals, 0) << run.process.err;
+    std::string off;
+    for (const auto& [name, truth] : std::map<std::string, double>{
+             {"round_alpha", 0.5}, {"round_beta", 0.3}, {"round_gamma", 0.2}}) {
+      const double share = weight[name] / total;
+      if (std::abs(share - truth) > 5 * std::sqrt(truth * (1 - truth) / signals)) {
+        off += " " + name + "=" + std::to_string(share) + " (truth " + std::to_string(truth) + ")";
+      }
+    }
+    if (off.empty()) return;
+    failures += "run " + std::to_string(attempt + 1) + ", " + std::to_string(total) +
+                " samples in " + std::to_string(signals) + " signals:" + off + "\n" +
+                run.process.err;
   }
-  ASSERT_GT(total, 125) << run.process.err;
-  ASSERT_GT(signals, 0) << run.process.err;
-  for (const auto& [name, truth] : std::map<std::string, double>{
-           {"round_alpha", 0.5}, {"round_beta", 0.3}, {"round_gamma", 0.2}}) {
-    EXPECT_NEAR(weight[name] / total, truth, 5 * std::sqrt(truth * (1 - truth) / signals))
-        << name << ", " << total << " samples in " << signals << " signals\n"
-        << run.process.err;
-  }
-  // Deferred samples keep their weight; a signal still pending at the end of the run is the
-  // only loss (at most a tick's worth per thread, and more when the machine is loaded).
-  EXPECT_GT(got, 0.6 * expected) << run.process.err;
-  EXPECT_LT(got, 1.1 * expected) << run.process.err;
+  ADD_FAILURE() << "no run of three held the shares within 5 standard errors:\n" << failures;
 }
 
 // Threads shorter than a sampling period are sampled in proportion to their CPU time: the
