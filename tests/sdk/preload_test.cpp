@@ -210,6 +210,22 @@ TEST(PreloadTest, PerfPeriodsDoNotLockStepWithALoopOfTwiceThePeriod) {
   EXPECT_GT(*std::max_element(rates.begin(), rates.end()), 0.90) << "rates, in order:" << all;
 }
 
+// The weight of each of the rounds workload's three functions in a folded profile, and their
+// sum in `total`.
+std::map<std::string, double> RoundWeights(const std::string& folded, double* total) {
+  std::map<std::string, double> weight;
+  *total = 0;
+  for (const auto& stack : ReadFolded(folded)) {
+    for (const char* name : {"round_alpha", "round_beta", "round_gamma"}) {
+      if (Contains(stack, name)) {
+        weight[name] += static_cast<double>(stack.count);
+        *total += static_cast<double>(stack.count);
+      }
+    }
+  }
+  return weight;
+}
+
 // The short version of bench/alias.py (docs/performance.md, "Sampling bias"): loops whose
 // round is the kernel tick or just off it, 5:3:2 of CPU time, under the default engine at
 // 250 Hz. CPU-time timers fire on the tick, and such loops read 77/18/4 under them; perf's
@@ -225,16 +241,8 @@ TEST(PreloadTest, TheDefaultEngineDoesNotAliasWithTheTick) {
                       "(docs/platform-facts.md)\n"
                    << run.process.err;
     }
-    std::map<std::string, double> weight;
     double total = 0;
-    for (const auto& stack : ReadFolded(run.folded)) {
-      for (const char* name : {"round_alpha", "round_beta", "round_gamma"}) {
-        if (Contains(stack, name)) {
-          weight[name] += static_cast<double>(stack.count);
-          total += static_cast<double>(stack.count);
-        }
-      }
-    }
+    std::map<std::string, double> weight = RoundWeights(run.folded, &total);
     ASSERT_GT(total, 125) << run.process.err;
     for (const auto& [name, truth] : std::map<std::string, double>{
              {"round_alpha", 0.5}, {"round_beta", 0.3}, {"round_gamma", 0.2}}) {
@@ -276,16 +284,8 @@ TEST(PreloadTest, TimerJitterSamplesLoopsNearTheTickWithTheirWeight) {
     // only loss (at most a tick's worth per thread, and more when the machine is loaded).
     EXPECT_GT(got, 0.6 * expected) << run.process.err;
     EXPECT_LT(got, 1.1 * expected) << run.process.err;
-    std::map<std::string, double> weight;
     double total = 0;
-    for (const auto& stack : ReadFolded(run.folded)) {
-      for (const char* name : {"round_alpha", "round_beta", "round_gamma"}) {
-        if (Contains(stack, name)) {
-          weight[name] += static_cast<double>(stack.count);
-          total += static_cast<double>(stack.count);
-        }
-      }
-    }
+    std::map<std::string, double> weight = RoundWeights(run.folded, &total);
     ASSERT_GT(total, 125) << run.process.err;
     ASSERT_GT(signals, 0) << run.process.err;
     std::string off;
