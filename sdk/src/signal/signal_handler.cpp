@@ -132,14 +132,12 @@ void RedrawPeriod(ThreadSlot& slot, uint32_t event, int fd, uint64_t expected_id
   t_dither_left = every - 1;
   int64_t next = static_cast<int64_t>(DrawPeriod(mean_ns));
   const int64_t late = now - t_dither_due;
-  int64_t shortened = next;
   if (t_dither_due != 0 && now >= 0 && late > 0 && late < static_cast<int64_t>(mean_ns) / 2) {
-    shortened -= late / static_cast<int64_t>(every);
+    next -= late / static_cast<int64_t>(every);
   }
   // When the last period of this draw is due; the event gets at least PerfTimePeriodFloorNs,
   // and the next redraw takes the difference off again.
-  t_dither_due = now >= 0 ? now + shortened * static_cast<int64_t>(every) : 0;
-  next = shortened;
+  t_dither_due = now >= 0 ? now + next * static_cast<int64_t>(every) : 0;
   const int64_t floor = static_cast<int64_t>(PerfTimePeriodFloorNs(mean_ns));
   next = next < floor ? floor : next;
   uint64_t period = static_cast<uint64_t>(next);
